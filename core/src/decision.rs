@@ -1,0 +1,193 @@
+//! What the machine tells its driver to do, and why.
+//!
+//! Rule (STYLE.md rules 2 and 4): one output enum; plain data, `#[must_use]`,
+//! `#[non_exhaustive]`; every variant says what the driver must do next, and carries the reason
+//! (which rule fired, which bound was hit) so the driver can log it and a test can assert it.
+
+use core::time::Duration;
+
+use crate::classify::AttemptError;
+use crate::time::Instant;
+
+/// What an attempt ended with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AttemptOutcome {
+    /// A response with this status arrived.
+    Response(u16),
+    /// The attempt failed without a response.
+    Error(AttemptError),
+}
+
+/// The machine's next instruction. Obtain it with
+/// [`RetryMachine::poll`](crate::RetryMachine::poll).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[must_use = "a decision tells the driver what to do next"]
+#[non_exhaustive]
+pub enum Decision {
+    /// Send attempt `attempt` now, and report
+    /// [`Event::AttemptStarted`](crate::Event::AttemptStarted) as it starts. Give up on the
+    /// attempt after `timeout` (it is already bounded by the overall deadline) and report
+    /// [`ErrorKind::Timeout`](crate::ErrorKind::Timeout), or simply poll again once the timeout
+    /// has passed. This decision repeats until the attempt is reported started.
+    Send {
+        /// The attempt's number; the first attempt is 1.
+        attempt: u32,
+        /// How long the attempt may take.
+        timeout: Duration,
+        /// Why this attempt is made.
+        reason: SendReason,
+    },
+    /// Attempt `attempt` is in flight: report its response or error when it arrives, and poll
+    /// again at `timeout_at` at the latest (the machine then treats the attempt as timed out).
+    AwaitResponse {
+        /// The attempt in flight.
+        attempt: u32,
+        /// When its timeout fires.
+        timeout_at: Instant,
+    },
+    /// Sleep until `until`, then poll again. Nothing is sent before then. A driver may release
+    /// the previous response's body now: it will not be returned.
+    Wait {
+        /// When the wait ends.
+        until: Instant,
+        /// How long the wait is, from the moment it was decided.
+        delay: Duration,
+        /// Why the machine waits, and what decided the length.
+        reason: WaitReason,
+    },
+    /// Done: hand the last response to the caller. [`Outcome::last`] holds its status.
+    Return(Outcome),
+    /// Done: give up, handing the caller the last error (or, after an abort, whatever it last
+    /// received). [`Outcome::reason`] says why.
+    GiveUp(Outcome),
+}
+
+impl Decision {
+    /// The final outcome, if this decision is terminal.
+    #[must_use]
+    pub const fn outcome(&self) -> Option<&Outcome> {
+        match self {
+            Decision::Return(o) | Decision::GiveUp(o) => Some(o),
+            _ => None,
+        }
+    }
+}
+
+/// Why an attempt is sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SendReason {
+    /// The operation's first attempt.
+    First,
+    /// A retry after the previous attempt ended with this.
+    Retry(AttemptOutcome),
+}
+
+/// Why the machine waits before the next attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct WaitReason {
+    /// The failed attempt that caused the retry.
+    pub cause: AttemptOutcome,
+    /// What decided the length of the wait.
+    pub source: DelaySource,
+    /// The attempt that follows the wait.
+    pub next_attempt: u32,
+}
+
+/// What decided the length of a wait.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DelaySource {
+    /// The policy's backoff and jitter.
+    Backoff,
+    /// The server's `Retry-After` (a floor), plus the configured spread.
+    RetryAfter,
+    /// The server's `Retry-After` exceeded the ceiling and was clamped to it
+    /// ([`RetryAfterAboveMax::Clamp`](crate::RetryAfterAboveMax::Clamp)).
+    RetryAfterClamped,
+}
+
+impl DelaySource {
+    /// A short, stable name for logs.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            DelaySource::Backoff => "backoff",
+            DelaySource::RetryAfter => "retry_after",
+            DelaySource::RetryAfterClamped => "retry_after_clamped",
+        }
+    }
+}
+
+/// How an operation ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Outcome {
+    /// Attempts started, the first one included.
+    pub attempts: u32,
+    /// Time from the machine's creation to the end.
+    pub elapsed: Duration,
+    /// Why the machine stopped.
+    pub reason: StopReason,
+    /// What the last attempt ended with; `None` if no attempt ended (an abort or a deadline
+    /// before the first response).
+    pub last: Option<AttemptOutcome>,
+}
+
+/// Why the machine stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum StopReason {
+    /// The response's status is not retryable (a success, a 404, ...): it is the answer.
+    FinalStatus,
+    /// The error cannot be helped by retrying (a bad URL, a rejected certificate).
+    PermanentError,
+    /// The request may have reached the server and its method may not be retried (POST or
+    /// PATCH without opt-in and `Idempotency-Key`, PUT or DELETE not added).
+    NotIdempotent,
+    /// `max_attempts` attempts were made.
+    Attempts,
+    /// The next attempt could not start before the deadline (`max_elapsed`).
+    Deadline,
+    /// The server's `Retry-After` asked for more than `max_retry_after`.
+    RetryAfterAboveMax,
+    /// The shared retry budget denied the retry.
+    Budget,
+    /// The caller aborted.
+    Aborted,
+}
+
+impl StopReason {
+    /// A short, stable name for logs and metrics.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            StopReason::FinalStatus => "final_status",
+            StopReason::PermanentError => "permanent_error",
+            StopReason::NotIdempotent => "not_idempotent",
+            StopReason::Attempts => "attempts",
+            StopReason::Deadline => "deadline",
+            StopReason::RetryAfterAboveMax => "retry_after_above_max",
+            StopReason::Budget => "budget",
+            StopReason::Aborted => "aborted",
+        }
+    }
+
+    /// Whether the operation hit one of its limits (attempts, deadline, `Retry-After`
+    /// ceiling, budget): the seed's "exhausted" metric.
+    #[must_use]
+    pub const fn is_limit(self) -> bool {
+        matches!(
+            self,
+            StopReason::Attempts
+                | StopReason::Deadline
+                | StopReason::RetryAfterAboveMax
+                | StopReason::Budget
+        )
+    }
+}
+
+impl core::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

@@ -1,0 +1,138 @@
+//! What the driver tells the machine: the one input funnel.
+//!
+//! Rule (STYLE.md rule 2): one input enum. Each event is plain data; a response carries only the
+//! parts that bear on a retry (its status, `Retry-After`, `Date`), never its body.
+
+use crate::classify::AttemptError;
+use crate::method::Method;
+use crate::time::UnixTime;
+
+/// The facts about a request that decide whether it may be retried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Request {
+    /// The request method.
+    pub method: Method,
+    /// Whether the request carries an `Idempotency-Key` (the same on every attempt).
+    pub has_idempotency_key: bool,
+}
+
+impl Request {
+    /// A request with `method` and no `Idempotency-Key`.
+    #[must_use]
+    pub const fn new(method: Method) -> Self {
+        Request {
+            method,
+            has_idempotency_key: false,
+        }
+    }
+
+    /// The same request, carrying (or not) an `Idempotency-Key`.
+    #[must_use]
+    pub const fn with_idempotency_key(mut self, yes: bool) -> Self {
+        self.has_idempotency_key = yes;
+        self
+    }
+}
+
+/// The parts of a response that bear on a retry.
+///
+/// ```
+/// use backstop::{Response, UnixTime};
+///
+/// let r = Response::new(503)
+///     .retry_after(b"Sun, 06 Nov 1994 08:49:47 GMT")
+///     .date(b"Sun, 06 Nov 1994 08:49:37 GMT")
+///     .wall_clock(UnixTime::from_secs(1_700_000_000));
+/// assert_eq!(r.status, 503);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Response<'a> {
+    /// The status code.
+    pub status: u16,
+    /// The raw `Retry-After` field value, if the response has exactly one.
+    pub retry_after: Option<&'a [u8]>,
+    /// The raw `Date` field value, if any: the reference for an HTTP-date `Retry-After`.
+    pub date: Option<&'a [u8]>,
+    /// The client's wall clock when the response arrived: the reference for an HTTP-date
+    /// `Retry-After` when the response has no usable `Date`. Without either, an HTTP-date
+    /// `Retry-After` is ignored (the backoff applies).
+    pub wall_clock: Option<UnixTime>,
+}
+
+impl<'a> Response<'a> {
+    /// A response with `status` and no fields.
+    #[must_use]
+    pub const fn new(status: u16) -> Self {
+        Response {
+            status,
+            retry_after: None,
+            date: None,
+            wall_clock: None,
+        }
+    }
+
+    /// With a raw `Retry-After` value.
+    #[must_use]
+    pub const fn retry_after(mut self, value: &'a [u8]) -> Self {
+        self.retry_after = Some(value);
+        self
+    }
+
+    /// With a raw `Date` value.
+    #[must_use]
+    pub const fn date(mut self, value: &'a [u8]) -> Self {
+        self.date = Some(value);
+        self
+    }
+
+    /// With the client's wall clock at arrival.
+    #[must_use]
+    pub const fn wall_clock(mut self, now: UnixTime) -> Self {
+        self.wall_clock = Some(now);
+        self
+    }
+}
+
+/// An input to the machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Event<'a> {
+    /// The attempt the machine asked for ([`Decision::Send`](crate::Decision::Send)) has
+    /// started.
+    AttemptStarted,
+    /// The attempt in flight got a response (its head; the body is the driver's business).
+    Response(Response<'a>),
+    /// The attempt in flight failed without a response.
+    Error(AttemptError),
+    /// Time passed (a timer fired). Only `now` matters.
+    TimePassed,
+    /// The caller cancelled the operation. No attempt follows.
+    Abort,
+}
+
+/// An event that does not fit the machine's state: a driver bug, reported instead of a panic.
+/// The machine's state is unchanged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum MisuseError {
+    /// [`Event::AttemptStarted`] arrived, but the machine had not decided to send.
+    NoSendPending,
+    /// A response or error arrived, but no attempt was in flight (it may already have timed
+    /// out).
+    NoAttemptInFlight,
+}
+
+impl core::fmt::Display for MisuseError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            MisuseError::NoSendPending => {
+                "attempt started, but the machine had not decided to send"
+            }
+            MisuseError::NoAttemptInFlight => {
+                "response or error for an attempt that is not in flight"
+            }
+        })
+    }
+}
+
+impl core::error::Error for MisuseError {}

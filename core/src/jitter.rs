@@ -1,0 +1,77 @@
+//! Randomising a backoff delay so that clients that failed together do not retry together.
+//!
+//! Rule (DESIGN.md "Semantics"; Brooker, "Exponential Backoff And Jitter", 2015): with `d` the
+//! backoff delay, full jitter (the default) waits `U[0, d]`, equal jitter `d/2 + U[0, d/2]`,
+//! decorrelated jitter `min(cap, U[base, 3 * previous])` (with `previous` the last wait, starting
+//! at `base`), and none waits `d`. Randomness is an input: the caller's `rand_core` RNG.
+//! No jittered delay exceeds the backoff's cap.
+
+use core::time::Duration;
+
+use rand_core::RngCore;
+
+/// How a backoff delay is randomised.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Jitter {
+    /// Wait exactly the backoff delay.
+    None,
+    /// `U[0, d]`: the default.
+    #[default]
+    Full,
+    /// `d/2 + U[0, d/2]`.
+    Equal,
+    /// `min(cap, U[base, 3 * previous])`, ignoring `d`.
+    Decorrelated,
+}
+
+impl Jitter {
+    /// The jittered delay. `d` is the backoff delay, `base` and `cap` the backoff's bounds,
+    /// `previous` the previous wait (or `base` before the first retry).
+    ///
+    /// ```
+    /// use backstop::Jitter;
+    /// use core::time::Duration;
+    /// use rand_core::SeedableRng;
+    ///
+    /// let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
+    /// let (d, base, cap) = (Duration::from_secs(2), Duration::from_millis(300), Duration::from_secs(5));
+    /// let w = Jitter::Equal.apply(d, base, cap, base, &mut rng);
+    /// assert!(w >= Duration::from_secs(1) && w <= d);
+    /// ```
+    #[must_use]
+    pub fn apply<R: RngCore + ?Sized>(
+        self,
+        d: Duration,
+        base: Duration,
+        cap: Duration,
+        previous: Duration,
+        rng: &mut R,
+    ) -> Duration {
+        match self {
+            Jitter::None => d,
+            Jitter::Full => uniform(rng, Duration::ZERO, d),
+            Jitter::Equal => {
+                let half = d / 2;
+                half.saturating_add(uniform(rng, Duration::ZERO, d.saturating_sub(half)))
+            }
+            Jitter::Decorrelated => {
+                let hi = previous.saturating_mul(3).max(base);
+                uniform(rng, base, hi).min(cap)
+            }
+        }
+    }
+}
+
+/// A uniform draw from `[lo, hi]` (inclusive, `lo <= hi` assumed; otherwise `lo`), at
+/// nanosecond resolution. Spans beyond `u64::MAX` nanoseconds (584 years) are clamped to it.
+pub(crate) fn uniform<R: RngCore + ?Sized>(rng: &mut R, lo: Duration, hi: Duration) -> Duration {
+    let span = hi.saturating_sub(lo).as_nanos();
+    if span == 0 {
+        return lo;
+    }
+    let span = u64::try_from(span).unwrap_or(u64::MAX);
+    // Lemire's multiply-shift: a bias of at most 2^-64, and no loop.
+    let draw = ((u128::from(rng.next_u64()) * (u128::from(span) + 1)) >> 64) as u64;
+    lo.saturating_add(Duration::from_nanos(draw))
+}

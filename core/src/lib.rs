@@ -1,0 +1,89 @@
+//! # backstop
+//!
+//! A sans-IO, `no_std`, allocation-free state machine that makes HTTP retries safe: bounded,
+//! polite to servers, cancellable, observable, and deterministic to test.
+//!
+//! [`RetryMachine`] takes [`Event`]s (attempt started, response, network error, time passed,
+//! abort) and returns [`Decision`]s (send attempt N with its timeout, wait until T, return this
+//! response, give up), each with its reason. Time ([`Instant`]) and randomness (a `rand_core`
+//! RNG) are inputs, so every decision is reproducible. Adapters (`backstop-ureq`,
+//! `backstop-smol`, `backstop-tokio`) drive it against real HTTP clients.
+//!
+//! ```
+//! use backstop::{Decision, Event, Instant, Method, Policy, Request, Response, RetryMachine};
+//! use core::time::Duration;
+//! use rand_core::SeedableRng;
+//!
+//! let policy = Policy::builder().max_attempts(3).build()?;
+//! let rng = rand_pcg::Pcg64Mcg::seed_from_u64(42);
+//! let mut now = Instant::ZERO;
+//! let mut machine = RetryMachine::new(policy, Request::new(Method::Get), rng, now);
+//! let mut statuses = [503, 503, 200].into_iter();
+//! let outcome = loop {
+//!     match machine.poll(now) {
+//!         Decision::Send { .. } => {
+//!             machine.handle(now, Event::AttemptStarted)?;
+//!             let status = statuses.next().unwrap_or(200);
+//!             now = now.saturating_add(Duration::from_millis(20)); // the request takes 20 ms
+//!             machine.handle(now, Event::Response(Response::new(status).retry_after(b"0.1")))?;
+//!         }
+//!         Decision::Wait { until, .. } => now = until, // sleep (virtual time here)
+//!         Decision::Return(outcome) | Decision::GiveUp(outcome) => break outcome,
+//!         _ => unreachable!("no other decision while this loop drives the machine"),
+//!     }
+//! };
+//! assert_eq!(outcome.attempts, 3);
+//! assert!(outcome.elapsed >= Duration::from_millis(260));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ## Choices where the design is silent
+//!
+//! - A malformed `Retry-After` is ignored (the backoff applies), as is an HTTP-date when the
+//!   response has no usable `Date` and the caller gave no wall clock, and every HTTP-date
+//!   without the `std` feature.
+//! - Several `Retry-After` fields on one response are malformed (the field is a singleton); the
+//!   `http` conversions drop them all.
+//! - A `Retry-After` wait gets a random spread of `U[0, min(retry_after_spread, value / 10)]`
+//!   above the server's value, never beyond `max_retry_after`.
+//! - A zero-length wait (full jitter can draw zero) is not reported: the next poll sends.
+//! - `Protocol` errors (an unparsable status line) count as "maybe sent": the server got the
+//!   request.
+//! - A budget's "success" is any non-retryable response, 404 included: the server answered.
+
+#![no_std]
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+#[cfg(feature = "std")]
+extern crate std;
+
+mod backoff;
+mod budget;
+mod classify;
+mod decision;
+mod event;
+#[cfg(feature = "http")]
+mod http_conv;
+mod jitter;
+mod machine;
+mod method;
+mod policy;
+mod retry_after;
+mod status;
+mod time;
+
+pub use backoff::Backoff;
+pub use budget::{Budget, Unlimited};
+pub use classify::{AttemptError, ErrorClass, ErrorKind};
+pub use decision::{
+    AttemptOutcome, Decision, DelaySource, Outcome, SendReason, StopReason, WaitReason,
+};
+pub use event::{Event, MisuseError, Request, Response};
+pub use jitter::Jitter;
+pub use machine::RetryMachine;
+pub use method::{Method, MethodSet};
+pub use policy::{ConfigError, Policy, PolicyBuilder, RetryAfterAboveMax};
+pub use retry_after::{parse_delay_seconds, parse_http_date, parse_retry_after, RetryAfter};
+pub use status::StatusSet;
+pub use time::{Instant, UnixTime};

@@ -1,0 +1,398 @@
+//! The retry state machine: events in, decisions out.
+//!
+//! Rule (DESIGN.md "The machine"): time and randomness are inputs; one funnel in
+//! ([`RetryMachine::handle`]) and one funnel out ([`RetryMachine::poll`]); every decision carries
+//! its reason; the state is fixed-size and nothing is allocated.
+//!
+//! # Contract
+//!
+//! A driver loops:
+//!
+//! 1. `poll(now)` and act on the [`Decision`]:
+//!    - [`Decision::Send`]: report [`Event::AttemptStarted`], send the request, and report its
+//!      [`Event::Response`] or [`Event::Error`] when it ends.
+//!    - [`Decision::AwaitResponse`]: an attempt is in flight; wait for it, at most until its
+//!      `timeout_at` (then poll: the machine treats it as timed out).
+//!    - [`Decision::Wait`]: sleep until `until`, then poll again.
+//!    - [`Decision::Return`] / [`Decision::GiveUp`]: stop; every later poll repeats it.
+//! 2. [`Event::Abort`] may come at any time; the next decision is `GiveUp` with
+//!    [`StopReason::Aborted`] and nothing is ever sent again.
+//!
+//! `now` is the caller's monotonic time ([`Instant`]). A `now` earlier than one already seen is
+//! treated as the latest one seen (time never runs backwards inside the machine).
+//! After every `handle` or `poll`, [`RetryMachine::next_deadline`] is `None` (act now, or done)
+//! or strictly later than `now`, so a driver that sleeps until it never spins.
+
+use core::time::Duration;
+
+use rand_core::RngCore;
+
+use crate::budget::{Budget, Unlimited};
+use crate::classify::{AttemptError, ErrorClass, ErrorKind};
+use crate::decision::{
+    AttemptOutcome, Decision, DelaySource, Outcome, SendReason, StopReason, WaitReason,
+};
+use crate::event::{Event, MisuseError, Request, Response};
+use crate::jitter::uniform;
+use crate::policy::{Policy, RetryAfterAboveMax};
+use crate::retry_after::{parse_http_date, parse_retry_after, RetryAfter};
+use crate::time::Instant;
+
+/// The sans-IO retry state machine for one operation (one logical request and its retries).
+///
+/// `R` is the caller's random number generator (seed it for reproducible runs); `B` an optional
+/// shared [`Budget`].
+///
+/// ```
+/// use backstop::{Decision, Event, Instant, Method, Policy, Request, Response, RetryMachine, StopReason};
+/// use rand_core::SeedableRng;
+///
+/// let policy = Policy::default();
+/// let rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
+/// let mut now = Instant::ZERO;
+/// let mut m = RetryMachine::new(policy, Request::new(Method::Get), rng, now);
+///
+/// assert!(matches!(m.poll(now), Decision::Send { attempt: 1, .. }));
+/// m.handle(now, Event::AttemptStarted).unwrap();
+/// m.handle(now, Event::Response(Response::new(503).retry_after(b"2"))).unwrap();
+/// let Decision::Wait { until, .. } = m.poll(now) else { panic!("expected a wait") };
+/// assert!(until >= Instant::from_secs(2)); // the server's value is a floor
+///
+/// now = until;
+/// assert!(matches!(m.poll(now), Decision::Send { attempt: 2, .. }));
+/// m.handle(now, Event::AttemptStarted).unwrap();
+/// m.handle(now, Event::Response(Response::new(200))).unwrap();
+/// let Decision::Return(outcome) = m.poll(now) else { panic!("expected the response") };
+/// assert_eq!((outcome.attempts, outcome.reason), (2, StopReason::FinalStatus));
+/// ```
+#[derive(Clone, Debug)]
+pub struct RetryMachine<R, B = Unlimited> {
+    policy: Policy,
+    request: Request,
+    rng: R,
+    budget: B,
+    started: Instant,
+    deadline: Instant,
+    now: Instant,
+    attempts: u32,
+    previous_wait: Duration,
+    last: Option<AttemptOutcome>,
+    state: State,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum State {
+    Ready(SendReason),
+    InFlight {
+        timeout_at: Instant,
+    },
+    Waiting {
+        until: Instant,
+        delay: Duration,
+        reason: WaitReason,
+    },
+    Done {
+        reason: StopReason,
+        at: Instant,
+    },
+}
+
+impl<R: RngCore> RetryMachine<R, Unlimited> {
+    /// A machine for one operation, created at `now` (the `max_elapsed` deadline runs from
+    /// here), with no retry budget.
+    pub fn new(policy: Policy, request: Request, rng: R, now: Instant) -> Self {
+        RetryMachine::with_budget(policy, request, rng, Unlimited, now)
+    }
+}
+
+impl<R: RngCore, B: Budget> RetryMachine<R, B> {
+    /// A machine that consults `budget` before every retry.
+    pub fn with_budget(policy: Policy, request: Request, rng: R, budget: B, now: Instant) -> Self {
+        budget.on_operation_start(now);
+        RetryMachine {
+            deadline: now.saturating_add(policy.max_elapsed()),
+            policy,
+            request,
+            rng,
+            budget,
+            started: now,
+            now,
+            attempts: 0,
+            previous_wait: policy.backoff().base(),
+            last: None,
+            state: State::Ready(SendReason::First),
+        }
+    }
+
+    /// The policy this machine follows.
+    #[must_use]
+    pub const fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The instant after which no attempt starts.
+    #[must_use]
+    pub const fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
+    /// Attempts started so far.
+    #[must_use]
+    pub const fn attempts(&self) -> u32 {
+        self.attempts
+    }
+
+    /// When the driver must poll again at the latest: the in-flight attempt's timeout or the
+    /// end of a wait. `None` means "poll now" (a send is due) or "done".
+    #[must_use]
+    pub const fn next_deadline(&self) -> Option<Instant> {
+        match self.state {
+            State::InFlight { timeout_at } => Some(timeout_at),
+            State::Waiting { until, .. } => Some(until),
+            State::Ready(_) | State::Done { .. } => None,
+        }
+    }
+
+    /// The final outcome, once the machine is done.
+    #[must_use]
+    pub fn outcome(&self) -> Option<Outcome> {
+        match self.state {
+            State::Done { reason, at } => Some(self.outcome_at(reason, at)),
+            _ => None,
+        }
+    }
+
+    /// Feeds one event in. A misplaced event is an error and changes nothing.
+    pub fn handle(&mut self, now: Instant, event: Event<'_>) -> Result<(), MisuseError> {
+        self.advance(now);
+        match event {
+            Event::TimePassed => {}
+            Event::Abort => self.abort(),
+            Event::AttemptStarted => match self.state {
+                State::Ready(_) => {
+                    self.attempts = self.attempts.saturating_add(1);
+                    let timeout = self.attempt_timeout();
+                    self.state = State::InFlight {
+                        timeout_at: self.now.saturating_add(timeout),
+                    };
+                }
+                _ => return Err(MisuseError::NoSendPending),
+            },
+            Event::Response(response) => {
+                if !matches!(self.state, State::InFlight { .. }) {
+                    return Err(MisuseError::NoAttemptInFlight);
+                }
+                let retry_after = self.retry_after_delay(&response);
+                self.attempt_ended(AttemptOutcome::Response(response.status), retry_after);
+            }
+            Event::Error(error) => {
+                if !matches!(self.state, State::InFlight { .. }) {
+                    return Err(MisuseError::NoAttemptInFlight);
+                }
+                self.attempt_ended(AttemptOutcome::Error(error), None);
+            }
+        }
+        self.advance(now);
+        Ok(())
+    }
+
+    /// The next decision at `now`. Polling twice without an event in between gives the same
+    /// decision (unless time passed a bound); a terminal decision repeats forever.
+    pub fn poll(&mut self, now: Instant) -> Decision {
+        self.advance(now);
+        match self.state {
+            State::Ready(reason) => Decision::Send {
+                attempt: self.attempts.saturating_add(1),
+                timeout: self.attempt_timeout(),
+                reason,
+            },
+            State::InFlight { timeout_at } => Decision::AwaitResponse {
+                attempt: self.attempts,
+                timeout_at,
+            },
+            State::Waiting {
+                until,
+                delay,
+                reason,
+            } => Decision::Wait {
+                until,
+                delay,
+                reason,
+            },
+            State::Done { reason, at } => {
+                let outcome = self.outcome_at(reason, at);
+                match outcome.last {
+                    Some(AttemptOutcome::Response(_)) if reason != StopReason::Aborted => {
+                        Decision::Return(outcome)
+                    }
+                    _ => Decision::GiveUp(outcome),
+                }
+            }
+        }
+    }
+
+    /// Moves time forward and applies every bound that `now` has reached.
+    fn advance(&mut self, now: Instant) {
+        self.now = self.now.max(now);
+        if let State::InFlight { timeout_at } = self.state {
+            if self.now >= timeout_at {
+                self.attempt_ended(
+                    AttemptOutcome::Error(AttemptError::new(ErrorKind::Timeout)),
+                    None,
+                );
+            }
+        }
+        if let State::Waiting { until, reason, .. } = self.state {
+            if self.now >= until {
+                self.state = State::Ready(SendReason::Retry(reason.cause));
+            }
+        }
+        if let State::Ready(_) = self.state {
+            if self.now >= self.deadline {
+                self.stop(StopReason::Deadline);
+            }
+        }
+    }
+
+    fn abort(&mut self) {
+        if !matches!(self.state, State::Done { .. }) {
+            self.stop(StopReason::Aborted);
+        }
+    }
+
+    fn stop(&mut self, reason: StopReason) {
+        self.state = State::Done {
+            reason,
+            at: self.now,
+        };
+    }
+
+    fn outcome_at(&self, reason: StopReason, at: Instant) -> Outcome {
+        Outcome {
+            attempts: self.attempts,
+            elapsed: at.saturating_duration_since(self.started),
+            reason,
+            last: self.last,
+        }
+    }
+
+    /// `min(attempt_timeout, deadline - now)`: an attempt never runs past the deadline.
+    fn attempt_timeout(&self) -> Duration {
+        self.policy
+            .attempt_timeout()
+            .min(self.deadline.saturating_duration_since(self.now))
+    }
+
+    /// The server-directed delay of a response, if it has a usable `Retry-After`.
+    fn retry_after_delay(&self, response: &Response<'_>) -> Option<Duration> {
+        match parse_retry_after(response.retry_after?)? {
+            RetryAfter::Delay(d) => Some(d),
+            date @ RetryAfter::Date(_) => {
+                let reference = response
+                    .date
+                    .and_then(parse_http_date)
+                    .or(response.wall_clock)?;
+                Some(date.delay_from(reference))
+            }
+        }
+    }
+
+    /// Decides what follows an attempt that ended with `cause`.
+    fn attempt_ended(&mut self, cause: AttemptOutcome, retry_after: Option<Duration>) {
+        self.last = Some(cause);
+        let any_method = match cause {
+            AttemptOutcome::Response(status) => {
+                let retryable = self.policy.retryable_statuses().contains(status);
+                self.budget.on_attempt_end(self.now, !retryable);
+                if !retryable {
+                    return self.stop(StopReason::FinalStatus);
+                }
+                false
+            }
+            AttemptOutcome::Error(error) => {
+                self.budget.on_attempt_end(self.now, false);
+                match error.class {
+                    ErrorClass::Aborted => return self.stop(StopReason::Aborted),
+                    ErrorClass::Permanent => return self.stop(StopReason::PermanentError),
+                    ErrorClass::NotSent => true,
+                    ErrorClass::MaybeSent | ErrorClass::Timeout => false,
+                }
+            }
+        };
+        let request = self.request;
+        if !any_method
+            && !self
+                .policy
+                .may_retry(request.method, request.has_idempotency_key)
+        {
+            return self.stop(StopReason::NotIdempotent);
+        }
+        if self.attempts >= self.policy.max_attempts() {
+            return self.stop(StopReason::Attempts);
+        }
+        let (delay, source) = match retry_after {
+            Some(floor) => match self.retry_after_wait(floor) {
+                Some(wait) => wait,
+                None => return self.stop(StopReason::RetryAfterAboveMax),
+            },
+            None => (self.backoff_wait(), DelaySource::Backoff),
+        };
+        let until = self.now.saturating_add(delay);
+        if until >= self.deadline {
+            return self.stop(StopReason::Deadline);
+        }
+        if !self.budget.try_retry(self.now, cause) {
+            return self.stop(StopReason::Budget);
+        }
+        self.previous_wait = delay;
+        self.state = if delay.is_zero() {
+            State::Ready(SendReason::Retry(cause))
+        } else {
+            State::Waiting {
+                until,
+                delay,
+                reason: WaitReason {
+                    cause,
+                    source,
+                    next_attempt: self.attempts.saturating_add(1),
+                },
+            }
+        };
+    }
+
+    /// The wait for a server-directed delay: the value as a floor, plus a spread, within the
+    /// ceiling. `None` means the value is above the ceiling and the policy gives up.
+    fn retry_after_wait(&mut self, floor: Duration) -> Option<(Duration, DelaySource)> {
+        let max = self.policy.max_retry_after();
+        let (floor, source) = if floor <= max {
+            (floor, DelaySource::RetryAfter)
+        } else {
+            match self.policy.retry_after_above_max() {
+                RetryAfterAboveMax::Clamp => (max, DelaySource::RetryAfterClamped),
+                _ => return None,
+            }
+        };
+        let spread = self
+            .policy
+            .retry_after_spread()
+            .min(floor / 10)
+            .min(max.saturating_sub(floor));
+        Some((
+            floor.saturating_add(uniform(&mut self.rng, Duration::ZERO, spread)),
+            source,
+        ))
+    }
+
+    /// The policy's backoff for the coming retry, jittered.
+    fn backoff_wait(&mut self) -> Duration {
+        let backoff = self.policy.backoff();
+        let d = backoff.delay(self.attempts);
+        self.policy.jitter().apply(
+            d,
+            backoff.base(),
+            backoff.cap(),
+            self.previous_wait,
+            &mut self.rng,
+        )
+    }
+}

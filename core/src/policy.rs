@@ -1,0 +1,363 @@
+//! The retry policy: every bound and rule, validated once.
+//!
+//! Rule (DESIGN.md "Semantics", STYLE.md rule 5): configuration is checked when it is built,
+//! never asserted later; a [`Policy`] that exists is valid. Defaults are in brackets on each
+//! builder method and in the README's semantics table.
+
+use core::time::Duration;
+
+use crate::backoff::Backoff;
+use crate::jitter::Jitter;
+use crate::method::{Method, MethodSet};
+use crate::status::StatusSet;
+
+/// What the machine does when a `Retry-After` asks for more than
+/// [`PolicyBuilder::max_retry_after`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RetryAfterAboveMax {
+    /// Stop at once and return the response (the default): a wait that long is not a retry
+    /// the caller asked for.
+    #[default]
+    GiveUp,
+    /// Wait `max_retry_after` instead and retry (the seed's behaviour; the server may well
+    /// answer 429 again).
+    Clamp,
+}
+
+/// A validated retry policy. Build one with [`Policy::builder`]; `Policy::default()` is the
+/// builder's defaults.
+///
+/// ```
+/// use backstop::{Backoff, Jitter, Method, Policy};
+/// use core::time::Duration;
+///
+/// let policy = Policy::builder()
+///     .max_attempts(3)
+///     .max_elapsed(Duration::from_secs(10))
+///     .backoff(Backoff::exponential(Duration::from_millis(100), Duration::from_secs(2)))
+///     .jitter(Jitter::Equal)
+///     .retry_method(Method::Put)
+///     .build()
+///     .expect("valid policy");
+/// assert_eq!(policy.max_attempts(), 3);
+///
+/// // Bad configuration is an error, not a panic.
+/// assert!(Policy::builder().max_attempts(0).build().is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Policy {
+    max_attempts: u32,
+    max_elapsed: Duration,
+    attempt_timeout: Duration,
+    backoff: Backoff,
+    jitter: Jitter,
+    retryable_statuses: StatusSet,
+    retry_methods: MethodSet,
+    retry_non_idempotent: bool,
+    max_retry_after: Duration,
+    retry_after_above_max: RetryAfterAboveMax,
+    retry_after_spread: Duration,
+}
+
+const DEFAULT: Policy = Policy {
+    max_attempts: 4,
+    max_elapsed: Duration::from_secs(15),
+    attempt_timeout: Duration::from_secs(5),
+    backoff: Backoff::exponential(Duration::from_millis(300), Duration::from_secs(5)),
+    jitter: Jitter::Full,
+    retryable_statuses: StatusSet::DEFAULT_RETRYABLE,
+    retry_methods: MethodSet::SAFE,
+    retry_non_idempotent: false,
+    max_retry_after: Duration::from_secs(60),
+    retry_after_above_max: RetryAfterAboveMax::GiveUp,
+    retry_after_spread: Duration::from_secs(1),
+};
+
+impl Default for Policy {
+    fn default() -> Self {
+        DEFAULT
+    }
+}
+
+impl Policy {
+    /// A builder starting from the defaults.
+    pub const fn builder() -> PolicyBuilder {
+        PolicyBuilder {
+            policy: DEFAULT,
+            error: None,
+        }
+    }
+
+    /// The most attempts, the first one included [4].
+    #[must_use]
+    pub const fn max_attempts(&self) -> u32 {
+        self.max_attempts
+    }
+
+    /// The time from the machine's creation after which no attempt starts [15 s].
+    #[must_use]
+    pub const fn max_elapsed(&self) -> Duration {
+        self.max_elapsed
+    }
+
+    /// The longest a single attempt may take, further bounded by the deadline [5 s].
+    #[must_use]
+    pub const fn attempt_timeout(&self) -> Duration {
+        self.attempt_timeout
+    }
+
+    /// The backoff [exponential, base 300 ms, cap 5 s].
+    #[must_use]
+    pub const fn backoff(&self) -> Backoff {
+        self.backoff
+    }
+
+    /// The jitter [full].
+    #[must_use]
+    pub const fn jitter(&self) -> Jitter {
+        self.jitter
+    }
+
+    /// The statuses that are retried [408, 425, 429, 500, 502, 503, 504].
+    #[must_use]
+    pub const fn retryable_statuses(&self) -> StatusSet {
+        self.retryable_statuses
+    }
+
+    /// The idempotent methods that are retried [GET, HEAD, OPTIONS].
+    #[must_use]
+    pub const fn retry_methods(&self) -> MethodSet {
+        self.retry_methods
+    }
+
+    /// Whether POST and PATCH carrying an `Idempotency-Key` are retried [no].
+    #[must_use]
+    pub const fn retry_non_idempotent(&self) -> bool {
+        self.retry_non_idempotent
+    }
+
+    /// The longest `Retry-After` honoured [60 s].
+    #[must_use]
+    pub const fn max_retry_after(&self) -> Duration {
+        self.max_retry_after
+    }
+
+    /// What happens above [`max_retry_after`](Self::max_retry_after) [give up].
+    #[must_use]
+    pub const fn retry_after_above_max(&self) -> RetryAfterAboveMax {
+        self.retry_after_above_max
+    }
+
+    /// The most random time added above a `Retry-After` [1 s]; see
+    /// [`PolicyBuilder::retry_after_spread`].
+    #[must_use]
+    pub const fn retry_after_spread(&self) -> Duration {
+        self.retry_after_spread
+    }
+
+    /// The longest single wait this policy can ever decide: the backoff's cap or the
+    /// `Retry-After` ceiling, whichever is larger.
+    #[must_use]
+    pub fn max_wait(&self) -> Duration {
+        self.backoff.cap().max(self.max_retry_after)
+    }
+
+    /// Whether a request with `method` may be retried after it may have reached the server.
+    /// `has_idempotency_key` says whether it carries an `Idempotency-Key`.
+    ///
+    /// ```
+    /// use backstop::{Method, Policy};
+    ///
+    /// let p = Policy::builder().retry_non_idempotent(true).build().unwrap();
+    /// assert!(p.may_retry(Method::Get, false));
+    /// assert!(!p.may_retry(Method::Post, false)); // opt-in alone is not enough
+    /// assert!(p.may_retry(Method::Post, true));
+    /// assert!(!p.may_retry(Method::Put, false)); // PUT needs `retry_method(Method::Put)`
+    /// ```
+    #[must_use]
+    pub const fn may_retry(&self, method: Method, has_idempotency_key: bool) -> bool {
+        self.retry_methods.contains(method)
+            || (method.needs_idempotency_key() && self.retry_non_idempotent && has_idempotency_key)
+    }
+}
+
+/// Builds a [`Policy`]; every setter consumes and returns the builder, and
+/// [`build`](Self::build) validates the whole.
+#[derive(Clone, Copy, Debug)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct PolicyBuilder {
+    policy: Policy,
+    error: Option<ConfigError>,
+}
+
+impl PolicyBuilder {
+    /// The most attempts, the first one included [4]. Must be at least 1.
+    pub const fn max_attempts(mut self, n: u32) -> Self {
+        self.policy.max_attempts = n;
+        self
+    }
+
+    /// The overall deadline, measured from the machine's creation [15 s]. Must not be zero.
+    pub const fn max_elapsed(mut self, d: Duration) -> Self {
+        self.policy.max_elapsed = d;
+        self
+    }
+
+    /// The per-attempt timeout [5 s]; an attempt's timeout is also never later than the
+    /// overall deadline. Must not be zero.
+    pub const fn attempt_timeout(mut self, d: Duration) -> Self {
+        self.policy.attempt_timeout = d;
+        self
+    }
+
+    /// The backoff [exponential, base 300 ms, cap 5 s]. The base must not exceed the cap.
+    pub const fn backoff(mut self, backoff: Backoff) -> Self {
+        self.policy.backoff = backoff;
+        self
+    }
+
+    /// The jitter [full].
+    pub const fn jitter(mut self, jitter: Jitter) -> Self {
+        self.policy.jitter = jitter;
+        self
+    }
+
+    /// Replaces the retryable statuses [408, 425, 429, 500, 502, 503, 504]. Each must be
+    /// between 100 and 599.
+    pub fn retryable_statuses(mut self, codes: &[u16]) -> Self {
+        match StatusSet::try_from_codes(codes) {
+            Ok(set) => self.policy.retryable_statuses = set,
+            Err(code) => self.error = Some(ConfigError::StatusOutOfRange(code)),
+        }
+        self
+    }
+
+    /// Replaces the retryable statuses with a prepared set.
+    pub const fn retryable_status_set(mut self, set: StatusSet) -> Self {
+        self.policy.retryable_statuses = set;
+        self
+    }
+
+    /// Adds an idempotent method to the retried ones [GET, HEAD, OPTIONS]. PUT, DELETE and
+    /// TRACE may be added; a non-idempotent method is an error (POST and PATCH go through
+    /// [`retry_non_idempotent`](Self::retry_non_idempotent)).
+    pub const fn retry_method(mut self, method: Method) -> Self {
+        if method.is_idempotent() {
+            self.policy.retry_methods = self.policy.retry_methods.with(method);
+        } else {
+            self.error = Some(ConfigError::MethodNotIdempotent(method));
+        }
+        self
+    }
+
+    /// Replaces the retried methods with exactly `methods`, which must all be idempotent.
+    pub fn retry_methods(mut self, methods: &[Method]) -> Self {
+        self.policy.retry_methods = MethodSet::EMPTY;
+        for &m in methods {
+            self = self.retry_method(m);
+        }
+        self
+    }
+
+    /// Opts in to retrying POST and PATCH requests that carry an `Idempotency-Key` [no].
+    /// Without the key, such a request is still never retried once it may have been sent.
+    pub const fn retry_non_idempotent(mut self, yes: bool) -> Self {
+        self.policy.retry_non_idempotent = yes;
+        self
+    }
+
+    /// The longest `Retry-After` honoured [60 s].
+    pub const fn max_retry_after(mut self, d: Duration) -> Self {
+        self.policy.max_retry_after = d;
+        self
+    }
+
+    /// What happens when `Retry-After` exceeds [`max_retry_after`](Self::max_retry_after)
+    /// [give up and return the response].
+    pub const fn retry_after_above_max(mut self, what: RetryAfterAboveMax) -> Self {
+        self.policy.retry_after_above_max = what;
+        self
+    }
+
+    /// The largest random time added above a `Retry-After` value [1 s], so that clients told
+    /// the same instant do not all return at once. The spread actually drawn is
+    /// `U[0, min(spread, value / 10)]`, and never takes a wait past `max_retry_after`. Zero
+    /// disables it. The server's value is always a floor.
+    pub const fn retry_after_spread(mut self, d: Duration) -> Self {
+        self.policy.retry_after_spread = d;
+        self
+    }
+
+    /// Validates and returns the policy.
+    pub fn build(self) -> Result<Policy, ConfigError> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        let p = self.policy;
+        if p.max_attempts == 0 {
+            return Err(ConfigError::ZeroMaxAttempts);
+        }
+        if p.max_elapsed.is_zero() {
+            return Err(ConfigError::ZeroMaxElapsed);
+        }
+        if p.attempt_timeout.is_zero() {
+            return Err(ConfigError::ZeroAttemptTimeout);
+        }
+        if p.backoff.base() > p.backoff.cap() {
+            return Err(ConfigError::BackoffBaseAboveCap {
+                base: p.backoff.base(),
+                cap: p.backoff.cap(),
+            });
+        }
+        Ok(p)
+    }
+}
+
+/// Why a policy could not be built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// `max_attempts` was zero: at least the first attempt must be allowed.
+    ZeroMaxAttempts,
+    /// `max_elapsed` was zero: no attempt could start.
+    ZeroMaxElapsed,
+    /// `attempt_timeout` was zero: no attempt could finish.
+    ZeroAttemptTimeout,
+    /// The backoff's base exceeds its cap.
+    BackoffBaseAboveCap {
+        /// The configured base.
+        base: Duration,
+        /// The configured cap.
+        cap: Duration,
+    },
+    /// A retryable status outside 100 to 599.
+    StatusOutOfRange(u16),
+    /// A non-idempotent method was added to the retried methods.
+    MethodNotIdempotent(Method),
+}
+
+impl core::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            ConfigError::ZeroMaxAttempts => f.write_str("max_attempts must be at least 1"),
+            ConfigError::ZeroMaxElapsed => f.write_str("max_elapsed must be greater than zero"),
+            ConfigError::ZeroAttemptTimeout => {
+                f.write_str("attempt_timeout must be greater than zero")
+            }
+            ConfigError::BackoffBaseAboveCap { base, cap } => write!(
+                f,
+                "backoff base ({base:?}) must not exceed its cap ({cap:?})"
+            ),
+            ConfigError::StatusOutOfRange(code) => {
+                write!(f, "retryable status {code} is outside 100..=599")
+            }
+            ConfigError::MethodNotIdempotent(m) => write!(
+                f,
+                "{m} is not idempotent: use retry_non_idempotent(true) and an Idempotency-Key instead"
+            ),
+        }
+    }
+}
+
+impl core::error::Error for ConfigError {}

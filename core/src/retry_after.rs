@@ -1,0 +1,152 @@
+//! Parsing the `Retry-After` response field.
+//!
+//! Rule (RFC 9110 §10.2.3, §5.6.7; the seed's requirement 6): `Retry-After` is either
+//! delay-seconds or an HTTP-date. backstop accepts:
+//!
+//! - delay-seconds as `1*DIGIT`, and also a decimal fraction (`0.1`), because the seed's own
+//!   demo sends one. Signs, exponents, hex, `NaN`, empty fractions (`1.`, `.5`) and anything
+//!   else are rejected. Values too large for a [`Duration`] saturate at [`Duration::MAX`]; the
+//!   parser never overflows. Digits past the ninth fractional digit are truncated.
+//! - an HTTP-date in any of its three forms (IMF-fixdate, obsolete RFC 850, asctime), through
+//!   the `httpdate` crate, under the `std` feature. Without `std` a date is treated as absent.
+//!
+//! Optional whitespace (space, tab) around the value is ignored. A malformed value is `None`:
+//! the caller falls back to its own backoff, as if the field were absent. How the parsed value
+//! becomes a wait (the `Date` reference, the ceiling) is the machine's business.
+
+use core::time::Duration;
+
+use crate::time::UnixTime;
+
+/// A parsed `Retry-After` value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RetryAfter {
+    /// delay-seconds: wait this long after the response was received.
+    Delay(Duration),
+    /// An HTTP-date: wait until this wall-clock time.
+    Date(UnixTime),
+}
+
+impl RetryAfter {
+    /// The delay this value asks for, measured from `reference`: the response's own `Date`
+    /// (the server's clock) when it has one, else the client's wall clock. A date at or before
+    /// `reference` is a delay of zero.
+    ///
+    /// ```
+    /// use backstop::{RetryAfter, UnixTime};
+    /// use core::time::Duration;
+    ///
+    /// let date = RetryAfter::Date(UnixTime::from_secs(1_000));
+    /// assert_eq!(date.delay_from(UnixTime::from_secs(990)), Duration::from_secs(10));
+    /// assert_eq!(date.delay_from(UnixTime::from_secs(2_000)), Duration::ZERO);
+    /// ```
+    #[must_use]
+    pub const fn delay_from(self, reference: UnixTime) -> Duration {
+        match self {
+            RetryAfter::Delay(d) => d,
+            RetryAfter::Date(t) => t.saturating_duration_since(reference),
+        }
+    }
+}
+
+/// Parses a raw `Retry-After` field value. `None` means malformed (treat as absent).
+///
+/// ```
+/// use backstop::{parse_retry_after, RetryAfter, UnixTime};
+/// use core::time::Duration;
+///
+/// assert_eq!(parse_retry_after(b"120"), Some(RetryAfter::Delay(Duration::from_secs(120))));
+/// assert_eq!(parse_retry_after(b"0.1"), Some(RetryAfter::Delay(Duration::from_millis(100))));
+/// assert_eq!(
+///     parse_retry_after(b"Sun, 06 Nov 1994 08:49:37 GMT"),
+///     Some(RetryAfter::Date(UnixTime::from_secs(784_111_777))),
+/// );
+/// assert_eq!(parse_retry_after(b"-1"), None);
+/// assert_eq!(parse_retry_after(b"1e3"), None);
+/// ```
+#[must_use]
+pub fn parse_retry_after(value: &[u8]) -> Option<RetryAfter> {
+    let value = trim_ows(value);
+    match value.first() {
+        Some(b'0'..=b'9') => parse_delay_seconds(value).map(RetryAfter::Delay),
+        Some(_) => parse_http_date(value).map(RetryAfter::Date),
+        None => None,
+    }
+}
+
+/// Parses delay-seconds (`1*DIGIT [ "." 1*DIGIT ]`), saturating at [`Duration::MAX`].
+///
+/// ```
+/// use backstop::parse_delay_seconds;
+/// use core::time::Duration;
+///
+/// assert_eq!(parse_delay_seconds(b"1.5"), Some(Duration::from_millis(1_500)));
+/// assert_eq!(parse_delay_seconds(b"99999999999999999999999"), Some(Duration::MAX));
+/// assert_eq!(parse_delay_seconds(b"+1"), None);
+/// ```
+#[must_use]
+pub fn parse_delay_seconds(value: &[u8]) -> Option<Duration> {
+    let value = trim_ows(value);
+    let (int, frac) = match value.iter().position(|&b| b == b'.') {
+        Some(dot) => (&value[..dot], Some(&value[dot + 1..])),
+        None => (value, None),
+    };
+    if int.is_empty() || !int.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut saturated = false;
+    let mut secs: u64 = 0;
+    for &d in int {
+        match secs
+            .checked_mul(10)
+            .and_then(|s| s.checked_add(u64::from(d - b'0')))
+        {
+            Some(s) => secs = s,
+            None => saturated = true,
+        }
+    }
+    let mut nanos: u32 = 0;
+    if let Some(frac) = frac {
+        if frac.is_empty() || !frac.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        let mut scale = 100_000_000;
+        for &d in frac.iter().take(9) {
+            nanos += u32::from(d - b'0') * scale;
+            scale /= 10;
+        }
+    }
+    if saturated {
+        return Some(Duration::MAX);
+    }
+    Some(Duration::new(secs, nanos))
+}
+
+/// Parses an HTTP-date (RFC 9110 §5.6.7, all three forms) with `httpdate`.
+///
+/// Used for `Retry-After` and for the `Date` field that serves as its reference. Dates that
+/// `httpdate` rejects (including years before 1970) are `None`.
+#[cfg(feature = "std")]
+#[must_use]
+pub fn parse_http_date(value: &[u8]) -> Option<UnixTime> {
+    let text = core::str::from_utf8(trim_ows(value)).ok()?;
+    let t = httpdate::parse_http_date(text).ok()?;
+    Some(UnixTime::from_system_time(t))
+}
+
+/// Without `std` there is no date parser: every HTTP-date is treated as absent.
+#[cfg(not(feature = "std"))]
+#[must_use]
+pub fn parse_http_date(_value: &[u8]) -> Option<UnixTime> {
+    None
+}
+
+fn trim_ows(mut v: &[u8]) -> &[u8] {
+    while let [b' ' | b'\t', rest @ ..] = v {
+        v = rest;
+    }
+    while let [rest @ .., b' ' | b'\t'] = v {
+        v = rest;
+    }
+    v
+}

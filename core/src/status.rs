@@ -1,0 +1,87 @@
+//! Which response statuses are transient and worth another attempt.
+//!
+//! Rule (the seed's requirement 1; RFC 9110 §15, RFC 6585 §4, RFC 8470 §5.2): by default only
+//! 408 Request Timeout, 425 Too Early, 429 Too Many Requests, 500 Internal Server Error,
+//! 502 Bad Gateway, 503 Service Unavailable and 504 Gateway Timeout are retried. Every other
+//! status, 400, 401, 403 and 404 among them, goes straight back to the caller.
+
+/// The lowest status code a set can hold.
+const FIRST: u16 = 100;
+/// The highest status code a set can hold (RFC 9110 §15: three digits, first digit 1 to 5).
+const LAST: u16 = 599;
+const WORDS: usize = ((LAST - FIRST) as usize) / 64 + 1;
+
+/// A set of HTTP status codes (100 to 599), stored as a fixed-size bitset.
+///
+/// ```
+/// use backstop::StatusSet;
+///
+/// let set = StatusSet::DEFAULT_RETRYABLE;
+/// assert!(set.contains(503));
+/// assert!(!set.contains(404));
+/// assert!(!set.contains(1_000)); // out of range: never a member
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StatusSet([u64; WORDS]);
+
+impl StatusSet {
+    /// The empty set.
+    pub const EMPTY: StatusSet = StatusSet([0; WORDS]);
+
+    /// 408, 425, 429, 500, 502, 503, 504.
+    pub const DEFAULT_RETRYABLE: StatusSet = StatusSet::EMPTY
+        .with_const(408)
+        .with_const(425)
+        .with_const(429)
+        .with_const(500)
+        .with_const(502)
+        .with_const(503)
+        .with_const(504);
+
+    /// Whether a status code is a valid member (100 to 599).
+    #[must_use]
+    pub const fn in_range(status: u16) -> bool {
+        status >= FIRST && status <= LAST
+    }
+
+    /// Whether `status` is in the set. Statuses outside 100 to 599 never are.
+    #[must_use]
+    pub const fn contains(&self, status: u16) -> bool {
+        if !Self::in_range(status) {
+            return false;
+        }
+        let i = (status - FIRST) as usize;
+        self.0[i / 64] & (1 << (i % 64)) != 0
+    }
+
+    /// Builds a set from a slice. Returns the first out-of-range code as the error.
+    ///
+    /// ```
+    /// use backstop::StatusSet;
+    ///
+    /// assert!(StatusSet::try_from_codes(&[429, 503]).is_ok());
+    /// assert_eq!(StatusSet::try_from_codes(&[429, 99]), Err(99));
+    /// ```
+    pub fn try_from_codes(codes: &[u16]) -> Result<Self, u16> {
+        let mut set = StatusSet::EMPTY;
+        for &code in codes {
+            if !Self::in_range(code) {
+                return Err(code);
+            }
+            set = set.with_const(code);
+        }
+        Ok(set)
+    }
+
+    const fn with_const(mut self, status: u16) -> Self {
+        let i = (status - FIRST) as usize;
+        self.0[i / 64] |= 1 << (i % 64);
+        self
+    }
+}
+
+impl Default for StatusSet {
+    fn default() -> Self {
+        StatusSet::DEFAULT_RETRYABLE
+    }
+}
