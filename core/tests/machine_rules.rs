@@ -1,0 +1,691 @@
+//! One test per rule of the machine (DESIGN.md "Semantics"), on virtual time.
+
+mod support;
+
+use core::time::Duration;
+
+use backstop::{
+    AttemptError, AttemptOutcome, Backoff, Budget, Decision, DelaySource, ErrorClass, ErrorKind,
+    Event, Instant, Jitter, Method, MisuseError, Policy, Request, Response, RetryAfterAboveMax,
+    RetryMachine, StopReason, UnixTime,
+};
+use rand_core::SeedableRng;
+use support::{millis, Sim};
+
+fn no_jitter() -> Policy {
+    Policy::builder().jitter(Jitter::None).build().unwrap()
+}
+
+fn returned(d: Decision) -> backstop::Outcome {
+    match d {
+        Decision::Return(o) => o,
+        other => panic!("expected Return, got {other:?}"),
+    }
+}
+
+fn gave_up(d: Decision) -> backstop::Outcome {
+    match d {
+        Decision::GiveUp(o) => o,
+        other => panic!("expected GiveUp, got {other:?}"),
+    }
+}
+
+#[test]
+fn default_retryable_statuses_are_retried() {
+    for status in [408, 425, 429, 500, 502, 503, 504] {
+        let mut sim = Sim::get(no_jitter());
+        sim.start();
+        sim.status(status);
+        assert!(
+            matches!(sim.poll(), Decision::Wait { .. }),
+            "{status} should be retried"
+        );
+    }
+}
+
+#[test]
+fn other_statuses_are_returned_at_once() {
+    for status in [200, 201, 204, 301, 400, 401, 403, 404, 409, 422, 501, 505] {
+        let mut sim = Sim::get(no_jitter());
+        sim.start();
+        sim.status(status);
+        let o = returned(sim.poll());
+        assert_eq!(o.attempts, 1);
+        assert_eq!(o.reason, StopReason::FinalStatus);
+        assert_eq!(o.last, Some(AttemptOutcome::Response(status)));
+    }
+}
+
+#[test]
+fn configured_statuses_replace_the_defaults() {
+    let policy = Policy::builder()
+        .retryable_statuses(&[409])
+        .build()
+        .unwrap();
+    let mut sim = Sim::get(policy);
+    sim.start();
+    sim.status(409);
+    assert!(matches!(sim.poll(), Decision::Wait { .. }));
+    sim.wait();
+    sim.start();
+    sim.status(503);
+    assert_eq!(returned(sim.poll()).reason, StopReason::FinalStatus);
+}
+
+#[test]
+fn max_attempts_counts_the_first_attempt_and_returns_the_last_response() {
+    let mut sim = Sim::get(Policy::builder().max_attempts(3).build().unwrap());
+    for expected in 1..=3 {
+        let (attempt, _) = sim.start();
+        assert_eq!(attempt, expected);
+        sim.status(503);
+        if expected < 3 {
+            sim.wait();
+        }
+    }
+    let o = returned(sim.poll());
+    assert_eq!(o.attempts, 3);
+    assert_eq!(o.reason, StopReason::Attempts);
+    assert_eq!(o.last, Some(AttemptOutcome::Response(503)));
+}
+
+#[test]
+fn exponential_backoff_doubles_from_base_up_to_cap() {
+    let policy = Policy::builder()
+        .jitter(Jitter::None)
+        .max_attempts(7)
+        .max_elapsed(Duration::from_secs(60))
+        .backoff(Backoff::exponential(millis(300), Duration::from_secs(2)))
+        .build()
+        .unwrap();
+    let mut sim = Sim::get(policy);
+    let mut waits = Vec::new();
+    for _ in 0..6 {
+        sim.start();
+        sim.status(503);
+        waits.push(sim.wait());
+    }
+    assert_eq!(
+        waits,
+        [300, 600, 1200, 2000, 2000, 2000].map(millis).to_vec()
+    );
+}
+
+#[test]
+fn linear_and_constant_backoff_follow_their_formulas() {
+    for (backoff, expected) in [
+        (
+            Backoff::linear(millis(100), millis(250)),
+            [100, 200, 250].map(millis),
+        ),
+        (Backoff::constant(millis(70)), [70, 70, 70].map(millis)),
+    ] {
+        let policy = Policy::builder()
+            .jitter(Jitter::None)
+            .backoff(backoff)
+            .build()
+            .unwrap();
+        let mut sim = Sim::get(policy);
+        let mut waits = Vec::new();
+        for _ in 0..3 {
+            sim.start();
+            sim.status(500);
+            waits.push(sim.wait());
+        }
+        assert_eq!(waits, expected.to_vec());
+    }
+}
+
+#[test]
+fn jittered_waits_stay_within_their_bounds() {
+    let base = millis(100);
+    let cap = millis(1_000);
+    for jitter in [Jitter::Full, Jitter::Equal, Jitter::Decorrelated] {
+        for seed in 0..50 {
+            let policy = Policy::builder()
+                .jitter(jitter)
+                .max_attempts(8)
+                .max_elapsed(Duration::from_secs(600))
+                .backoff(Backoff::exponential(base, cap))
+                .build()
+                .unwrap();
+            let mut sim = Sim::seeded(policy, Request::new(Method::Get), seed);
+            let mut previous = base;
+            for retry in 1..=7u32 {
+                sim.start();
+                sim.status(503);
+                let d = Backoff::exponential(base, cap).delay(retry);
+                let w = sim.wait();
+                let (lo, hi) = match jitter {
+                    Jitter::Full => (Duration::ZERO, d),
+                    Jitter::Equal => (d / 2, d),
+                    _ => (base, (previous * 3).min(cap)),
+                };
+                assert!(
+                    w >= lo && w <= hi,
+                    "{jitter:?} retry {retry}: {w:?} not in [{lo:?}, {hi:?}]"
+                );
+                assert!(w <= cap);
+                previous = w;
+            }
+        }
+    }
+}
+
+#[test]
+fn deadline_stops_a_wait_that_would_end_past_it_and_keeps_the_response() {
+    let policy = Policy::builder()
+        .jitter(Jitter::None)
+        .max_elapsed(millis(1_000))
+        .backoff(Backoff::constant(millis(600)))
+        .build()
+        .unwrap();
+    let mut sim = Sim::get(policy);
+    sim.start();
+    sim.advance(millis(10));
+    sim.status(503);
+    sim.wait(); // 10 + 600 = 610 < 1000
+    sim.start();
+    sim.advance(millis(10));
+    sim.status(502); // 620 + 600 >= 1000: not waited
+    let o = returned(sim.poll());
+    assert_eq!(o.reason, StopReason::Deadline);
+    assert_eq!(o.last, Some(AttemptOutcome::Response(502)));
+    assert_eq!(o.elapsed, millis(620));
+}
+
+#[test]
+fn retry_after_longer_than_the_remaining_time_is_not_waited() {
+    let policy = Policy::builder()
+        .max_elapsed(millis(5_000))
+        .build()
+        .unwrap();
+    let mut sim = Sim::get(policy);
+    sim.start();
+    sim.respond(Response::new(429).retry_after(b"10"));
+    let o = returned(sim.poll());
+    assert_eq!(o.reason, StopReason::Deadline);
+    assert_eq!(o.elapsed, Duration::ZERO);
+}
+
+#[test]
+fn attempt_timeout_never_runs_past_the_deadline() {
+    let policy = Policy::builder()
+        .jitter(Jitter::None)
+        .max_elapsed(millis(1_000))
+        .attempt_timeout(millis(800))
+        .backoff(Backoff::constant(millis(100)))
+        .build()
+        .unwrap();
+    let mut sim = Sim::get(policy);
+    let (_, first) = sim.start();
+    assert_eq!(first, millis(800));
+    sim.advance(millis(500));
+    sim.status(503);
+    sim.wait(); // now 600
+    let (_, second) = sim.start();
+    assert_eq!(second, millis(400), "bounded by the 1 s deadline");
+}
+
+#[test]
+fn an_attempt_past_its_timeout_counts_as_a_timeout_and_is_retried() {
+    let policy = Policy::builder()
+        .attempt_timeout(millis(200))
+        .build()
+        .unwrap();
+    let mut sim = Sim::get(policy);
+    sim.start();
+    let Decision::AwaitResponse { timeout_at, .. } = sim.poll() else {
+        panic!("expected the attempt in flight");
+    };
+    assert_eq!(timeout_at, Instant::from_millis(200));
+    sim.now = timeout_at;
+    let Decision::Wait { reason, .. } = sim.poll() else {
+        panic!("expected a retry after the timeout");
+    };
+    assert_eq!(
+        reason.cause,
+        AttemptOutcome::Error(AttemptError::new(ErrorKind::Timeout))
+    );
+    // The late response of the timed-out attempt is refused, not mistaken for the next one.
+    assert_eq!(
+        sim.machine
+            .handle(sim.now, Event::Response(Response::new(200))),
+        Err(MisuseError::NoAttemptInFlight)
+    );
+}
+
+#[test]
+fn no_attempt_starts_at_or_after_the_deadline() {
+    let policy = Policy::builder().max_elapsed(millis(100)).build().unwrap();
+    let mut machine = RetryMachine::new(
+        policy,
+        Request::new(Method::Get),
+        rand_pcg::Pcg64Mcg::seed_from_u64(1),
+        Instant::ZERO,
+    );
+    let o = gave_up(machine.poll(Instant::from_millis(100)));
+    assert_eq!(
+        (o.attempts, o.reason, o.last),
+        (0, StopReason::Deadline, None)
+    );
+}
+
+#[test]
+fn get_head_options_are_retried_by_default_put_and_delete_only_when_added() {
+    for method in [Method::Get, Method::Head, Method::Options] {
+        let mut sim = Sim::new(no_jitter(), Request::new(method));
+        sim.start();
+        sim.status(503);
+        assert!(matches!(sim.poll(), Decision::Wait { .. }), "{method}");
+    }
+    for method in [Method::Put, Method::Delete] {
+        let mut sim = Sim::new(no_jitter(), Request::new(method));
+        sim.start();
+        sim.status(503);
+        assert_eq!(
+            returned(sim.poll()).reason,
+            StopReason::NotIdempotent,
+            "{method}"
+        );
+
+        let added = Policy::builder().retry_method(method).build().unwrap();
+        let mut sim = Sim::new(added, Request::new(method));
+        sim.start();
+        sim.status(503);
+        assert!(
+            matches!(sim.poll(), Decision::Wait { .. }),
+            "{method} added"
+        );
+    }
+}
+
+#[test]
+fn post_and_patch_need_the_opt_in_and_an_idempotency_key() {
+    for method in [Method::Post, Method::Patch] {
+        for (opt_in, key, retried) in [
+            (false, false, false),
+            (false, true, false),
+            (true, false, false),
+            (true, true, true),
+        ] {
+            let policy = Policy::builder()
+                .retry_non_idempotent(opt_in)
+                .build()
+                .unwrap();
+            let mut sim = Sim::new(policy, Request::new(method).with_idempotency_key(key));
+            sim.start();
+            sim.status(503);
+            match sim.poll() {
+                Decision::Wait { .. } => assert!(retried, "{method} opt_in={opt_in} key={key}"),
+                Decision::Return(o) => {
+                    assert!(!retried, "{method} opt_in={opt_in} key={key}");
+                    assert_eq!(o.reason, StopReason::NotIdempotent);
+                }
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn post_is_not_added_as_a_plain_retry_method() {
+    assert!(Policy::builder()
+        .retry_method(Method::Post)
+        .build()
+        .is_err());
+}
+
+#[test]
+fn errors_before_sending_are_retried_for_any_method() {
+    for kind in [
+        ErrorKind::Dns,
+        ErrorKind::ConnectionRefused,
+        ErrorKind::ConnectTimeout,
+    ] {
+        let mut sim = Sim::new(no_jitter(), Request::new(Method::Post));
+        sim.start();
+        sim.fail(kind);
+        assert!(matches!(sim.poll(), Decision::Wait { .. }), "{kind}");
+    }
+}
+
+#[test]
+fn errors_after_sending_are_retried_only_for_retryable_methods() {
+    for kind in [
+        ErrorKind::ConnectionReset,
+        ErrorKind::BrokenPipe,
+        ErrorKind::UnexpectedEof,
+        ErrorKind::Timeout,
+        ErrorKind::Protocol,
+    ] {
+        let mut get = Sim::get(no_jitter());
+        get.start();
+        get.fail(kind);
+        assert!(matches!(get.poll(), Decision::Wait { .. }), "GET {kind}");
+
+        let mut post = Sim::new(no_jitter(), Request::new(Method::Post));
+        post.start();
+        post.fail(kind);
+        let o = gave_up(post.poll());
+        assert_eq!(o.reason, StopReason::NotIdempotent, "POST {kind}");
+        assert_eq!(o.last, Some(AttemptOutcome::Error(AttemptError::new(kind))));
+    }
+}
+
+#[test]
+fn permanent_errors_are_never_retried() {
+    for kind in [ErrorKind::Tls, ErrorKind::InvalidRequest] {
+        let mut sim = Sim::get(no_jitter());
+        sim.start();
+        sim.fail(kind);
+        assert_eq!(gave_up(sim.poll()).reason, StopReason::PermanentError);
+    }
+}
+
+#[test]
+fn the_caller_can_override_an_errors_class() {
+    let mut sim = Sim::new(no_jitter(), Request::new(Method::Post));
+    sim.start();
+    let e = AttemptError::new(ErrorKind::Other).with_class(ErrorClass::NotSent);
+    sim.machine.handle(sim.now, Event::Error(e)).unwrap();
+    assert!(matches!(sim.poll(), Decision::Wait { .. }));
+
+    let mut sim = Sim::get(no_jitter());
+    sim.start();
+    let e = AttemptError::new(ErrorKind::ConnectionReset).with_class(ErrorClass::Permanent);
+    sim.machine.handle(sim.now, Event::Error(e)).unwrap();
+    assert_eq!(gave_up(sim.poll()).reason, StopReason::PermanentError);
+}
+
+#[test]
+fn abort_gives_up_from_every_state_and_nothing_is_sent_after() {
+    // Before the first attempt, in flight, during a wait.
+    for stage in 0..3 {
+        let mut sim = Sim::get(no_jitter());
+        if stage >= 1 {
+            sim.start();
+        }
+        if stage == 2 {
+            sim.status(503);
+            assert!(matches!(sim.poll(), Decision::Wait { .. }));
+        }
+        sim.machine.handle(sim.now, Event::Abort).unwrap();
+        for _ in 0..3 {
+            sim.advance(Duration::from_secs(100));
+            let o = gave_up(sim.poll());
+            assert_eq!(o.reason, StopReason::Aborted);
+        }
+        assert_eq!(
+            sim.machine.handle(sim.now, Event::AttemptStarted),
+            Err(MisuseError::NoSendPending)
+        );
+    }
+}
+
+#[test]
+fn abort_is_told_apart_from_a_timeout() {
+    let mut sim = Sim::get(no_jitter());
+    sim.start();
+    sim.fail(ErrorKind::Aborted);
+    let o = gave_up(sim.poll());
+    assert_eq!(o.reason, StopReason::Aborted);
+    assert_eq!(
+        o.last,
+        Some(AttemptOutcome::Error(AttemptError::new(ErrorKind::Aborted)))
+    );
+}
+
+#[test]
+fn abort_after_the_end_changes_nothing() {
+    let mut sim = Sim::get(no_jitter());
+    sim.start();
+    sim.status(200);
+    sim.machine.handle(sim.now, Event::Abort).unwrap();
+    assert_eq!(returned(sim.poll()).reason, StopReason::FinalStatus);
+}
+
+#[test]
+fn retry_after_seconds_is_a_floor_with_a_bounded_spread() {
+    for seed in 0..100 {
+        let mut sim = Sim::seeded(Policy::default(), Request::new(Method::Get), seed);
+        sim.start();
+        sim.respond(Response::new(503).retry_after(b"2"));
+        let Decision::Wait { delay, reason, .. } = sim.poll() else {
+            panic!("expected a wait");
+        };
+        assert_eq!(reason.source, DelaySource::RetryAfter);
+        assert!(
+            delay >= Duration::from_secs(2) && delay <= millis(2_200),
+            "{delay:?}"
+        );
+    }
+}
+
+#[test]
+fn retry_after_spread_of_zero_waits_exactly_the_servers_value() {
+    let policy = Policy::builder()
+        .retry_after_spread(Duration::ZERO)
+        .build()
+        .unwrap();
+    let mut sim = Sim::get(policy);
+    sim.start();
+    sim.respond(Response::new(429).retry_after(b"1.25"));
+    assert_eq!(sim.wait(), millis(1_250));
+}
+
+#[test]
+fn retry_after_date_is_measured_against_the_responses_date_not_a_skewed_clock() {
+    let policy = Policy::builder()
+        .retry_after_spread(Duration::ZERO)
+        .build()
+        .unwrap();
+    let mut sim = Sim::get(policy);
+    sim.start();
+    sim.respond(
+        Response::new(429)
+            .retry_after(b"Sun, 06 Nov 1994 08:49:40 GMT")
+            .date(b"Sun, 06 Nov 1994 08:49:37 GMT")
+            // The client's clock is an hour behind: it must not matter.
+            .wall_clock(UnixTime::from_secs(784_111_777 - 3_600)),
+    );
+    assert_eq!(sim.wait(), Duration::from_secs(3));
+}
+
+#[test]
+fn retry_after_date_falls_back_to_the_wall_clock_without_a_date() {
+    let policy = Policy::builder()
+        .retry_after_spread(Duration::ZERO)
+        .build()
+        .unwrap();
+    let mut sim = Sim::get(policy);
+    sim.start();
+    sim.respond(
+        Response::new(503)
+            .retry_after(b"Sun, 06 Nov 1994 08:49:42 GMT")
+            .wall_clock(UnixTime::from_secs(784_111_777)),
+    );
+    assert_eq!(sim.wait(), Duration::from_secs(5));
+}
+
+#[test]
+fn retry_after_date_without_any_reference_falls_back_to_backoff() {
+    let mut sim = Sim::get(no_jitter());
+    sim.start();
+    sim.respond(Response::new(503).retry_after(b"Sun, 06 Nov 1994 08:49:42 GMT"));
+    let Decision::Wait { delay, reason, .. } = sim.poll() else {
+        panic!("expected a wait");
+    };
+    assert_eq!((delay, reason.source), (millis(300), DelaySource::Backoff));
+}
+
+#[test]
+fn retry_after_date_in_the_past_means_retry_now() {
+    let mut sim = Sim::get(no_jitter());
+    sim.start();
+    sim.respond(
+        Response::new(503)
+            .retry_after(b"Sun, 06 Nov 1994 08:49:30 GMT")
+            .date(b"Sun, 06 Nov 1994 08:49:37 GMT"),
+    );
+    assert!(matches!(sim.poll(), Decision::Send { attempt: 2, .. }));
+}
+
+#[test]
+fn malformed_retry_after_falls_back_to_backoff() {
+    for junk in [
+        &b"-1"[..],
+        b"1e3",
+        b"NaN",
+        b"0x10",
+        b"soon",
+        b"",
+        b"1.",
+        b"\xff\xfe",
+    ] {
+        let mut sim = Sim::get(no_jitter());
+        sim.start();
+        sim.respond(Response::new(503).retry_after(junk));
+        let Decision::Wait { delay, reason, .. } = sim.poll() else {
+            panic!("expected a wait for {junk:?}");
+        };
+        assert_eq!(
+            (delay, reason.source),
+            (millis(300), DelaySource::Backoff),
+            "{junk:?}"
+        );
+    }
+}
+
+#[test]
+fn retry_after_above_the_ceiling_returns_the_response_at_once() {
+    let policy = Policy::builder()
+        .max_elapsed(Duration::from_secs(3_600))
+        .max_retry_after(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let mut sim = Sim::get(policy);
+    sim.start();
+    sim.respond(Response::new(429).retry_after(b"61"));
+    let o = returned(sim.poll());
+    assert_eq!(o.reason, StopReason::RetryAfterAboveMax);
+    assert_eq!(o.last, Some(AttemptOutcome::Response(429)));
+}
+
+#[test]
+fn retry_after_above_the_ceiling_is_clamped_when_configured() {
+    let policy = Policy::builder()
+        .max_elapsed(Duration::from_secs(3_600))
+        .max_retry_after(Duration::from_secs(60))
+        .retry_after_above_max(RetryAfterAboveMax::Clamp)
+        .build()
+        .unwrap();
+    let mut sim = Sim::get(policy);
+    sim.start();
+    sim.respond(Response::new(429).retry_after(b"18446744073709551616"));
+    let Decision::Wait { delay, reason, .. } = sim.poll() else {
+        panic!("expected a clamped wait");
+    };
+    assert_eq!(
+        (delay, reason.source),
+        (Duration::from_secs(60), DelaySource::RetryAfterClamped)
+    );
+}
+
+#[test]
+fn time_going_backwards_is_clamped_to_the_latest_time_seen() {
+    let mut sim = Sim::get(no_jitter());
+    sim.advance(millis(500));
+    sim.start();
+    sim.status(503);
+    let Decision::Wait { until, .. } = sim.poll() else {
+        panic!("expected a wait");
+    };
+    assert_eq!(until, Instant::from_millis(800));
+    // An earlier `now` does not move the wait, nor shorten it.
+    assert_eq!(
+        sim.machine.poll(Instant::ZERO),
+        sim.machine.poll(Instant::from_millis(500))
+    );
+}
+
+#[test]
+fn misplaced_events_are_errors_not_panics() {
+    let mut sim = Sim::get(no_jitter());
+    assert_eq!(
+        sim.machine
+            .handle(sim.now, Event::Response(Response::new(200))),
+        Err(MisuseError::NoAttemptInFlight)
+    );
+    sim.start();
+    assert_eq!(
+        sim.machine.handle(sim.now, Event::AttemptStarted),
+        Err(MisuseError::NoSendPending)
+    );
+    sim.status(200);
+    assert_eq!(
+        sim.machine
+            .handle(sim.now, Event::Error(AttemptError::new(ErrorKind::Other))),
+        Err(MisuseError::NoAttemptInFlight)
+    );
+    assert_eq!(returned(sim.poll()).reason, StopReason::FinalStatus);
+}
+
+#[test]
+fn a_terminal_decision_repeats_forever() {
+    let mut sim = Sim::get(no_jitter());
+    sim.start();
+    sim.status(404);
+    let first = sim.poll();
+    for _ in 0..5 {
+        sim.advance(Duration::from_secs(1));
+        assert_eq!(sim.poll(), first);
+    }
+    assert!(sim.machine.next_deadline().is_none());
+}
+
+struct DenyAll;
+impl Budget for DenyAll {
+    fn try_retry(&self, _now: Instant, _cause: AttemptOutcome) -> bool {
+        false
+    }
+}
+
+#[test]
+fn a_retry_the_budget_denies_ends_with_reason_budget_and_the_last_response() {
+    let mut m = RetryMachine::with_budget(
+        no_jitter(),
+        Request::new(Method::Get),
+        rand_pcg::Pcg64Mcg::seed_from_u64(3),
+        DenyAll,
+        Instant::ZERO,
+    );
+    assert!(matches!(m.poll(Instant::ZERO), Decision::Send { .. }));
+    m.handle(Instant::ZERO, Event::AttemptStarted).unwrap();
+    m.handle(Instant::ZERO, Event::Response(Response::new(503)))
+        .unwrap();
+    let o = returned(m.poll(Instant::ZERO));
+    assert_eq!(
+        (o.reason, o.last),
+        (StopReason::Budget, Some(AttemptOutcome::Response(503)))
+    );
+}
+
+#[test]
+fn the_same_seed_and_events_give_the_same_decisions() {
+    let run = |seed| {
+        let mut sim = Sim::seeded(Policy::default(), Request::new(Method::Get), seed);
+        let mut decisions = Vec::new();
+        for _ in 0..3 {
+            sim.start();
+            sim.status(503);
+            decisions.push(sim.poll());
+            if matches!(decisions.last(), Some(Decision::Wait { .. })) {
+                sim.wait();
+            }
+        }
+        decisions
+    };
+    assert_eq!(run(11), run(11));
+    assert_ne!(run(11), run(12), "a different seed draws different jitter");
+}
