@@ -87,10 +87,12 @@ pub fn parse_retry_after(value: &[u8]) -> Option<RetryAfter> {
 #[must_use]
 pub fn parse_delay_seconds(value: &[u8]) -> Option<Duration> {
     let value = trim_ows(value);
-    let (int, frac) = match value.iter().position(|&b| b == b'.') {
-        Some(dot) => (&value[..dot], Some(&value[dot + 1..])),
-        None => (value, None),
-    };
+    let mut parts = value.split(|&b| b == b'.');
+    let int = parts.next().unwrap_or_default();
+    let frac = parts.next();
+    if parts.next().is_some() {
+        return None;
+    }
     if int.is_empty() || !int.iter().all(u8::is_ascii_digit) {
         return None;
     }

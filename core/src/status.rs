@@ -51,7 +51,10 @@ impl StatusSet {
             return false;
         }
         let i = (status - FIRST) as usize;
-        self.0[i / 64] & (1 << (i % 64)) != 0
+        // In range: `status <= LAST`, so `i / 64 < WORDS`.
+        #[allow(clippy::indexing_slicing)]
+        let word = self.0[i / 64];
+        word & (1 << (i % 64)) != 0
     }
 
     /// Builds a set from a slice. Returns the first out-of-range code as the error.
@@ -73,6 +76,8 @@ impl StatusSet {
         Ok(set)
     }
 
+    /// Callers pass only codes in `FIRST..=LAST` (checked by `in_range`).
+    #[allow(clippy::indexing_slicing)]
     const fn with_const(mut self, status: u16) -> Self {
         let i = (status - FIRST) as usize;
         self.0[i / 64] |= 1 << (i % 64);
