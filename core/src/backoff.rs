@@ -114,3 +114,31 @@ fn min_nanos(nanos: u128, cap: Duration) -> Duration {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exponential_backoff_never_overflows_at_attempt_ten_thousand() {
+        let b = Backoff::exponential(Duration::from_secs(u64::MAX / 2), Duration::MAX);
+        assert_eq!(b.delay(10_000), Duration::MAX);
+        assert_eq!(b.delay(u32::MAX), Duration::MAX);
+        let d = Backoff::default();
+        assert_eq!(d.delay(64), Duration::from_secs(5));
+        assert_eq!(d.delay(65), Duration::from_secs(5));
+        assert_eq!(d.delay(10_000), Duration::from_secs(5));
+    }
+
+    #[test]
+    fn linear_backoff_never_overflows() {
+        let b = Backoff::linear(Duration::MAX, Duration::MAX);
+        assert_eq!(b.delay(u32::MAX), Duration::MAX);
+    }
+
+    #[test]
+    fn retry_zero_is_treated_as_the_first_retry() {
+        let b = Backoff::default();
+        assert_eq!(b.delay(0), b.delay(1));
+    }
+}

@@ -75,3 +75,45 @@ pub(crate) fn uniform<R: RngCore + ?Sized>(rng: &mut R, lo: Duration, hi: Durati
     let draw = ((u128::from(rng.next_u64()) * (u128::from(span) + 1)) >> 64) as u64;
     lo.saturating_add(Duration::from_nanos(draw))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand_core::SeedableRng;
+
+    #[test]
+    fn uniform_draws_cover_both_ends_of_a_small_range() {
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
+        let (lo, hi) = (Duration::from_nanos(5), Duration::from_nanos(7));
+        let mut seen = [false; 3];
+        for _ in 0..1_000 {
+            let d = uniform(&mut rng, lo, hi);
+            assert!(d >= lo && d <= hi);
+            if let Some(slot) = seen.get_mut((d.as_nanos() - 5) as usize) {
+                *slot = true;
+            }
+        }
+        assert_eq!(seen, [true; 3]);
+    }
+
+    #[test]
+    fn uniform_with_an_inverted_or_empty_range_returns_the_low_end() {
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
+        let d = Duration::from_secs(3);
+        assert_eq!(uniform(&mut rng, d, d), d);
+        assert_eq!(uniform(&mut rng, d, Duration::from_secs(1)), d);
+    }
+
+    #[test]
+    fn jitter_stays_under_the_cap_even_from_saturated_inputs() {
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(9);
+        let (base, cap) = (Duration::from_secs(1), Duration::from_secs(10));
+        for j in [Jitter::None, Jitter::Full, Jitter::Equal, Jitter::Decorrelated] {
+            for _ in 0..100 {
+                // `previous` at its largest: 3 * previous saturates instead of overflowing.
+                let w = j.apply(cap, base, cap, Duration::MAX, &mut rng);
+                assert!(w <= cap, "{j:?}: {w:?}");
+            }
+        }
+    }
+}

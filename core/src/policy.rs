@@ -361,3 +361,94 @@ impl core::fmt::Display for ConfigError {
 }
 
 impl core::error::Error for ConfigError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_the_design() {
+        let p = Policy::default();
+        assert_eq!(p, Policy::builder().build().unwrap_or(p));
+        assert_eq!(p.max_attempts(), 4);
+        assert_eq!(p.max_elapsed(), Duration::from_secs(15));
+        assert_eq!(p.attempt_timeout(), Duration::from_secs(5));
+        assert_eq!(
+            p.backoff(),
+            Backoff::exponential(Duration::from_millis(300), Duration::from_secs(5))
+        );
+        assert_eq!(p.jitter(), Jitter::Full);
+        assert_eq!(p.retryable_statuses(), StatusSet::DEFAULT_RETRYABLE);
+        assert_eq!(p.retry_methods(), MethodSet::SAFE);
+        assert!(!p.retry_non_idempotent());
+        assert_eq!(p.max_retry_after(), Duration::from_secs(60));
+        assert_eq!(p.retry_after_above_max(), RetryAfterAboveMax::GiveUp);
+        assert_eq!(p.max_wait(), Duration::from_secs(60));
+    }
+
+    #[test]
+    fn bad_configuration_is_a_clear_error() {
+        let cases = [
+            (
+                Policy::builder().max_attempts(0),
+                ConfigError::ZeroMaxAttempts,
+            ),
+            (
+                Policy::builder().max_elapsed(Duration::ZERO),
+                ConfigError::ZeroMaxElapsed,
+            ),
+            (
+                Policy::builder().attempt_timeout(Duration::ZERO),
+                ConfigError::ZeroAttemptTimeout,
+            ),
+            (
+                Policy::builder().backoff(Backoff::exponential(
+                    Duration::from_secs(2),
+                    Duration::from_secs(1),
+                )),
+                ConfigError::BackoffBaseAboveCap {
+                    base: Duration::from_secs(2),
+                    cap: Duration::from_secs(1),
+                },
+            ),
+            (
+                Policy::builder().retryable_statuses(&[503, 600]),
+                ConfigError::StatusOutOfRange(600),
+            ),
+            (
+                Policy::builder().retry_method(Method::Post),
+                ConfigError::MethodNotIdempotent(Method::Post),
+            ),
+            (
+                Policy::builder().retry_methods(&[Method::Get, Method::Patch]),
+                ConfigError::MethodNotIdempotent(Method::Patch),
+            ),
+        ];
+        for (builder, expected) in cases {
+            assert_eq!(builder.build(), Err(expected));
+        }
+    }
+
+    #[test]
+    fn config_errors_explain_themselves() {
+        extern crate std;
+        use std::string::ToString;
+        assert_eq!(
+            ConfigError::ZeroMaxAttempts.to_string(),
+            "max_attempts must be at least 1"
+        );
+        assert!(ConfigError::MethodNotIdempotent(Method::Post)
+            .to_string()
+            .contains("Idempotency-Key"));
+    }
+
+    #[test]
+    fn retry_methods_replaces_the_default_set() {
+        let p = Policy::builder()
+            .retry_methods(&[Method::Put])
+            .build()
+            .unwrap_or_default();
+        assert!(p.retry_methods().contains(Method::Put));
+        assert!(!p.retry_methods().contains(Method::Get));
+    }
+}

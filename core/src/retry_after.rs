@@ -152,3 +152,92 @@ fn trim_ows(mut v: &[u8]) -> &[u8] {
     }
     v
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delay_seconds_accepts_integers_and_decimals() {
+        assert_eq!(parse_delay_seconds(b"0"), Some(Duration::ZERO));
+        assert_eq!(parse_delay_seconds(b"120"), Some(Duration::from_secs(120)));
+        assert_eq!(
+            parse_delay_seconds(b"0.1"),
+            Some(Duration::from_millis(100))
+        );
+        assert_eq!(parse_delay_seconds(b" 7 \t"), Some(Duration::from_secs(7)));
+        assert_eq!(
+            parse_delay_seconds(b"1.0000000019"),
+            Some(Duration::new(1, 1)),
+            "digits past nanoseconds are truncated"
+        );
+    }
+
+    #[test]
+    fn delay_seconds_rejects_signs_exponents_and_junk() {
+        for junk in [
+            &b""[..],
+            b" ",
+            b"-1",
+            b"+1",
+            b"1e30",
+            b"NaN",
+            b"0x10",
+            b"1.",
+            b".5",
+            b"1.2.3",
+            b"1 2",
+            b"\xff",
+            b"\xd9\xa3", // an Arabic-Indic digit: not ASCII
+        ] {
+            assert_eq!(parse_delay_seconds(junk), None, "{junk:?}");
+            assert_eq!(parse_retry_after(junk), None, "{junk:?}");
+        }
+    }
+
+    #[test]
+    fn huge_delay_seconds_saturate_instead_of_overflowing() {
+        assert_eq!(
+            parse_delay_seconds(b"18446744073709551615"),
+            Some(Duration::from_secs(u64::MAX))
+        );
+        assert_eq!(
+            parse_delay_seconds(b"18446744073709551616"),
+            Some(Duration::MAX)
+        );
+        let long = [b'9'; 65_536];
+        assert_eq!(parse_delay_seconds(&long), Some(Duration::MAX));
+    }
+
+    #[test]
+    fn all_three_http_date_forms_parse_to_the_same_instant() {
+        let t = Some(RetryAfter::Date(UnixTime::from_secs(784_111_777)));
+        assert_eq!(parse_retry_after(b"Sun, 06 Nov 1994 08:49:37 GMT"), t);
+        assert_eq!(parse_retry_after(b"Sunday, 06-Nov-94 08:49:37 GMT"), t);
+        assert_eq!(parse_retry_after(b"Sun Nov  6 08:49:37 1994"), t);
+    }
+
+    #[test]
+    fn malformed_dates_are_absent() {
+        for junk in [
+            &b"Sun, 06 Nov 1994 08:49:37"[..],
+            b"Sun, 32 Nov 1994 08:49:37 GMT",
+            b"tomorrow",
+            b"Thu, 01 Jan 1969 00:00:00 GMT",
+            b"Sun, 06 Nov 1994 08:49:37 GMT\xff",
+        ] {
+            assert_eq!(parse_retry_after(junk), None, "{junk:?}");
+        }
+    }
+
+    #[test]
+    fn a_date_before_its_reference_is_a_zero_delay() {
+        let d = RetryAfter::Date(UnixTime::from_secs(10));
+        assert_eq!(d.delay_from(UnixTime::from_secs(20)), Duration::ZERO);
+        let s = RetryAfter::Delay(Duration::from_secs(3));
+        assert_eq!(
+            s.delay_from(UnixTime::from_secs(20)),
+            Duration::from_secs(3)
+        );
+    }
+}
