@@ -108,7 +108,12 @@ mod tests {
     fn jitter_stays_under_the_cap_even_from_saturated_inputs() {
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(9);
         let (base, cap) = (Duration::from_secs(1), Duration::from_secs(10));
-        for j in [Jitter::None, Jitter::Full, Jitter::Equal, Jitter::Decorrelated] {
+        for j in [
+            Jitter::None,
+            Jitter::Full,
+            Jitter::Equal,
+            Jitter::Decorrelated,
+        ] {
             for _ in 0..100 {
                 // `previous` at its largest: 3 * previous saturates instead of overflowing.
                 let w = j.apply(cap, base, cap, Duration::MAX, &mut rng);

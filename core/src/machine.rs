@@ -164,10 +164,16 @@ impl<R: RngCore, B: Budget> RetryMachine<R, B> {
 
     /// Feeds one event in. A misplaced event is an error and changes nothing.
     pub fn handle(&mut self, now: Instant, event: Event<'_>) -> Result<(), MisuseError> {
+        if let Event::Abort = event {
+            // The caller's abort wins over any bound that `now` reaches but that no decision
+            // has reported yet.
+            self.now = self.now.max(now);
+            self.abort();
+            return Ok(());
+        }
         self.advance(now);
         match event {
-            Event::TimePassed => {}
-            Event::Abort => self.abort(),
+            Event::TimePassed | Event::Abort => {}
             Event::AttemptStarted => match self.state {
                 State::Ready(_) => {
                     self.attempts = self.attempts.saturating_add(1);

@@ -689,3 +689,14 @@ fn the_same_seed_and_events_give_the_same_decisions() {
     assert_eq!(run(11), run(11));
     assert_ne!(run(11), run(12), "a different seed draws different jitter");
 }
+
+#[test]
+fn abort_at_the_deadline_is_reported_as_aborted() {
+    // Found by the property test: the caller's abort wins over a bound no decision has
+    // reported yet.
+    let policy = Policy::builder().max_elapsed(millis(100)).build().unwrap();
+    let mut sim = Sim::get(policy);
+    sim.advance(millis(100));
+    sim.machine.handle(sim.now, Event::Abort).unwrap();
+    assert_eq!(gave_up(sim.poll()).reason, StopReason::Aborted);
+}

@@ -1,0 +1,86 @@
+//! A whole operation (policy, machine, retries with Retry-After and backoff, the final outcome)
+//! allocates nothing: a counting global allocator proves it.
+#![allow(unsafe_code)] // a global allocator cannot be written without it
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use backstop::{Decision, Event, Instant, Method, Policy, Request, Response, RetryMachine};
+use rand_core::SeedableRng;
+
+struct Counting;
+
+thread_local! {
+    // Counts only this thread's allocations, so the test harness's own threads don't interfere.
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+// SAFETY: forwards every call to the system allocator unchanged; it only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations() -> u64 {
+    ALLOCATIONS.with(Cell::get)
+}
+
+#[test]
+fn a_whole_operation_allocates_nothing() {
+    // Prove the counter counts: a Vec allocates.
+    let before = allocations();
+    let v: Vec<u8> = Vec::with_capacity(16);
+    drop(v);
+    assert!(
+        allocations() > before,
+        "the counting allocator is not in use"
+    );
+
+    let before = allocations();
+    let policy = Policy::builder().max_attempts(5).build().expect("valid");
+    let rng = rand_pcg::Pcg64Mcg::seed_from_u64(5);
+    let mut now = Instant::ZERO;
+    let mut m = RetryMachine::new(policy, Request::new(Method::Get), rng, now);
+    let answers: [(u16, Option<&[u8]>); 4] = [
+        (503, Some(b"0.1")),
+        (429, Some(b"Sun, 06 Nov 1994 08:49:38 GMT")),
+        (500, None),
+        (200, None),
+    ];
+    let mut i = 0;
+    let outcome = loop {
+        match m.poll(now) {
+            Decision::Send { .. } => {
+                m.handle(now, Event::AttemptStarted).expect("send pending");
+                let (status, ra) = answers[i];
+                i += 1;
+                let mut r = Response::new(status).date(b"Sun, 06 Nov 1994 08:49:37 GMT");
+                if let Some(ra) = ra {
+                    r = r.retry_after(ra);
+                }
+                m.handle(now, Event::Response(r)).expect("in flight");
+            }
+            Decision::Wait { until, .. } => now = until,
+            Decision::Return(o) | Decision::GiveUp(o) => break o,
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    let during = allocations() - before;
+    assert_eq!(outcome.attempts, 4);
+    assert_eq!(during, 0, "the operation allocated {during} times");
+}
