@@ -7,6 +7,62 @@
 //! [`StopReason::Budget`](crate::StopReason::Budget) and the last response or error.
 //!
 //! A budget is shared (`&self` methods) and driven only by the `now` the machine passes in.
+//! Three budgets ship with core, each `Send + Sync`, lock-free (atomics only) and
+//! allocation-free, so one `static` or `Arc` serves every operation of a client:
+//!
+//! | budget | model | allows a retry while | good for |
+//! |---|---|---|---|
+//! | [`TokenBucket`] | gRPC retry throttling (gRFC A6) | tokens > `max_tokens / 2`; a failure costs 1, a success earns `token_ratio` | switching retries off entirely in an outage |
+//! | [`RetryQuota`] | the AWS SDKs' standard retry quota | the quota covers the retry's cost (5, or 10 after a timeout); a success refunds 1 | a fixed allowance of retries that refills with successes |
+//! | [`RatioBudget`] | Finagle/Envoy/tower budgets, the Google SRE 10% rule | retries in the last `window` stay under `percent` of the operations started in it, plus `min_per_sec` | capping amplification at a ratio (about 1.1x for 10%) |
+//!
+//! ```
+//! use backstop::{Decision, Event, Instant, Method, Policy, RatioBudget, Request, Response,
+//!                RetryMachine, StopReason};
+//! use core::time::Duration;
+//! use rand_core::SeedableRng;
+//!
+//! // At most 10% retries over a 10 s window, and no minimum rate.
+//! static BUDGET: RatioBudget = match RatioBudget::new(10, 0, Duration::from_secs(10)) {
+//!     Ok(b) => b,
+//!     Err(_) => panic!("valid budget"),
+//! };
+//!
+//! let policy = Policy::builder().max_attempts(4).build()?;
+//! let now = Instant::ZERO;
+//! let mut attempts = 0;
+//! // A full outage: every attempt fails with 503.
+//! for op in 0..20u64 {
+//!     let rng = rand_pcg::Pcg64Mcg::seed_from_u64(op);
+//!     let mut m = RetryMachine::with_budget(policy, Request::new(Method::Get), rng, &BUDGET, now);
+//!     loop {
+//!         match m.poll(now) {
+//!             Decision::Send { .. } => {
+//!                 m.handle(now, Event::AttemptStarted)?;
+//!                 m.handle(now, Event::Response(Response::new(503).retry_after(b"0")))?;
+//!             }
+//!             Decision::Return(o) | Decision::GiveUp(o) => {
+//!                 assert_eq!(o.reason, StopReason::Budget);
+//!                 attempts += o.attempts;
+//!                 break;
+//!             }
+//!             _ => unreachable!("no waits: Retry-After is 0 and time stands still"),
+//!         }
+//!     }
+//! }
+//! // 20 operations earn 2 retries (10% of 20); without the budget they would have made 80
+//! // attempts.
+//! assert_eq!(attempts, 22);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod ratio;
+mod retry_quota;
+mod token_bucket;
+
+pub use ratio::RatioBudget;
+pub use retry_quota::RetryQuota;
+pub use token_bucket::TokenBucket;
 
 use crate::decision::AttemptOutcome;
 use crate::time::Instant;
@@ -63,3 +119,39 @@ impl<B: Budget + ?Sized> Budget for std::sync::Arc<B> {
         (**self).on_attempt_end(now, success);
     }
 }
+
+/// Why a budget could not be built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum BudgetConfigError {
+    /// [`TokenBucket`]: `max_tokens` was zero or above 1,000,000.
+    MaxTokensOutOfRange(u32),
+    /// [`TokenBucket`]: `token_ratio` was zero (the bucket could never refill).
+    ZeroTokenRatio,
+    /// [`RatioBudget`]: the percentage was above 10,000 (100 retries per operation).
+    PercentOutOfRange(u32),
+    /// [`RatioBudget`]: the window was shorter than its slot count in nanoseconds, or longer
+    /// than a day.
+    WindowOutOfRange,
+}
+
+impl core::fmt::Display for BudgetConfigError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            BudgetConfigError::MaxTokensOutOfRange(n) => {
+                write!(f, "max_tokens {n} is outside 1..=1000000")
+            }
+            BudgetConfigError::ZeroTokenRatio => {
+                f.write_str("token_ratio must be greater than zero")
+            }
+            BudgetConfigError::PercentOutOfRange(p) => {
+                write!(f, "retry percentage {p} is outside 0..=10000")
+            }
+            BudgetConfigError::WindowOutOfRange => {
+                f.write_str("the budget window must be between 1 microsecond and 1 day")
+            }
+        }
+    }
+}
+
+impl core::error::Error for BudgetConfigError {}

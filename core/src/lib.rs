@@ -80,7 +80,7 @@ mod status;
 mod time;
 
 pub use backoff::Backoff;
-pub use budget::{Budget, Unlimited};
+pub use budget::{Budget, BudgetConfigError, RatioBudget, RetryQuota, TokenBucket, Unlimited};
 pub use classify::{AttemptError, ErrorClass, ErrorKind};
 pub use decision::{
     AttemptOutcome, Decision, DelaySource, Outcome, SendReason, StopReason, WaitReason,

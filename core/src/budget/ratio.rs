@@ -1,0 +1,198 @@
+//! A ratio budget: retries stay under a percentage of the operations started in a sliding
+//! time window, plus a minimum rate.
+//!
+//! Rule (the Google SRE book, "Handling Overload": per-client retries under 10% of requests;
+//! Finagle's and tower's `TpsBudget`, Envoy's retry budgets): every operation that starts
+//! deposits `percent / 100` of a retry; every retry withdraws one; deposits and withdrawals
+//! expire after `window`; a reserve of `min_per_sec * window` retries lets a client that sends
+//! little still retry. A retry is allowed while what is left covers it. In a full outage the
+//! retries in any window are at most `percent`% of the operations started in it, plus the
+//! reserve: amplification stays near `1 + percent / 100`.
+//!
+//! The window is [`SLOTS`](RatioBudget::SLOTS) slots of `window / SLOTS`, each one atomic word
+//! holding its slot number and its balance (in hundredths of a retry), so rotating a slot and
+//! counting into it is one compare-and-swap and nothing is lost. Time comes only from the
+//! `now` the machine passes in.
+
+use core::sync::atomic::{AtomicU64, Ordering};
+use core::time::Duration;
+
+use super::{Budget, BudgetConfigError};
+use crate::decision::AttemptOutcome;
+use crate::time::Instant;
+
+/// Hundredths of a retry per retry: the cost of one retry.
+const RETRY: i64 = 100;
+const SLOTS: usize = 10;
+const DAY_NANOS: u128 = 86_400 * 1_000_000_000;
+
+/// A retry budget of `percent`% of the operations started in the last `window`, plus
+/// `min_per_sec` retries per second. Shared by reference (`&RatioBudget` and
+/// `Arc<RatioBudget>` are budgets); lock-free; usable in a `static`.
+///
+/// ```
+/// use backstop::{AttemptOutcome, Budget, Instant, RatioBudget};
+/// use core::time::Duration;
+///
+/// let budget = RatioBudget::new(10, 0, Duration::from_secs(10))?;
+/// let cause = AttemptOutcome::Response(503);
+/// let t0 = Instant::ZERO;
+/// for _ in 0..30 {
+///     budget.on_operation_start(t0); // 30 operations earn 3 retries
+/// }
+/// assert_eq!(budget.available_centi(t0), 300);
+/// assert!((0..3).all(|_| budget.try_retry(t0, cause)));
+/// assert!(!budget.try_retry(t0, cause));
+/// // After the window, the operations and the retries have expired together.
+/// let later = Instant::from_secs(11);
+/// assert_eq!(budget.available_centi(later), 0);
+/// # Ok::<(), backstop::BudgetConfigError>(())
+/// ```
+#[derive(Debug)]
+pub struct RatioBudget {
+    deposit: i64,
+    reserve: i64,
+    slot_nanos: u64,
+    slots: [AtomicU64; SLOTS],
+}
+
+impl RatioBudget {
+    /// The number of slots the window is divided into: deposits expire one slot
+    /// (`window / 10`) at a time.
+    pub const SLOTS: usize = SLOTS;
+
+    /// A budget allowing retries of at most `percent`% (0 to 10,000) of the operations
+    /// started in the last `window` (1 µs to 1 day), plus `min_per_sec` retries per second
+    /// whatever the traffic.
+    pub const fn new(
+        percent: u32,
+        min_per_sec: u32,
+        window: Duration,
+    ) -> Result<Self, BudgetConfigError> {
+        if percent > 10_000 {
+            return Err(BudgetConfigError::PercentOutOfRange(percent));
+        }
+        let window_nanos = window.as_nanos();
+        if window_nanos < 1_000 || window_nanos > DAY_NANOS {
+            return Err(BudgetConfigError::WindowOutOfRange);
+        }
+        // Below a day and at most 2^32 * 1e9 * 100: fits an i64 (about 9.2e18) in every case.
+        let reserve = (min_per_sec as u128 * window_nanos * RETRY as u128) / 1_000_000_000;
+        let reserve = if reserve > i64::MAX as u128 {
+            i64::MAX
+        } else {
+            reserve as i64
+        };
+        Ok(RatioBudget {
+            deposit: percent as i64,
+            reserve,
+            slot_nanos: (window_nanos / SLOTS as u128) as u64,
+            slots: [const { AtomicU64::new(0) }; SLOTS],
+        })
+    }
+
+    /// The window's length.
+    #[must_use]
+    pub const fn window(&self) -> Duration {
+        Duration::from_nanos(self.slot_nanos * SLOTS as u64)
+    }
+
+    /// What is left at `now`, in hundredths of a retry (a retry costs 100). It may be
+    /// negative after the deposits that paid for recent retries expired.
+    #[must_use]
+    pub fn available_centi(&self, now: Instant) -> i64 {
+        let slot = self.slot_number(now);
+        let mut sum = self.reserve;
+        for cell in &self.slots {
+            sum = sum.saturating_add(live_balance(cell.load(Ordering::Relaxed), slot));
+        }
+        sum
+    }
+
+    /// The slot number of `now`: the count of slot lengths since the epoch.
+    fn slot_number(&self, now: Instant) -> u64 {
+        // `slot_nanos` is at least 100 (window >= 1 µs); the quotient of a u128 by it can
+        // exceed u64 only past 58,000 years of uptime, where it saturates.
+        u64::try_from(now.as_duration().as_nanos() / u128::from(self.slot_nanos))
+            .unwrap_or(u64::MAX)
+    }
+
+    /// Applies `change` to the balance of `now`'s slot (rotating it if it holds an older
+    /// slot) in one compare-and-swap loop. `change` sees the slot's balance and returns the
+    /// new one, or `None` to leave it alone. Returns whether it changed.
+    fn update(&self, slot: u64, change: impl Fn(i64) -> Option<i64>) -> bool {
+        // `slot % SLOTS` is always an index of `slots`; `None` cannot happen.
+        let Some(cell) = self.slots.get((slot % SLOTS as u64) as usize) else {
+            return false;
+        };
+        let tag = slot as u32; // the slot number, modulo 2^32
+        cell.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |word| {
+            let (held, balance) = unpack(word);
+            // A newer slot (a thread with a later `now` rotated it) keeps its number: the
+            // change is counted there rather than wiping it.
+            let (tag, balance) = if held == tag || is_newer(held, tag) {
+                (held, i64::from(balance))
+            } else {
+                (tag, 0)
+            };
+            change(balance).map(|b| pack(tag, b))
+        })
+        .is_ok()
+    }
+
+    /// The balance of every live slot except `slot`'s own cell.
+    fn others(&self, slot: u64) -> i64 {
+        let own = (slot % SLOTS as u64) as usize;
+        let mut sum = 0i64;
+        for (i, cell) in self.slots.iter().enumerate() {
+            if i != own {
+                sum = sum.saturating_add(live_balance(cell.load(Ordering::Relaxed), slot));
+            }
+        }
+        sum
+    }
+}
+
+impl Budget for RatioBudget {
+    fn on_operation_start(&self, now: Instant) {
+        let deposit = self.deposit;
+        self.update(self.slot_number(now), |b| Some(b.saturating_add(deposit)));
+    }
+
+    fn try_retry(&self, now: Instant, _cause: AttemptOutcome) -> bool {
+        let slot = self.slot_number(now);
+        let rest = self.others(slot).saturating_add(self.reserve);
+        // The check and the withdrawal are one compare-and-swap on the current slot, so two
+        // threads at the same `now` cannot both take the last retry.
+        self.update(slot, |own| {
+            (own.saturating_add(rest) >= RETRY).then(|| own.saturating_sub(RETRY))
+        })
+    }
+}
+
+fn pack(tag: u32, balance: i64) -> u64 {
+    // Saturates a slot at about ±21 million retries.
+    let balance = balance.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32;
+    (u64::from(tag) << 32) | u64::from(balance as u32)
+}
+
+fn unpack(word: u64) -> (u32, i32) {
+    ((word >> 32) as u32, word as u32 as i32)
+}
+
+/// Whether slot tag `a` is later than `b`, modulo 2^32.
+fn is_newer(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) > 0
+}
+
+/// The balance a cell contributes at slot `slot`: its own if it holds one of the window's
+/// slots (or a newer one), else nothing (it expired).
+fn live_balance(word: u64, slot: u64) -> i64 {
+    let (held, balance) = unpack(word);
+    let age = (slot as u32).wrapping_sub(held);
+    if (age as usize) < SLOTS || (age as i32) < 0 {
+        i64::from(balance)
+    } else {
+        0
+    }
+}
