@@ -1,1 +1,99 @@
-fn main() {}
+//! The cost of one decision in a retry cycle, and of `Retry-After` parsing beside `httpdate`.
+//!
+//! Run with `cargo bench -p backstop`.
+
+use core::time::Duration;
+
+use backstop::{
+    parse_retry_after, Decision, Event, Instant, Method, Policy, Request, Response, RetryMachine,
+};
+use divan::{black_box, Bencher};
+use rand_core::SeedableRng;
+use rand_pcg::Pcg64Mcg;
+
+fn main() {
+    divan::main();
+}
+
+/// A machine with attempt 1 in flight, under a policy that never runs out within a bench.
+fn in_flight() -> RetryMachine<Pcg64Mcg> {
+    let policy = Policy::builder()
+        .max_attempts(u32::MAX)
+        .max_elapsed(Duration::from_secs(1_000_000))
+        .build()
+        .expect("valid policy");
+    let mut m = RetryMachine::new(
+        policy,
+        Request::new(Method::Get),
+        Pcg64Mcg::seed_from_u64(1),
+        Instant::ZERO,
+    );
+    let _ = m.poll(Instant::ZERO);
+    m.handle(Instant::ZERO, Event::AttemptStarted)
+        .expect("send pending");
+    m
+}
+
+/// Response in (503, no Retry-After), wait out: backoff and full jitter.
+#[divan::bench]
+fn decision_503_to_backoff_wait(bencher: Bencher) {
+    bencher.with_inputs(in_flight).bench_local_refs(|m| {
+        m.handle(
+            Instant::ZERO,
+            Event::Response(Response::new(black_box(503))),
+        )
+        .expect("in flight");
+        black_box(m.poll(Instant::ZERO))
+    });
+}
+
+/// Response in (503, `Retry-After: 0.1`), wait out: parsing, ceiling, spread.
+#[divan::bench]
+fn decision_503_retry_after_to_wait(bencher: Bencher) {
+    bencher.with_inputs(in_flight).bench_local_refs(|m| {
+        let r = Response::new(503).retry_after(black_box(b"0.1"));
+        m.handle(Instant::ZERO, Event::Response(r))
+            .expect("in flight");
+        black_box(m.poll(Instant::ZERO))
+    });
+}
+
+/// A whole retry cycle in steady state: send, started, 503 in, wait out, time passes.
+#[divan::bench]
+fn retry_cycle_send_503_wait(bencher: Bencher) {
+    let mut m = in_flight();
+    let mut now = Instant::ZERO;
+    bencher.bench_local(|| {
+        m.handle(now, Event::Response(Response::new(black_box(503))))
+            .expect("in flight");
+        if let Decision::Wait { until, .. } = m.poll(now) {
+            now = until;
+        }
+        let d = m.poll(now);
+        m.handle(now, Event::AttemptStarted).expect("send pending");
+        black_box(d)
+    });
+}
+
+const SECONDS: [&str; 2] = ["120", "0.1"];
+
+#[divan::bench(args = SECONDS)]
+fn retry_after_delay_seconds(value: &str) -> Option<backstop::RetryAfter> {
+    parse_retry_after(black_box(value.as_bytes()))
+}
+
+const DATES: [&str; 3] = [
+    "Sun, 06 Nov 1994 08:49:37 GMT",
+    "Sunday, 06-Nov-94 08:49:37 GMT",
+    "Sun Nov  6 08:49:37 1994",
+];
+
+#[divan::bench(args = DATES)]
+fn retry_after_http_date_backstop(value: &str) -> Option<backstop::RetryAfter> {
+    parse_retry_after(black_box(value.as_bytes()))
+}
+
+#[divan::bench(args = DATES)]
+fn retry_after_http_date_httpdate_alone(value: &str) -> Option<std::time::SystemTime> {
+    httpdate::parse_http_date(black_box(value)).ok()
+}

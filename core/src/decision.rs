@@ -191,3 +191,92 @@ impl core::fmt::Display for StopReason {
         f.write_str(self.as_str())
     }
 }
+
+impl core::fmt::Display for AttemptOutcome {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            AttemptOutcome::Response(status) => write!(f, "status {status}"),
+            AttemptOutcome::Error(e) => write!(f, "error {} ({})", e.kind, e.class),
+        }
+    }
+}
+
+impl core::fmt::Display for SendReason {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            SendReason::First => f.write_str("first attempt"),
+            SendReason::Retry(cause) => write!(f, "retry after {cause}"),
+        }
+    }
+}
+
+impl core::fmt::Display for WaitReason {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "{} after {}, before attempt {}",
+            self.source.as_str(),
+            self.cause,
+            self.next_attempt
+        )
+    }
+}
+
+impl core::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "{} after {} attempt(s) in {:?}",
+            self.reason, self.attempts, self.elapsed
+        )?;
+        if let Some(last) = self.last {
+            write!(f, ", last {last}")?;
+        }
+        Ok(())
+    }
+}
+
+/// One line per decision, for logs and traces: what to do, and why.
+///
+/// ```
+/// use backstop::{Decision, Instant, Method, Policy, Request, RetryMachine};
+/// use rand_core::SeedableRng;
+///
+/// let mut m = RetryMachine::new(
+///     Policy::default(),
+///     Request::new(Method::Get),
+///     rand_pcg::Pcg64Mcg::seed_from_u64(1),
+///     Instant::ZERO,
+/// );
+/// assert_eq!(m.poll(Instant::ZERO).to_string(), "send attempt 1 (first attempt), timeout 5s");
+/// ```
+impl core::fmt::Display for Decision {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Decision::Send {
+                attempt,
+                timeout,
+                reason,
+            } => write!(f, "send attempt {attempt} ({reason}), timeout {timeout:?}"),
+            Decision::AwaitResponse {
+                attempt,
+                timeout_at,
+            } => write!(
+                f,
+                "await attempt {attempt} until {:?}",
+                timeout_at.as_duration()
+            ),
+            Decision::Wait {
+                until,
+                delay,
+                reason,
+            } => write!(
+                f,
+                "wait {delay:?} until {:?} ({reason})",
+                until.as_duration()
+            ),
+            Decision::Return(o) => write!(f, "return the response: {o}"),
+            Decision::GiveUp(o) => write!(f, "give up: {o}"),
+        }
+    }
+}
