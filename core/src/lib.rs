@@ -55,6 +55,8 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![deny(
+    clippy::std_instead_of_core,
+    clippy::alloc_instead_of_core,
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::panic,
