@@ -10,7 +10,8 @@
 //! - an HTTP-date in any of its three forms (IMF-fixdate, obsolete RFC 850, asctime), through
 //!   the `httpdate` crate, under the `std` feature. Without `std` a date is treated as absent.
 //!
-//! Optional whitespace (space, tab) around the value is ignored. A malformed value is `None`:
+//! Optional whitespace (space, tab) around delay-seconds is ignored (`httpdate` trims any ASCII
+//! whitespace around a date). A malformed value is `None`:
 //! the caller falls back to its own backoff, as if the field were absent. How the parsed value
 //! becomes a wait (the `Date` reference, the ceiling) is the machine's business.
 
@@ -65,10 +66,11 @@ impl RetryAfter {
 /// assert_eq!(parse_retry_after(b"1e3"), None);
 /// ```
 #[must_use]
+#[inline]
 pub fn parse_retry_after(value: &[u8]) -> Option<RetryAfter> {
     let value = trim_ows(value);
     match value.first() {
-        Some(b'0'..=b'9') => parse_delay_seconds(value).map(RetryAfter::Delay),
+        Some(b'0'..=b'9') => delay_seconds(value).map(RetryAfter::Delay),
         Some(_) => parse_http_date(value).map(RetryAfter::Date),
         None => None,
     }
@@ -85,20 +87,18 @@ pub fn parse_retry_after(value: &[u8]) -> Option<RetryAfter> {
 /// assert_eq!(parse_delay_seconds(b"+1"), None);
 /// ```
 #[must_use]
+#[inline]
 pub fn parse_delay_seconds(value: &[u8]) -> Option<Duration> {
-    let value = trim_ows(value);
-    let mut parts = value.split(|&b| b == b'.');
-    let int = parts.next().unwrap_or_default();
-    let frac = parts.next();
-    if parts.next().is_some() {
-        return None;
-    }
-    if int.is_empty() || !int.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    let mut saturated = false;
+    delay_seconds(trim_ows(value))
+}
+
+/// delay-seconds, already trimmed.
+#[inline]
+fn delay_seconds(mut rest: &[u8]) -> Option<Duration> {
     let mut secs: u64 = 0;
-    for &d in int {
+    let mut saturated = false;
+    let mut int_digits = 0usize;
+    while let [d @ b'0'..=b'9', tail @ ..] = rest {
         match secs
             .checked_mul(10)
             .and_then(|s| s.checked_add(u64::from(d - b'0')))
@@ -106,17 +106,30 @@ pub fn parse_delay_seconds(value: &[u8]) -> Option<Duration> {
             Some(s) => secs = s,
             None => saturated = true,
         }
+        int_digits += 1;
+        rest = tail;
+    }
+    if int_digits == 0 {
+        return None;
     }
     let mut nanos: u32 = 0;
-    if let Some(frac) = frac {
-        if frac.is_empty() || !frac.iter().all(u8::is_ascii_digit) {
-            return None;
-        }
+    if let [b'.', tail @ ..] = rest {
+        rest = tail;
         let mut scale = 100_000_000;
-        for &d in frac.iter().take(9) {
+        let mut frac_digits = 0usize;
+        while let [d @ b'0'..=b'9', tail @ ..] = rest {
+            // Past the ninth digit `scale` is zero: the digit is validated, then truncated.
             nanos += u32::from(d - b'0') * scale;
             scale /= 10;
+            frac_digits += 1;
+            rest = tail;
         }
+        if frac_digits == 0 {
+            return None;
+        }
+    }
+    if !rest.is_empty() {
+        return None;
     }
     if saturated {
         return Some(Duration::MAX);
@@ -127,11 +140,13 @@ pub fn parse_delay_seconds(value: &[u8]) -> Option<Duration> {
 /// Parses an HTTP-date (RFC 9110 §5.6.7, all three forms) with `httpdate`.
 ///
 /// Used for `Retry-After` and for the `Date` field that serves as its reference. Dates that
-/// `httpdate` rejects (including years before 1970) are `None`.
+/// `httpdate` rejects (including years before 1970) are `None`. Surrounding whitespace is
+/// trimmed by `httpdate`.
 #[cfg(feature = "std")]
 #[must_use]
+#[inline]
 pub fn parse_http_date(value: &[u8]) -> Option<UnixTime> {
-    let text = core::str::from_utf8(trim_ows(value)).ok()?;
+    let text = core::str::from_utf8(value).ok()?;
     let t = httpdate::parse_http_date(text).ok()?;
     Some(UnixTime::from_system_time(t))
 }
@@ -143,11 +158,22 @@ pub fn parse_http_date(_value: &[u8]) -> Option<UnixTime> {
     None
 }
 
+/// Optional whitespace (RFC 9110 §5.6.3): space and horizontal tab.
+const fn is_ows(b: u8) -> bool {
+    matches!(b, b' ' | b'\t')
+}
+
 fn trim_ows(mut v: &[u8]) -> &[u8] {
-    while let [b' ' | b'\t', rest @ ..] = v {
+    while let [b, rest @ ..] = v {
+        if !is_ows(*b) {
+            break;
+        }
         v = rest;
     }
-    while let [rest @ .., b' ' | b'\t'] = v {
+    while let [rest @ .., b] = v {
+        if !is_ows(*b) {
+            break;
+        }
         v = rest;
     }
     v

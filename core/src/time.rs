@@ -11,9 +11,11 @@
 
 use core::time::Duration;
 
-/// A monotonic instant: the time elapsed since an epoch chosen by the caller.
+/// A monotonic instant: the time elapsed since an epoch chosen by the caller, at nanosecond
+/// resolution.
 ///
-/// All arithmetic saturates; an `Instant` never overflows and never panics.
+/// Instants span about 584 years from the epoch (`u64` nanoseconds); all arithmetic saturates
+/// there. An `Instant` never overflows and never panics.
 ///
 /// ```
 /// use backstop::Instant;
@@ -22,48 +24,82 @@ use core::time::Duration;
 /// let t = Instant::from_millis(1_500);
 /// assert_eq!(t.saturating_add(Duration::from_millis(500)), Instant::from_secs(2));
 /// assert_eq!(Instant::ZERO.saturating_duration_since(t), Duration::ZERO);
+/// assert_eq!(Instant::from_duration(Duration::MAX), Instant::MAX);
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Instant(Duration);
+#[derive(Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Instant(u64);
 
 impl Instant {
     /// The epoch itself.
-    pub const ZERO: Instant = Instant(Duration::ZERO);
+    pub const ZERO: Instant = Instant(0);
 
-    /// The instant `since_epoch` after the caller's epoch.
+    /// The latest representable instant, about 584 years after the epoch.
+    pub const MAX: Instant = Instant(u64::MAX);
+
+    /// The instant `since_epoch` after the caller's epoch (saturating at [`Instant::MAX`]).
     #[must_use]
+    #[inline]
     pub const fn from_duration(since_epoch: Duration) -> Self {
-        Instant(since_epoch)
+        Instant(nanos_saturating(since_epoch))
     }
 
     /// The instant `secs` seconds after the epoch.
     #[must_use]
+    #[inline]
     pub const fn from_secs(secs: u64) -> Self {
-        Instant(Duration::from_secs(secs))
+        Instant(secs.saturating_mul(1_000_000_000))
     }
 
     /// The instant `millis` milliseconds after the epoch.
     #[must_use]
+    #[inline]
     pub const fn from_millis(millis: u64) -> Self {
-        Instant(Duration::from_millis(millis))
+        Instant(millis.saturating_mul(1_000_000))
+    }
+
+    /// The instant `nanos` nanoseconds after the epoch.
+    #[must_use]
+    #[inline]
+    pub const fn from_nanos(nanos: u64) -> Self {
+        Instant(nanos)
     }
 
     /// The time elapsed since the epoch.
     #[must_use]
+    #[inline]
     pub const fn as_duration(self) -> Duration {
-        self.0
+        Duration::from_nanos(self.0)
     }
 
-    /// `self + d`, saturating at the largest representable instant.
+    /// `self + d`, saturating at [`Instant::MAX`].
     #[must_use]
+    #[inline]
     pub const fn saturating_add(self, d: Duration) -> Self {
-        Instant(self.0.saturating_add(d))
+        Instant(self.0.saturating_add(nanos_saturating(d)))
     }
 
     /// `self - earlier`, or zero when `earlier` is later than `self`.
     #[must_use]
+    #[inline]
     pub const fn saturating_duration_since(self, earlier: Instant) -> Duration {
-        self.0.saturating_sub(earlier.0)
+        Duration::from_nanos(self.0.saturating_sub(earlier.0))
+    }
+}
+
+impl core::fmt::Debug for Instant {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Instant({:?})", self.as_duration())
+    }
+}
+
+/// A duration in nanoseconds, saturating at `u64::MAX` (584 years).
+#[inline]
+const fn nanos_saturating(d: Duration) -> u64 {
+    let n = d.as_nanos();
+    if n > u64::MAX as u128 {
+        u64::MAX
+    } else {
+        n as u64
     }
 }
 
