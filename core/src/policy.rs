@@ -1,7 +1,7 @@
 //! The retry policy: every bound and rule, validated once.
 //!
 //! Rule (DESIGN.md "Semantics", STYLE.md rule 5): configuration is checked when it is built,
-//! never asserted later; a [`Policy`] that exists is valid. Defaults are in brackets on each
+//! never asserted later; a [`Policy`] that exists is valid. Defaults are given on each
 //! builder method and in the README's semantics table.
 
 use core::time::Duration;
@@ -89,67 +89,67 @@ impl Policy {
         }
     }
 
-    /// The most attempts, the first one included [4].
+    /// The most attempts, the first one included (default: 4).
     #[must_use]
     pub const fn max_attempts(&self) -> u32 {
         self.max_attempts
     }
 
-    /// The time from the machine's creation after which no attempt starts [15 s].
+    /// The time from the machine's creation after which no attempt starts (default: 15 s).
     #[must_use]
     pub const fn max_elapsed(&self) -> Duration {
         self.max_elapsed
     }
 
-    /// The longest a single attempt may take, further bounded by the deadline [5 s].
+    /// The longest a single attempt may take, further bounded by the deadline (default: 5 s).
     #[must_use]
     pub const fn attempt_timeout(&self) -> Duration {
         self.attempt_timeout
     }
 
-    /// The backoff [exponential, base 300 ms, cap 5 s].
+    /// The backoff (default: exponential, base 300 ms, cap 5 s).
     #[must_use]
     pub const fn backoff(&self) -> Backoff {
         self.backoff
     }
 
-    /// The jitter [full].
+    /// The jitter (default: full).
     #[must_use]
     pub const fn jitter(&self) -> Jitter {
         self.jitter
     }
 
-    /// The statuses that are retried [408, 425, 429, 500, 502, 503, 504].
+    /// The statuses that are retried (default: 408, 425, 429, 500, 502, 503, 504).
     #[must_use]
     pub const fn retryable_statuses(&self) -> StatusSet {
         self.retryable_statuses
     }
 
-    /// The idempotent methods that are retried [GET, HEAD, OPTIONS].
+    /// The idempotent methods that are retried (default: GET, HEAD, OPTIONS).
     #[must_use]
     pub const fn retry_methods(&self) -> MethodSet {
         self.retry_methods
     }
 
-    /// Whether POST and PATCH carrying an `Idempotency-Key` are retried [no].
+    /// Whether POST and PATCH carrying an `Idempotency-Key` are retried (default: no).
     #[must_use]
     pub const fn retry_non_idempotent(&self) -> bool {
         self.retry_non_idempotent
     }
 
-    /// The longest `Retry-After` honoured [60 s].
+    /// The longest `Retry-After` honoured (default: 60 s).
     #[must_use]
     pub const fn max_retry_after(&self) -> Duration {
         self.max_retry_after
     }
 
-    /// What happens above [`max_retry_after`](Self::max_retry_after) [give up].
+    /// What happens above [`max_retry_after`](Self::max_retry_after) (default: give up).
     #[must_use]
     pub const fn retry_after_above_max(&self) -> RetryAfterAboveMax {
         self.retry_after_above_max
     }
 
-    /// The most random time added above a `Retry-After` [1 s]; see
+    /// The most random time added above a `Retry-After` (default: 1 s); see
     /// [`PolicyBuilder::retry_after_spread`].
     #[must_use]
     pub const fn retry_after_spread(&self) -> Duration {
@@ -192,38 +192,38 @@ pub struct PolicyBuilder {
 }
 
 impl PolicyBuilder {
-    /// The most attempts, the first one included [4]. Must be at least 1.
+    /// The most attempts, the first one included (default: 4). Must be at least 1.
     pub const fn max_attempts(mut self, n: u32) -> Self {
         self.policy.max_attempts = n;
         self
     }
 
-    /// The overall deadline, measured from the machine's creation [15 s]. Must not be zero.
+    /// The overall deadline, measured from the machine's creation (default: 15 s). Must not be zero.
     pub const fn max_elapsed(mut self, d: Duration) -> Self {
         self.policy.max_elapsed = d;
         self
     }
 
-    /// The per-attempt timeout [5 s]; an attempt's timeout is also never later than the
+    /// The per-attempt timeout (default: 5 s); an attempt's timeout is also never later than the
     /// overall deadline. Must not be zero.
     pub const fn attempt_timeout(mut self, d: Duration) -> Self {
         self.policy.attempt_timeout = d;
         self
     }
 
-    /// The backoff [exponential, base 300 ms, cap 5 s]. The base must not exceed the cap.
+    /// The backoff (default: exponential, base 300 ms, cap 5 s). The base must not exceed the cap.
     pub const fn backoff(mut self, backoff: Backoff) -> Self {
         self.policy.backoff = backoff;
         self
     }
 
-    /// The jitter [full].
+    /// The jitter (default: full).
     pub const fn jitter(mut self, jitter: Jitter) -> Self {
         self.policy.jitter = jitter;
         self
     }
 
-    /// Replaces the retryable statuses [408, 425, 429, 500, 502, 503, 504]. Each must be
+    /// Replaces the retryable statuses (default: 408, 425, 429, 500, 502, 503, 504). Each must be
     /// between 100 and 599.
     pub fn retryable_statuses(mut self, codes: &[u16]) -> Self {
         match StatusSet::try_from_codes(codes) {
@@ -239,7 +239,7 @@ impl PolicyBuilder {
         self
     }
 
-    /// Adds an idempotent method to the retried ones [GET, HEAD, OPTIONS]. PUT, DELETE and
+    /// Adds an idempotent method to the retried ones (default: GET, HEAD, OPTIONS). PUT, DELETE and
     /// TRACE may be added; a non-idempotent method is an error (POST and PATCH go through
     /// [`retry_non_idempotent`](Self::retry_non_idempotent)).
     pub const fn retry_method(mut self, method: Method) -> Self {
@@ -260,27 +260,27 @@ impl PolicyBuilder {
         self
     }
 
-    /// Opts in to retrying POST and PATCH requests that carry an `Idempotency-Key` [no].
+    /// Opts in to retrying POST and PATCH requests that carry an `Idempotency-Key` (default: no).
     /// Without the key, such a request is still never retried once it may have been sent.
     pub const fn retry_non_idempotent(mut self, yes: bool) -> Self {
         self.policy.retry_non_idempotent = yes;
         self
     }
 
-    /// The longest `Retry-After` honoured [60 s].
+    /// The longest `Retry-After` honoured (default: 60 s).
     pub const fn max_retry_after(mut self, d: Duration) -> Self {
         self.policy.max_retry_after = d;
         self
     }
 
     /// What happens when `Retry-After` exceeds [`max_retry_after`](Self::max_retry_after)
-    /// [give up and return the response].
+    /// (default: give up and return the response).
     pub const fn retry_after_above_max(mut self, what: RetryAfterAboveMax) -> Self {
         self.policy.retry_after_above_max = what;
         self
     }
 
-    /// The largest random time added above a `Retry-After` value [1 s], so that clients told
+    /// The largest random time added above a `Retry-After` value (default: 1 s), so that clients told
     /// the same instant do not all return at once. The spread actually drawn is
     /// `U[0, min(spread, value / 10)]`, and never takes a wait past `max_retry_after`. Zero
     /// disables it. The server's value is always a floor.
