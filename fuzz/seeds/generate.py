@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora: fuzz/corpus/retry_after/seed-* and fuzz/corpus/machine/seed-*.
+
+Run from anywhere: python3 fuzz/seeds/generate.py. The files are committed; this script says
+where they came from. Machine seeds follow the byte layout of
+core/tests/support/fuzz_checks/machine.rs (Scenario::decode).
+"""
+import hashlib
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.path.join(HERE, "..", "corpus")
+
+# Real-world Retry-After shapes, and the junk that servers send.
+RETRY_AFTER = [
+    b"0", b"1", b"5", b"30", b"60", b"120", b"3600", b"86400", b"0.1", b"0.5", b"1.5",
+    b"2.25", b"0.000000001", b"0.0000000019", b"1.123456789123", b"007", b"00000000000000000000001",
+    b"18446744073709551615", b"18446744073709551616", b"99999999999999999999999999999",
+    b"18446744073709551615.999999999", b" 120", b"120 ", b"\t120\t", b"  0.1  ",
+    b"Sun, 06 Nov 1994 08:49:37 GMT", b"Sunday, 06-Nov-94 08:49:37 GMT",
+    b"Sun Nov  6 08:49:37 1994", b"Wed, 21 Oct 2015 07:28:00 GMT",
+    b"Fri, 31 Dec 9999 23:59:59 GMT", b"Thu, 01 Jan 1970 00:00:00 GMT",
+    b"Wed, 31 Dec 1969 23:59:59 GMT", b"Thursday, 01-Jan-70 00:00:00 GMT",
+    b"Wednesday, 31-Dec-69 23:59:59 GMT", b"Thu Jan  1 00:00:00 1970", b"Fri Dec 31 23:59:59 9999",
+    b"Mon, 29 Feb 2016 12:00:00 GMT", b"Tue, 29 Feb 2100 12:00:00 GMT",
+    b"Sun, 06 Nov 1994 08:49:37 UTC", b"Sun, 6 Nov 1994 08:49:37 GMT",
+    b"Mon, 06 Nov 1994 08:49:37 GMT", b"Sun, 06 Nov 1994 24:00:00 GMT",
+    b"Sun, 06 Nov 1994 08:49:60 GMT", b"sun, 06 nov 1994 08:49:37 gmt",
+    b" Sun, 06 Nov 1994 08:49:37 GMT ", b"\tSun, 06 Nov 1994 08:49:37 GMT\r\n",
+    b"Sun, 06 Nov 1994 08:49:37 GMT\x00", b"1e30", b"1E3", b"-1", b"+1", b"-0", b"NaN",
+    b"nan", b"inf", b"Infinity", b"0x10", b"0b1", b"1_000", b"1,000", b"1, 2", b"1 2",
+    b"1.", b".5", b"1..2", b"1.2.3", b"", b" ", b"\t", b"\xff\xfe", b"120\xff",
+    b"\xef\xbb\xbf120", b"\xd9\xa1\xd9\xa2", b"\xef\xbc\x91\xef\xbc\x92", b"now", b"later",
+    b"Sun, 06 Nov 1994", b"2015-10-21T07:28:00Z", b"1445412480", b"\"120\"", b"120s", b"2m",
+]
+
+# Machine scenario bytes (see Scenario::decode).
+def u16(n): return struct.pack("<H", n)
+def u32(n): return struct.pack("<I", n)
+def u64(n): return struct.pack("<Q", n)
+
+DEFAULT_POLICY = u16(0)
+GET, PUT, POST = 0, 4, 6
+SEED = u64(42)
+START_ZERO = bytes([0])
+
+# time steps
+SAME = bytes([0])
+NEXT = bytes([7])
+DEADLINE = bytes([9])
+def millis(n): return bytes([3]) + u16(n)
+def back_secs(n): return bytes([6]) + u16(n)
+# actions
+POLL = bytes([0])
+STARTED = bytes([2])
+TIMEPASSED = bytes([6])
+ABORT = bytes([7])
+def response(status_tag, status_arg, retry_after=None, date=None):
+    out = bytes([3, status_tag]) + status_arg
+    out += bytes([1]) + retry_after if retry_after is not None else bytes([0])
+    out += bytes([1]) + date if date is not None else bytes([0])
+    return out + bytes([0])  # no wall clock
+def retryable(i): return response(0, bytes([i]))      # 408 425 429 500 502 503 504
+def retryable_ra(i, header): return response(0, bytes([i]), header)
+def common(i): return response(2, bytes([i]))          # 200 201 204 301 304 400 401 403 404 ...
+def error(kind, cls=7): return bytes([5, kind, cls])   # cls 0..4 overrides the class
+def hostile(i): return bytes([7, i])                    # index into HOSTILE
+def imf(secs_tag_arg): return bytes([4]) + secs_tag_arg
+def step(t, a): return t + a
+
+def scenario(policy, method, key, steps, start=START_ZERO):
+    return policy + bytes([method, key]) + SEED + start + b"".join(steps)
+
+def policy(set_bits, fields):
+    return u16(set_bits) + fields
+
+MACHINE = {
+    # The seed's demo: 503 with Retry-After: 0.1 twice, then 200.
+    "demo": scenario(DEFAULT_POLICY, GET, 0, [
+        step(SAME, POLL), step(SAME, STARTED), step(millis(20), retryable_ra(5, hostile(11))),
+        step(NEXT, POLL), step(SAME, STARTED), step(millis(20), retryable_ra(5, hostile(11))),
+        step(NEXT, POLL), step(SAME, STARTED), step(millis(20), common(0)), step(SAME, POLL),
+    ]),
+    "exhaust_attempts": scenario(DEFAULT_POLICY, GET, 0, [
+        s for _ in range(5) for s in (step(NEXT, POLL), step(SAME, STARTED),
+                                       step(millis(5), retryable(6)))
+    ] + [step(SAME, POLL)]),
+    "timeouts_to_deadline": scenario(DEFAULT_POLICY, GET, 0, [
+        s for _ in range(6) for s in (step(NEXT, POLL), step(SAME, STARTED), step(NEXT, POLL))
+    ]),
+    "post_without_key": scenario(DEFAULT_POLICY, POST, 0, [
+        step(SAME, STARTED), step(millis(3), retryable(5)), step(SAME, POLL), step(SAME, STARTED),
+    ]),
+    "post_refused_then_reset": scenario(DEFAULT_POLICY, POST, 1, [
+        step(SAME, STARTED), step(millis(3), error(1)), step(NEXT, POLL), step(SAME, STARTED),
+        step(millis(3), error(3)), step(NEXT, POLL), step(SAME, STARTED),
+    ]),
+    "post_opted_in_with_key": scenario(policy(128, bytes([1])), POST, 1, [
+        step(SAME, STARTED), step(millis(3), error(3)), step(NEXT, POLL), step(SAME, STARTED),
+        step(millis(3), common(0)),
+    ]),
+    "abort_while_waiting": scenario(DEFAULT_POLICY, GET, 0, [
+        step(SAME, STARTED), step(millis(3), retryable(2)), step(SAME, POLL),
+        step(millis(1), ABORT), step(NEXT, POLL), step(SAME, STARTED),
+    ]),
+    "abort_in_flight": scenario(DEFAULT_POLICY, PUT, 0, [
+        step(SAME, STARTED), step(millis(1), ABORT), step(SAME, POLL),
+        step(millis(3), common(0)),
+    ]),
+    "time_goes_backwards": scenario(DEFAULT_POLICY, GET, 0, [
+        step(millis(5000), POLL), step(SAME, STARTED), step(back_secs(100), retryable(0)),
+        step(back_secs(1), POLL), step(NEXT, TIMEPASSED), step(SAME, STARTED),
+    ]),
+    "retry_after_date_with_date_header": scenario(DEFAULT_POLICY, GET, 0, [
+        step(SAME, STARTED),
+        step(millis(3), response(0, bytes([2]), hostile(14), bytes([7, 14]))),
+        step(SAME, POLL), step(NEXT, STARTED),
+    ]),
+    "retry_after_above_max": scenario(DEFAULT_POLICY, GET, 0, [
+        step(SAME, STARTED), step(millis(3), retryable_ra(2, bytes([2, 200]))), step(SAME, POLL),
+    ]),
+    "retry_after_clamped": scenario(policy(512, bytes([1])), GET, 0, [
+        step(SAME, STARTED), step(millis(3), retryable_ra(2, hostile(1))), step(SAME, POLL),
+        step(NEXT, POLL),
+    ]),
+    "misuse": scenario(DEFAULT_POLICY, GET, 0, [
+        step(SAME, retryable(5)), step(SAME, error(0)), step(SAME, STARTED), step(SAME, STARTED),
+        step(DEADLINE, POLL), step(SAME, STARTED),
+    ]),
+}
+
+def write(target, name, data):
+    d = os.path.join(CORPUS, target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "seed-" + name), "wb") as f:
+        f.write(data)
+
+for v in RETRY_AFTER:
+    write("retry_after", hashlib.sha1(v).hexdigest()[:16], v)
+for name, data in MACHINE.items():
+    write("machine", name, data)
