@@ -128,3 +128,41 @@ fn budgets_are_send_and_sync() {
     shareable::<RatioBudget>();
     shareable::<std::sync::Arc<RatioBudget>>();
 }
+
+#[test]
+fn ratio_budget_stays_within_its_earnings_across_slot_rotations() {
+    // 10% of operations plus 5 retries a second over a 1 s window. The threads share one
+    // clock that each operation moves on by 125 µs, so 40,000 operations span 5 s (50 slot
+    // rotations, raced by every thread) and each asks for up to 3 retries.
+    let budget = RatioBudget::new(10, 5, Duration::from_secs(1)).unwrap();
+    let clock = AtomicU64::new(0);
+    let granted = AtomicU64::new(0);
+    thread::scope(|s| {
+        for _ in 0..THREADS {
+            s.spawn(|| {
+                for _ in 0..40_000 / THREADS {
+                    let now = micros(clock.fetch_add(125, Ordering::Relaxed));
+                    budget.on_operation_start(now);
+                    for _ in 0..3 {
+                        if budget.try_retry(now, CAUSE) {
+                            granted.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                }
+            });
+        }
+    });
+    // 40,000 operations earn 4,000 retries and the reserve 5 per window, over at most 6
+    // windows: 4,030 if the threads ran one after the other. A thread preempted between
+    // reading the clock and calling the budget acts on a stale `now`; allow 1% for that.
+    let granted = granted.load(Ordering::Relaxed);
+    assert!(granted <= 4_030 + 40, "granted {granted}");
+    assert!(
+        granted >= 3_900,
+        "the budget lends what it earned: {granted}"
+    );
+}
+
+fn micros(us: u64) -> Instant {
+    Instant::from_duration(Duration::from_micros(us))
+}

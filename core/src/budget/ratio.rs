@@ -12,7 +12,15 @@
 //! The window is [`SLOTS`](RatioBudget::SLOTS) slots of `window / SLOTS`, each one atomic word
 //! holding its slot number and its balance (in hundredths of a retry), so rotating a slot and
 //! counting into it is one compare-and-swap and nothing is lost. Time comes only from the
-//! `now` the machine passes in.
+//! `now` the machine passes in; a caller whose `now` lags behind a slot another caller has
+//! already started counts into that newer slot.
+//!
+//! Concurrency: callers in the same slot can never overdraw the budget together (one
+//! compare-and-swap checks and withdraws, and a fresh total is checked after it); under
+//! contention a retry that would just have fitted may be denied instead. Callers whose `now`s
+//! straddle a slot boundary each see the window of their own `now`, so the total can differ
+//! from a sequential run by the retries in flight at that boundary (the threaded test allows
+//! 1% and sees none).
 
 use core::sync::atomic::{AtomicU64, Ordering};
 use core::time::Duration;
@@ -119,13 +127,12 @@ impl RatioBudget {
 
     /// Applies `change` to the balance of `now`'s slot (rotating it if it holds an older
     /// slot) in one compare-and-swap loop. `change` sees the slot's balance and returns the
-    /// new one, or `None` to leave it alone. Returns whether it changed.
-    fn update(&self, slot: u64, change: impl Fn(i64) -> Option<i64>) -> bool {
-        // `slot % SLOTS` is always an index of `slots`; `None` cannot happen.
-        let Some(cell) = self.slots.get((slot % SLOTS as u64) as usize) else {
-            return false;
-        };
+    /// new one, or `None` to leave it alone. Returns the slot number (modulo 2^32) the change
+    /// was counted in, or `None` if `change` declined.
+    fn update(&self, slot: u64, change: impl Fn(i64) -> Option<i64>) -> Option<u32> {
+        let cell = self.cell(slot)?;
         let tag = slot as u32; // the slot number, modulo 2^32
+        let mut counted_in = tag;
         cell.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |word| {
             let (held, balance) = unpack(word);
             // A newer slot (a thread with a later `now` rotated it) keeps its number: the
@@ -135,9 +142,17 @@ impl RatioBudget {
             } else {
                 (tag, 0)
             };
+            counted_in = tag;
             change(balance).map(|b| pack(tag, b))
         })
-        .is_ok()
+        .ok()
+        .map(|_| counted_in)
+    }
+
+    /// The cell that holds `slot`.
+    fn cell(&self, slot: u64) -> Option<&AtomicU64> {
+        // `slot % SLOTS` is always an index of `slots`; `None` cannot happen.
+        self.slots.get((slot % SLOTS as u64) as usize)
     }
 
     /// The balance of every live slot except `slot`'s own cell.
@@ -156,17 +171,35 @@ impl RatioBudget {
 impl Budget for RatioBudget {
     fn on_operation_start(&self, now: Instant) {
         let deposit = self.deposit;
-        self.update(self.slot_number(now), |b| Some(b.saturating_add(deposit)));
+        let _ = self.update(self.slot_number(now), |b| Some(b.saturating_add(deposit)));
     }
 
     fn try_retry(&self, now: Instant, _cause: AttemptOutcome) -> bool {
         let slot = self.slot_number(now);
         let rest = self.others(slot).saturating_add(self.reserve);
         // The check and the withdrawal are one compare-and-swap on the current slot, so two
-        // threads at the same `now` cannot both take the last retry.
-        self.update(slot, |own| {
+        // threads in the same slot cannot both take the last retry.
+        let Some(counted_in) = self.update(slot, |own| {
             (own.saturating_add(rest) >= RETRY).then(|| own.saturating_sub(RETRY))
-        })
+        }) else {
+            return false;
+        };
+        // `rest` may be stale: a thread whose clock is in another slot may have spent from
+        // its own slot meanwhile. Our withdrawal is visible now, so a fresh total that is
+        // still covered proves the retry was paid for; otherwise give it back. Contention can
+        // deny a retry that would have fitted, never grant one that did not.
+        if self.available_centi(now) >= 0 {
+            return true;
+        }
+        // Give it back to the slot it was taken from; if that slot has expired meanwhile,
+        // the withdrawal expired with it and there is nothing to give back.
+        if let Some(cell) = self.cell(slot) {
+            let _ = cell.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |word| {
+                let (held, balance) = unpack(word);
+                (held == counted_in).then(|| pack(held, i64::from(balance).saturating_add(RETRY)))
+            });
+        }
+        false
     }
 }
 
