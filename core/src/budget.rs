@@ -79,7 +79,9 @@ pub trait Budget {
     fn try_retry(&self, now: Instant, cause: AttemptOutcome) -> bool;
 
     /// An attempt ended. `success` is `true` when it ended with a non-retryable response (the
-    /// server answered; retrying would not change the answer).
+    /// server answered; retrying would not change the answer), `false` for a retryable status
+    /// or a transient error. The caller's own abort and permanent errors (a bad URL, a rejected
+    /// certificate) say nothing about the server's health and are not reported.
     fn on_attempt_end(&self, now: Instant, success: bool) {
         let _ = (now, success);
     }

@@ -315,15 +315,20 @@ impl<R: RngCore, B: Budget> RetryMachine<R, B> {
                 }
                 false
             }
-            AttemptOutcome::Error(error) => {
-                self.budget.on_attempt_end(self.now, false);
-                match error.class {
-                    ErrorClass::Aborted => return self.stop(StopReason::Aborted),
-                    ErrorClass::Permanent => return self.stop(StopReason::PermanentError),
-                    ErrorClass::NotSent => true,
-                    ErrorClass::MaybeSent | ErrorClass::Timeout => false,
+            AttemptOutcome::Error(error) => match error.class {
+                // Neither the caller's abort nor a permanent error says anything about the
+                // server's health: the budget is not told of them.
+                ErrorClass::Aborted => return self.stop(StopReason::Aborted),
+                ErrorClass::Permanent => return self.stop(StopReason::PermanentError),
+                ErrorClass::NotSent => {
+                    self.budget.on_attempt_end(self.now, false);
+                    true
                 }
-            }
+                ErrorClass::MaybeSent | ErrorClass::Timeout => {
+                    self.budget.on_attempt_end(self.now, false);
+                    false
+                }
+            },
         };
         let request = self.request;
         if !any_method

@@ -700,3 +700,40 @@ fn abort_at_the_deadline_is_reported_as_aborted() {
     sim.machine.handle(sim.now, Event::Abort).unwrap();
     assert_eq!(gave_up(sim.poll()).reason, StopReason::Aborted);
 }
+
+#[derive(Default)]
+struct CountingBudget {
+    ends: core::cell::Cell<u32>,
+}
+impl Budget for CountingBudget {
+    fn try_retry(&self, _now: Instant, _cause: AttemptOutcome) -> bool {
+        true
+    }
+    fn on_attempt_end(&self, _now: Instant, _success: bool) {
+        self.ends.set(self.ends.get() + 1);
+    }
+}
+
+#[test]
+fn the_budget_hears_of_server_outcomes_but_not_of_aborts_or_permanent_errors() {
+    for (kind, told) in [
+        (ErrorKind::Aborted, 0),
+        (ErrorKind::Tls, 0),
+        (ErrorKind::ConnectionReset, 1),
+        (ErrorKind::ConnectionRefused, 1),
+    ] {
+        let budget = CountingBudget::default();
+        let mut m = RetryMachine::with_budget(
+            no_jitter(),
+            Request::new(Method::Get),
+            rand_pcg::Pcg64Mcg::seed_from_u64(3),
+            &budget,
+            Instant::ZERO,
+        );
+        let _ = m.poll(Instant::ZERO);
+        m.handle(Instant::ZERO, Event::AttemptStarted).unwrap();
+        m.handle(Instant::ZERO, Event::Error(AttemptError::new(kind)))
+            .unwrap();
+        assert_eq!(budget.ends.get(), told, "{kind}");
+    }
+}
