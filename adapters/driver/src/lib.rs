@@ -1,0 +1,68 @@
+//! # backstop-driver
+//!
+//! The one retry loop behind backstop's adapters. [`run`] drives a
+//! [`RetryMachine`](backstop::RetryMachine) against any attempt function: it turns each
+//! decision into an action (send, wait, return, give up), races every attempt against its
+//! timeout and an [`Abort`], replays the request body, keeps one `Idempotency-Key` across
+//! attempts, releases a discarded response before the next attempt, and reports every attempt,
+//! wait and outcome to the observers (a callback, [`Metrics`], and `tracing` under the
+//! `tracing` feature).
+//!
+//! An adapter supplies only what differs between executors and clients, quinn-style:
+//!
+//! - a [`Runtime`]: its clock and its sleep (`backstop-ureq` blocks the thread,
+//!   `backstop-smol` uses `async-io` timers, `backstop-tokio` uses `tokio::time`);
+//! - its HTTP client, as the attempt function given to [`run`], and the mapping of the
+//!   client's errors to an [`ErrorKind`](backstop::ErrorKind).
+//!
+//! No retry rule lives here or in an adapter: every rule is the machine's.
+//!
+//! ```
+//! use backstop_driver::{run, Retrier, RetryRequest, StdRuntime};
+//! use backstop::ErrorKind;
+//!
+//! let retrier = Retrier::new(backstop::Policy::default());
+//! let request = RetryRequest::get("http://127.0.0.1:1/".parse()?);
+//! let mut statuses = [503_u16, 200].into_iter();
+//! // An attempt function that answers from a list instead of the network.
+//! let result = futures_lite::future::block_on(run(
+//!     &retrier,
+//!     &StdRuntime::new(),
+//!     request,
+//!     |_e: &std::io::Error| ErrorKind::Other,
+//!     |_attempt| {
+//!         let status = statuses.next().unwrap_or(500);
+//!         async move { Ok::<_, std::io::Error>(http::Response::builder().status(status).body(())?) }
+//!     },
+//! ))
+//! .map_err(|e| e.to_string())?;
+//! assert_eq!((result.response.status(), result.outcome.attempts), (200, 2));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod abort;
+mod classify;
+mod observe;
+mod outcome;
+mod request;
+mod retrier;
+mod run;
+mod runtime;
+mod virtual_time;
+mod wall_clock;
+
+pub use abort::{Abort, HookGuard};
+pub use classify::{find_io_error, io_error_kind};
+pub use observe::events::{AttemptResult, EventKind, FinalResult, RetryEvent};
+pub use observe::metrics::{Metrics, MetricsSnapshot};
+pub use observe::redact::{redact_uri, redact_url};
+pub use outcome::{Retried, RetryError};
+pub use request::{Attempt, RequestBody, RetryRequest, IDEMPOTENCY_KEY};
+pub use retrier::{ClassifyOverride, Observer, Retrier};
+pub use run::run;
+pub use runtime::{Epoch, Purpose, Runtime, Sleep, StdRuntime};
+pub use virtual_time::VirtualTime;
+pub use wall_clock::{SkewedClock, SystemClock, WallClock};

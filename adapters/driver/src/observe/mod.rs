@@ -1,0 +1,68 @@
+//! Observability: every attempt, wait and outcome as structured data.
+//!
+//! Rule (the seed's requirement 9): the operation name, method, URL without query or userinfo,
+//! attempt number, status or error kind, reason, actual delay slept, total elapsed and final
+//! result are reported; the body, the query, the userinfo, every header (`Authorization`,
+//! `Cookie`, `Proxy-Authorization`, the raw `Idempotency-Key`) never are. The one place that
+//! builds an event is [`Emitter`], and it holds nothing secret to leak: only the redacted URL.
+
+pub(crate) mod events;
+pub(crate) mod metrics;
+pub(crate) mod redact;
+#[cfg(feature = "tracing")]
+mod trace;
+
+use crate::observe::events::{EventKind, RetryEvent};
+use crate::retrier::Retrier;
+
+/// Sends events to the retrier's observers, the metrics and `tracing`.
+pub(crate) struct Emitter<'r> {
+    retrier: &'r Retrier,
+    operation: String,
+    method: http::Method,
+    url: String,
+    active: bool,
+}
+
+impl<'r> Emitter<'r> {
+    pub(crate) fn new(
+        retrier: &'r Retrier,
+        name: Option<&str>,
+        method: &http::Method,
+        uri: &http::Uri,
+    ) -> Self {
+        let active = !retrier.observers.is_empty() || cfg!(feature = "tracing");
+        let url = if active {
+            redact::redact_uri(uri)
+        } else {
+            String::new()
+        };
+        Emitter {
+            retrier,
+            operation: name.unwrap_or_default().to_owned(),
+            method: method.clone(),
+            url,
+            active,
+        }
+    }
+
+    pub(crate) fn emit(&self, kind: EventKind) {
+        if let Some(metrics) = &self.retrier.metrics {
+            metrics.record(&kind);
+        }
+        if !self.active {
+            return;
+        }
+        let event = RetryEvent {
+            operation: &self.operation,
+            method: self.method.as_str(),
+            url: &self.url,
+            kind,
+        };
+        #[cfg(feature = "tracing")]
+        trace::emit(&event);
+        for observer in &self.retrier.observers {
+            observer(&event);
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! What an operation hands back to its caller.
+//!
+//! Rule (MISSION.md, "Where the seed is wrong"): nothing the server said is lost. Whenever the
+//! last attempt produced a response — a success, a 404, the last 503 after the attempts ran
+//! out, a 429 whose `Retry-After` was too long — the caller gets that response, body and all,
+//! with the reason the loop stopped. An abort is reported apart from a timeout.
+
+use core::fmt;
+
+use backstop::{ErrorKind, Outcome};
+
+/// The response the operation ended with, and how it ended.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Retried<B> {
+    /// The last response (its body unread).
+    pub response: http::Response<B>,
+    /// Attempts, elapsed time, and why the loop stopped (`final_status`, `attempts`,
+    /// `deadline`, `retry_after_above_max`, ...).
+    pub outcome: Outcome,
+}
+
+/// An operation that ended without a response to return.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum RetryError<E> {
+    /// The caller aborted. Nothing was sent after the abort.
+    Aborted(Outcome),
+    /// The last attempt ran out of time.
+    TimedOut(Outcome),
+    /// The last attempt failed with the client's error.
+    Failed {
+        /// The client's error. Its text may contain the URL: redact before logging.
+        error: E,
+        /// What kind of failure it was.
+        kind: ErrorKind,
+        /// Attempts, elapsed time, and why the loop stopped.
+        outcome: Outcome,
+    },
+}
+
+impl<E> RetryError<E> {
+    /// How the operation ended.
+    #[must_use]
+    pub fn outcome(&self) -> &Outcome {
+        match self {
+            RetryError::Aborted(o) | RetryError::TimedOut(o) => o,
+            RetryError::Failed { outcome, .. } => outcome,
+        }
+    }
+
+    /// Whether the caller aborted.
+    #[must_use]
+    pub fn is_aborted(&self) -> bool {
+        matches!(self, RetryError::Aborted(_))
+    }
+
+    /// Whether the last attempt timed out.
+    #[must_use]
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, RetryError::TimedOut(_))
+    }
+}
+
+impl<E> fmt::Display for RetryError<E> {
+    /// Says what happened without the client's error text (which may hold the URL).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let o = self.outcome();
+        match self {
+            RetryError::Aborted(_) => write!(f, "aborted after {} attempt(s)", o.attempts),
+            RetryError::TimedOut(_) => write!(
+                f,
+                "attempt {} timed out (stopped: {})",
+                o.attempts, o.reason
+            ),
+            RetryError::Failed { kind, .. } => write!(
+                f,
+                "attempt {} failed: {kind} (stopped: {})",
+                o.attempts, o.reason
+            ),
+        }
+    }
+}
+
+impl<E: std::error::Error + 'static> std::error::Error for RetryError<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            RetryError::Failed { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,234 @@
+//! The request an operation repeats: replayable body, one `Idempotency-Key` for all attempts.
+//!
+//! Rule (the seed's requirements 3 and 8): the body is replayed for every attempt (bytes are
+//! shared, a factory is called once per attempt); an opted-in POST carries the same
+//! `Idempotency-Key` on every attempt (IETF httpapi `Idempotency-Key` draft), generated for the
+//! caller if asked.
+
+use core::fmt;
+use core::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Uri, Version};
+
+use crate::abort::Abort;
+
+/// The `Idempotency-Key` header name.
+pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
+
+type Factory = Box<dyn FnMut() -> Bytes + Send>;
+
+/// A request body that can be sent again on every attempt.
+#[derive(Default)]
+pub enum RequestBody {
+    /// No body.
+    #[default]
+    Empty,
+    /// The same bytes on every attempt (cloning [`Bytes`] shares them).
+    Bytes(Bytes),
+    /// A factory called once per attempt, for bodies that must be made afresh.
+    Factory(Factory),
+}
+
+impl RequestBody {
+    /// The body for the next attempt.
+    fn for_attempt(&mut self) -> Bytes {
+        match self {
+            RequestBody::Empty => Bytes::new(),
+            RequestBody::Bytes(b) => b.clone(),
+            RequestBody::Factory(f) => f(),
+        }
+    }
+}
+
+impl fmt::Debug for RequestBody {
+    // Never the body itself: it may be secret.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestBody::Empty => f.write_str("Empty"),
+            RequestBody::Bytes(b) => write!(f, "Bytes({} bytes)", b.len()),
+            RequestBody::Factory(_) => f.write_str("Factory"),
+        }
+    }
+}
+
+/// One operation's request: what every attempt sends, plus its name and abort handle.
+///
+/// ```
+/// use backstop_driver::{Abort, RetryRequest};
+///
+/// let abort = Abort::new();
+/// let request = RetryRequest::post("http://127.0.0.1:8080/orders".parse()?)
+///     .name("create-order")
+///     .header(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"))
+///     .body(r#"{"sku":42}"#)
+///     .generate_idempotency_key()
+///     .abort_on(&abort);
+/// assert!(request.has_idempotency_key());
+/// # Ok::<(), http::uri::InvalidUri>(())
+/// ```
+#[derive(Debug)]
+pub struct RetryRequest {
+    pub(crate) name: Option<String>,
+    pub(crate) method: Method,
+    pub(crate) uri: Uri,
+    version: Version,
+    headers: HeaderMap,
+    body: RequestBody,
+    pub(crate) abort: Option<Abort>,
+}
+
+impl RetryRequest {
+    /// A request with `method` to `uri`, no headers and no body.
+    #[must_use]
+    pub fn new(method: Method, uri: Uri) -> Self {
+        RetryRequest {
+            name: None,
+            method,
+            uri,
+            version: Version::HTTP_11,
+            headers: HeaderMap::new(),
+            body: RequestBody::Empty,
+            abort: None,
+        }
+    }
+
+    /// A GET request.
+    #[must_use]
+    pub fn get(uri: Uri) -> Self {
+        RetryRequest::new(Method::GET, uri)
+    }
+
+    /// A POST request. It is retried after it may have been sent only when the policy opts in
+    /// and it carries an `Idempotency-Key`.
+    #[must_use]
+    pub fn post(uri: Uri) -> Self {
+        RetryRequest::new(Method::POST, uri)
+    }
+
+    /// A request from an `http::Request` with a byte body.
+    #[must_use]
+    pub fn from_http(request: http::Request<Bytes>) -> Self {
+        let (parts, body) = request.into_parts();
+        RetryRequest {
+            name: None,
+            method: parts.method,
+            uri: parts.uri,
+            version: parts.version,
+            headers: parts.headers,
+            body: RequestBody::Bytes(body),
+            abort: None,
+        }
+    }
+
+    /// Names the operation in events and logs (for example `"create-order"`).
+    #[must_use]
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Adds a header (appended: a name may repeat).
+    #[must_use]
+    pub fn header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.headers.append(name, value);
+        self
+    }
+
+    /// The headers every attempt sends.
+    #[must_use]
+    pub fn headers_mut(&mut self) -> &mut HeaderMap {
+        &mut self.headers
+    }
+
+    /// The same bytes as body on every attempt.
+    #[must_use]
+    pub fn body(mut self, body: impl Into<Bytes>) -> Self {
+        self.body = RequestBody::Bytes(body.into());
+        self
+    }
+
+    /// A body made afresh for every attempt by `factory`.
+    #[must_use]
+    pub fn body_factory(mut self, factory: impl FnMut() -> Bytes + Send + 'static) -> Self {
+        self.body = RequestBody::Factory(Box::new(factory));
+        self
+    }
+
+    /// Sends `key` as `Idempotency-Key` on every attempt (replacing any such header).
+    #[must_use]
+    pub fn idempotency_key(mut self, key: HeaderValue) -> Self {
+        self.headers.insert(IDEMPOTENCY_KEY, key);
+        self
+    }
+
+    /// Generates a random `Idempotency-Key` (a UUID v4 in text) unless the request has one,
+    /// and sends it on every attempt.
+    #[must_use]
+    pub fn generate_idempotency_key(self) -> Self {
+        if self.has_idempotency_key() {
+            return self;
+        }
+        let key = crate::retrier::random_uuid();
+        match HeaderValue::from_str(&key) {
+            Ok(value) => self.idempotency_key(value),
+            // A UUID is always a valid header value; keep the request unchanged otherwise.
+            Err(_) => self,
+        }
+    }
+
+    /// Whether the request carries an `Idempotency-Key`.
+    #[must_use]
+    pub fn has_idempotency_key(&self) -> bool {
+        self.headers.contains_key(IDEMPOTENCY_KEY)
+    }
+
+    /// Lets `abort` cancel this operation.
+    #[must_use]
+    pub fn abort_on(mut self, abort: &Abort) -> Self {
+        self.abort = Some(abort.clone());
+        self
+    }
+
+    /// The abort handle, if the request has one.
+    #[must_use]
+    pub fn abort_handle(&self) -> Option<&Abort> {
+        self.abort.as_ref()
+    }
+
+    /// The request method.
+    #[must_use]
+    pub fn method(&self) -> &Method {
+        &self.method
+    }
+
+    /// The request URI (with its query: never log it; see [`redact_uri`](crate::redact_uri)).
+    #[must_use]
+    pub fn uri(&self) -> &Uri {
+        &self.uri
+    }
+
+    /// The `http::Request` for one attempt: the same head, a fresh body.
+    pub(crate) fn for_attempt(&mut self) -> http::Request<Bytes> {
+        let mut request = http::Request::new(self.body.for_attempt());
+        *request.method_mut() = self.method.clone();
+        *request.uri_mut() = self.uri.clone();
+        *request.version_mut() = self.version;
+        *request.headers_mut() = self.headers.clone();
+        request
+    }
+}
+
+/// One attempt, handed to the attempt function.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Attempt {
+    /// The attempt's number; the first is 1.
+    pub number: u32,
+    /// How long the attempt may take (already bounded by the overall deadline). The loop
+    /// enforces it by racing the attempt against a timer; a blocking client must apply it
+    /// itself.
+    pub timeout: Duration,
+    /// The request to send.
+    pub request: http::Request<Bytes>,
+}

@@ -1,0 +1,192 @@
+//! The retry configuration shared by many operations: policy, observers, wall clock,
+//! error-classification override, randomness.
+
+use core::fmt;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use backstop::{ErrorClass, ErrorKind, Policy};
+use rand_core::SeedableRng;
+use rand_pcg::Pcg64Mcg;
+
+use crate::observe::events::RetryEvent;
+use crate::observe::metrics::Metrics;
+use crate::wall_clock::{SystemClock, WallClock};
+
+/// A callback that receives every event (attempts, waits, outcomes).
+pub type Observer = Arc<dyn Fn(&RetryEvent<'_>) + Send + Sync>;
+
+/// The caller's error classification: given the adapter's [`ErrorKind`] and the client's
+/// error, `Some(class)` overrides the default class, `None` keeps it.
+pub type ClassifyOverride =
+    Arc<dyn Fn(ErrorKind, &(dyn std::error::Error + 'static)) -> Option<ErrorClass> + Send + Sync>;
+
+/// Everything that is the same for many operations. Cheap to clone (shared parts are `Arc`s).
+///
+/// ```
+/// use backstop_driver::{Metrics, Retrier};
+///
+/// let metrics = Metrics::new();
+/// let retrier = Retrier::new(backstop::Policy::default())
+///     .metrics(&metrics)
+///     .on_event(|event| println!("{event}"))
+///     .seed(7); // reproducible jitter
+/// assert_eq!(retrier.policy().max_attempts(), 4);
+/// ```
+#[derive(Clone)]
+pub struct Retrier {
+    policy: Policy,
+    pub(crate) observers: Vec<Observer>,
+    pub(crate) metrics: Option<Metrics>,
+    pub(crate) wall_clock: Arc<dyn WallClock>,
+    pub(crate) classify: Option<ClassifyOverride>,
+    seed: Option<u64>,
+    operations: Arc<AtomicU64>,
+}
+
+impl fmt::Debug for Retrier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Retrier")
+            .field("policy", &self.policy)
+            .field("observers", &self.observers.len())
+            .field("metrics", &self.metrics.is_some())
+            .field("seed", &self.seed)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Retrier {
+    fn default() -> Self {
+        Retrier::new(Policy::default())
+    }
+}
+
+impl Retrier {
+    /// Operations under `policy`, with the system wall clock, no observers, and random seeds.
+    #[must_use]
+    pub fn new(policy: Policy) -> Self {
+        Retrier {
+            policy,
+            observers: Vec::new(),
+            metrics: None,
+            wall_clock: Arc::new(SystemClock),
+            classify: None,
+            seed: None,
+            operations: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// The policy.
+    #[must_use]
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// Calls `observer` with every event. Several observers may be added.
+    #[must_use]
+    pub fn on_event(mut self, observer: impl Fn(&RetryEvent<'_>) + Send + Sync + 'static) -> Self {
+        self.observers.push(Arc::new(observer));
+        self
+    }
+
+    /// Counts every operation into `metrics` (a shared handle).
+    #[must_use]
+    pub fn metrics(mut self, metrics: &Metrics) -> Self {
+        self.metrics = Some(metrics.clone());
+        self
+    }
+
+    /// The wall clock used for an HTTP-date `Retry-After` when the response has no `Date`.
+    #[must_use]
+    pub fn wall_clock(mut self, clock: impl WallClock + 'static) -> Self {
+        self.wall_clock = Arc::new(clock);
+        self
+    }
+
+    /// Overrides the classification of attempt errors.
+    ///
+    /// ```
+    /// use backstop::{ErrorClass, ErrorKind};
+    /// use backstop_driver::Retrier;
+    ///
+    /// // This service never acts on a request whose response was cut off: retry it like
+    /// // a request that was never sent.
+    /// let retrier = Retrier::default().classify(|kind, _error| {
+    ///     (kind == ErrorKind::UnexpectedEof).then_some(ErrorClass::NotSent)
+    /// });
+    /// # drop(retrier);
+    /// ```
+    #[must_use]
+    pub fn classify(
+        mut self,
+        f: impl Fn(ErrorKind, &(dyn std::error::Error + 'static)) -> Option<ErrorClass>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Self {
+        self.classify = Some(Arc::new(f));
+        self
+    }
+
+    /// Seeds the jitter: operation `n` (counting from 0) of this retrier uses seed
+    /// `seed + n`, so a run is reproducible.
+    #[must_use]
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// The random generator for the next operation.
+    pub(crate) fn next_rng(&self) -> Pcg64Mcg {
+        let n = self.operations.fetch_add(1, Ordering::Relaxed);
+        let seed = match self.seed {
+            Some(s) => s.wrapping_add(n),
+            None => random_u64(),
+        };
+        Pcg64Mcg::seed_from_u64(seed)
+    }
+}
+
+/// 64 random bits from the standard library's per-process random hash keys, a clock and a
+/// counter: enough for jitter and idempotency keys, with no extra dependency.
+fn random_u64() -> u64 {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        h.write_u128(t.as_nanos());
+    }
+    h.finish()
+}
+
+/// A random UUID (version 4) in its text form.
+pub(crate) fn random_uuid() -> String {
+    let hi = random_u64();
+    let lo = random_u64();
+    let bytes = ((u128::from(hi) << 64) | u128::from(lo)) & !(0xF000 << 64) & !(0xC << 60);
+    let b = bytes | (0x4000 << 64) | (0x8 << 60);
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        b >> 96,
+        (b >> 80) & 0xFFFF,
+        (b >> 64) & 0xFFFF,
+        (b >> 48) & 0xFFFF,
+        b & 0xFFFF_FFFF_FFFF
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_keys_are_version_4_uuids_and_differ() {
+        let a = random_uuid();
+        let b = random_uuid();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 36);
+        assert_eq!(&a[14..15], "4");
+        assert!(matches!(&a[19..20], "8" | "9" | "a" | "b"), "{a}");
+    }
+}

@@ -1,0 +1,80 @@
+//! Virtual time for tests and simulations.
+//!
+//! Rule (DESIGN.md "Testing"): timing decisions are tested on virtual time, not with sleeps.
+//! [`VirtualTime`] wraps a real runtime and adds an offset to its clock: a wait between
+//! attempts moves the offset forward at once instead of sleeping, while an attempt's timeout
+//! still runs on the real timer (the HTTP traffic it bounds is real).
+
+use core::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use backstop::Instant;
+
+use crate::abort::Abort;
+use crate::runtime::{Purpose, Runtime, Sleep};
+
+/// A runtime whose waits between attempts take no real time.
+///
+/// ```
+/// use backstop_driver::{Purpose, Runtime, StdRuntime, VirtualTime};
+/// use std::time::Duration;
+///
+/// let rt = VirtualTime::new(StdRuntime::new());
+/// let t0 = rt.now();
+/// let target = t0.saturating_add(Duration::from_secs(3600));
+/// futures_lite::future::block_on(rt.sleep_until(target, Purpose::Wait, None));
+/// assert!(rt.now() >= target); // an hour passed, virtually
+/// assert!(rt.skipped() >= Duration::from_secs(3599));
+/// ```
+#[derive(Clone, Debug)]
+pub struct VirtualTime<R> {
+    inner: R,
+    offset_nanos: Arc<AtomicU64>,
+}
+
+impl<R: Runtime> VirtualTime<R> {
+    /// Virtual time on top of `inner`'s clock and timers.
+    pub fn new(inner: R) -> Self {
+        VirtualTime {
+            inner,
+            offset_nanos: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// The total time skipped so far.
+    #[must_use]
+    pub fn skipped(&self) -> Duration {
+        Duration::from_nanos(self.offset_nanos.load(Ordering::SeqCst))
+    }
+
+    /// Moves the clock forward by `d` without sleeping.
+    pub fn advance(&self, d: Duration) {
+        let nanos = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        let _ = self
+            .offset_nanos
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |o| {
+                Some(o.saturating_add(nanos))
+            });
+    }
+}
+
+impl<R: Runtime> Runtime for VirtualTime<R> {
+    fn now(&self) -> Instant {
+        self.inner.now().saturating_add(self.skipped())
+    }
+
+    fn sleep_until(&self, until: Instant, purpose: Purpose, abort: Option<&Abort>) -> Sleep {
+        let skipped = self.skipped();
+        match purpose {
+            Purpose::Wait => {
+                self.advance(until.saturating_duration_since(self.now()));
+                Box::pin(core::future::ready(()))
+            }
+            _ => {
+                let real = Instant::from_duration(until.as_duration().saturating_sub(skipped));
+                self.inner.sleep_until(real, purpose, abort)
+            }
+        }
+    }
+}

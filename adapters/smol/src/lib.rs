@@ -1,0 +1,71 @@
+//! # backstop-smol
+//!
+//! Async HTTP retries on smol: the backstop retry loop (`backstop-driver`) with `async-io`
+//! timers ([`SmolRuntime`]), for any async request function ([`run`]) and ready-made over
+//! hyper's HTTP/1 client on smol's TCP through `smol-hyper` ([`Client`]).
+//!
+//! Each attempt races its timeout and the operation's [`Abort`]; the loser is dropped, which
+//! cancels the request in flight (hyper closes its connection). After an abort nothing is sent.
+//!
+//! ```
+//! use backstop_smol::{Client, Retrier, RetryRequest};
+//! use http_body_util::BodyExt;
+//! # use std::io::{Read, Write};
+//! # let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+//! # let url = format!("http://{}/hello", listener.local_addr()?);
+//! # std::thread::spawn(move || {
+//! #     for (stream, answer) in listener.incoming().zip([
+//! #         "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 0\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+//! #         "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+//! #     ]) {
+//! #         let mut stream = stream.unwrap();
+//! #         let mut buf = [0; 1024];
+//! #         let _ = stream.read(&mut buf);
+//! #         let _ = stream.write_all(answer.as_bytes());
+//! #     }
+//! # });
+//!
+//! smol::block_on(async {
+//!     let client = Client::new(Retrier::new(backstop::Policy::default()));
+//!     let done = client.run(RetryRequest::get(url.parse()?)).await?;
+//!     assert_eq!((done.response.status().as_u16(), done.outcome.attempts), (200, 2));
+//!     let body = done.response.into_body().collect().await?.to_bytes();
+//!     assert_eq!(&body[..], b"ok");
+//!     Ok::<(), Box<dyn std::error::Error>>(())
+//! })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod client;
+mod runtime;
+
+use core::future::Future;
+
+pub use backstop_driver::{
+    Abort, Attempt, Metrics, Retried, Retrier, RetryError, RetryEvent, RetryRequest, Runtime,
+    VirtualTime,
+};
+pub use client::{error_kind, Client, HttpError, Result};
+pub use runtime::SmolRuntime;
+
+/// Runs one operation on smol's clock with any async attempt function (see
+/// [`backstop_driver::run`]).
+///
+/// # Errors
+///
+/// [`RetryError`] when the operation ends without a response.
+pub async fn run<B, E, Fut>(
+    retrier: &Retrier,
+    request: RetryRequest,
+    classify: impl Fn(&E) -> backstop::ErrorKind,
+    send: impl FnMut(Attempt) -> Fut,
+) -> core::result::Result<Retried<B>, RetryError<E>>
+where
+    E: std::error::Error + 'static,
+    Fut: Future<Output = core::result::Result<http::Response<B>, E>>,
+{
+    backstop_driver::run(retrier, &SmolRuntime::new(), request, classify, send).await
+}

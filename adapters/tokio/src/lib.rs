@@ -1,0 +1,93 @@
+//! # backstop-tokio
+//!
+//! Async HTTP retries on tokio: the backstop retry loop (`backstop-driver`) with tokio's clock
+//! and timers ([`TokioRuntime`], which follows `tokio::time::pause()`), for any async request
+//! function ([`run`]) and ready-made over hyper-util's pooled client ([`Client`]).
+//!
+//! Each attempt races its timeout and the operation's [`Abort`]; the loser is dropped, which
+//! cancels the request in flight (hyper closes its connection). After an abort nothing is sent.
+//!
+//! ```
+//! use backstop_tokio::{Client, Retrier, RetryRequest};
+//! use http_body_util::BodyExt;
+//! # use std::io::{Read, Write};
+//! # let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+//! # let url = format!("http://{}/hello", listener.local_addr()?);
+//! # std::thread::spawn(move || {
+//! #     for (stream, answer) in listener.incoming().zip([
+//! #         "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 0\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+//! #         "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+//! #     ]) {
+//! #         let mut stream = stream.unwrap();
+//! #         let mut buf = [0; 1024];
+//! #         let _ = stream.read(&mut buf);
+//! #         let _ = stream.write_all(answer.as_bytes());
+//! #     }
+//! # });
+//!
+//! let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+//! rt.block_on(async {
+//!     let client = Client::new(Retrier::new(backstop::Policy::default()));
+//!     let done = client.run(RetryRequest::get(url.parse()?)).await?;
+//!     assert_eq!((done.response.status().as_u16(), done.outcome.attempts), (200, 2));
+//!     let body = done.response.into_body().collect().await?.to_bytes();
+//!     assert_eq!(&body[..], b"ok");
+//!     Ok::<(), Box<dyn std::error::Error>>(())
+//! })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! With any other client, give [`run`] a closure that makes one attempt:
+//!
+//! ```
+//! use backstop_tokio::{run, Retrier, RetryRequest};
+//!
+//! let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+//! let done = rt.block_on(run(
+//!     &Retrier::default(),
+//!     RetryRequest::get("http://example.invalid/".parse()?),
+//!     |_: &std::io::Error| backstop::ErrorKind::Other,
+//!     |attempt| async move {
+//!         // Send `attempt.request` with your client; here, answer 200 at once.
+//!         let _ = attempt.request;
+//!         Ok::<_, std::io::Error>(http::Response::new(()))
+//!     },
+//! ))?;
+//! assert_eq!(done.outcome.attempts, 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod client;
+mod hyper_error;
+mod runtime;
+
+use core::future::Future;
+
+pub use backstop_driver::{
+    Abort, Attempt, Metrics, Retried, Retrier, RetryError, RetryEvent, RetryRequest, Runtime,
+    VirtualTime,
+};
+pub use client::{error_kind, Client, HttpError, Result};
+pub use runtime::TokioRuntime;
+
+/// Runs one operation on tokio's clock with any async attempt function (see
+/// [`backstop_driver::run`]).
+///
+/// # Errors
+///
+/// [`RetryError`] when the operation ends without a response.
+pub async fn run<B, E, Fut>(
+    retrier: &Retrier,
+    request: RetryRequest,
+    classify: impl Fn(&E) -> backstop::ErrorKind,
+    send: impl FnMut(Attempt) -> Fut,
+) -> core::result::Result<Retried<B>, RetryError<E>>
+where
+    E: std::error::Error + 'static,
+    Fut: Future<Output = core::result::Result<http::Response<B>, E>>,
+{
+    backstop_driver::run(retrier, &TokioRuntime::new(), request, classify, send).await
+}

@@ -1,0 +1,222 @@
+//! One scenario, three adapters: the helper every scenario file uses.
+
+use core::time::Duration;
+
+use backstop::{ErrorKind, Outcome};
+use backstop_driver::{
+    Retried, Retrier, RetryError, RetryRequest, Runtime, StdRuntime, VirtualTime,
+};
+use http_body_util::BodyExt;
+
+/// An adapter under test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Adapter {
+    /// `backstop-ureq` (blocking).
+    Ureq,
+    /// `backstop-smol`.
+    Smol,
+    /// `backstop-tokio`.
+    Tokio,
+}
+
+/// Which clock a run uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Clock {
+    /// The adapter's real clock and timers.
+    Real,
+    /// [`VirtualTime`] over the adapter's runtime: waits between attempts take no real time,
+    /// attempt timeouts stay real.
+    Virtual,
+}
+
+/// Runs `scenario` once for each adapter, ureq first.
+pub fn for_each_adapter(mut scenario: impl FnMut(Adapter)) {
+    for adapter in Adapter::ALL {
+        scenario(adapter);
+    }
+}
+
+/// A response the operation returned, its body read to the end.
+#[derive(Debug)]
+pub struct Answer {
+    /// The status.
+    pub status: u16,
+    /// The headers.
+    pub headers: http::HeaderMap,
+    /// The body, or why reading it failed.
+    pub body: Result<Vec<u8>, String>,
+    /// How the operation ended.
+    pub outcome: Outcome,
+}
+
+/// An operation that ended without a response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// The caller aborted.
+    Aborted(Outcome),
+    /// The last attempt timed out.
+    TimedOut(Outcome),
+    /// The last attempt failed with this kind of error.
+    Failed {
+        /// The error's kind.
+        kind: ErrorKind,
+        /// How the operation ended.
+        outcome: Outcome,
+    },
+}
+
+/// What one run of one adapter gave.
+#[derive(Debug)]
+pub struct Run {
+    /// The adapter.
+    pub adapter: Adapter,
+    /// The response, or why there is none.
+    pub result: Result<Answer, Failure>,
+    /// Virtual time skipped (zero on the real clock).
+    pub skipped: Duration,
+    /// Real time the call took.
+    pub real: Duration,
+}
+
+impl Run {
+    /// How the operation ended.
+    #[must_use]
+    pub fn outcome(&self) -> Outcome {
+        match &self.result {
+            Ok(a) => a.outcome,
+            Err(
+                Failure::Aborted(o) | Failure::TimedOut(o) | Failure::Failed { outcome: o, .. },
+            ) => *o,
+        }
+    }
+
+    /// The returned status, if a response was returned.
+    #[must_use]
+    pub fn status(&self) -> Option<u16> {
+        self.result.as_ref().ok().map(|a| a.status)
+    }
+
+    /// The returned body, if a response was returned and its body read.
+    #[must_use]
+    pub fn body(&self) -> Option<&[u8]> {
+        self.result
+            .as_ref()
+            .ok()
+            .and_then(|a| a.body.as_deref().ok())
+    }
+}
+
+impl Adapter {
+    /// All three adapters.
+    pub const ALL: [Adapter; 3] = [Adapter::Ureq, Adapter::Smol, Adapter::Tokio];
+
+    /// Runs one operation through the adapter's ready-made client on this thread.
+    ///
+    /// # Panics
+    ///
+    /// If a tokio runtime cannot be built (a broken test machine).
+    #[must_use]
+    pub fn run(self, retrier: &Retrier, request: RetryRequest, clock: Clock) -> Run {
+        let started = std::time::Instant::now();
+        let (result, skipped) = match self {
+            Adapter::Ureq => {
+                let client = backstop_ureq::Client::new(retrier.clone());
+                match clock {
+                    Clock::Real => (ureq_run(&client, request), Duration::ZERO),
+                    Clock::Virtual => {
+                        let client = client.with_runtime(VirtualTime::new(StdRuntime::new()));
+                        let r = ureq_run(&client, request);
+                        (r, client.runtime().skipped())
+                    }
+                }
+            }
+            Adapter::Smol => smol::block_on(async {
+                let client = backstop_smol::Client::new(retrier.clone());
+                match clock {
+                    Clock::Real => (
+                        hyper_answer(client.run(request).await).await,
+                        Duration::ZERO,
+                    ),
+                    Clock::Virtual => {
+                        let client = client
+                            .with_runtime(VirtualTime::new(backstop_smol::SmolRuntime::new()));
+                        let r = hyper_answer(client.run(request).await).await;
+                        (r, client.runtime().skipped())
+                    }
+                }
+            }),
+            Adapter::Tokio => tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a tokio runtime")
+                .block_on(async {
+                    let client = backstop_tokio::Client::new(retrier.clone());
+                    match clock {
+                        Clock::Real => (
+                            hyper_answer(client.run(request).await).await,
+                            Duration::ZERO,
+                        ),
+                        Clock::Virtual => {
+                            let client = client.with_runtime(VirtualTime::new(
+                                backstop_tokio::TokioRuntime::new(),
+                            ));
+                            let r = hyper_answer(client.run(request).await).await;
+                            (r, client.runtime().skipped())
+                        }
+                    }
+                }),
+        };
+        Run {
+            adapter: self,
+            result,
+            skipped,
+            real: started.elapsed(),
+        }
+    }
+}
+
+fn ureq_run<RT: Runtime>(
+    client: &backstop_ureq::Client<RT>,
+    request: RetryRequest,
+) -> Result<Answer, Failure> {
+    let done = client.run(request).map_err(failure)?;
+    let outcome = done.outcome;
+    let (parts, mut body) = done.response.into_parts();
+    Ok(Answer {
+        status: parts.status.as_u16(),
+        headers: parts.headers,
+        body: body.read_to_vec().map_err(|e| e.to_string()),
+        outcome,
+    })
+}
+
+async fn hyper_answer<E>(
+    result: Result<Retried<hyper::body::Incoming>, RetryError<E>>,
+) -> Result<Answer, Failure> {
+    let done = result.map_err(failure)?;
+    let outcome = done.outcome;
+    let (parts, body) = done.response.into_parts();
+    Ok(Answer {
+        status: parts.status.as_u16(),
+        headers: parts.headers,
+        body: body
+            .collect()
+            .await
+            .map(|b| b.to_bytes().to_vec())
+            .map_err(|e| e.to_string()),
+        outcome,
+    })
+}
+
+fn failure<E>(e: RetryError<E>) -> Failure {
+    match e {
+        RetryError::Aborted(o) => Failure::Aborted(o),
+        RetryError::TimedOut(o) => Failure::TimedOut(o),
+        RetryError::Failed { kind, outcome, .. } => Failure::Failed { kind, outcome },
+        // A variant added later: report it as a failure of unknown kind.
+        other => Failure::Failed {
+            kind: ErrorKind::Other,
+            outcome: *other.outcome(),
+        },
+    }
+}

@@ -1,0 +1,30 @@
+//! # backstop-tests
+//!
+//! Cross-adapter scenarios for backstop against real HTTP on loopback. Two public tools for
+//! scenario files (`tests/tests/*.rs`, one scenario each):
+//!
+//! - [`server::Server`]: a scripted HTTP/1.1 server on 127.0.0.1 (any status and headers,
+//!   delays, hangs, resets, cut-off bodies, raw bytes), counting and recording requests;
+//! - [`adapters::for_each_adapter`]: runs a scenario once per adapter (ureq, smol, tokio),
+//!   each through its ready-made client, on real or virtual time, and hands back a uniform
+//!   [`adapters::Run`].
+//!
+//! ```
+//! use backstop_tests::adapters::{for_each_adapter, Clock};
+//! use backstop_tests::server::{Reply, Server};
+//! use backstop_driver::{Retrier, RetryRequest};
+//!
+//! for_each_adapter(|adapter| {
+//!     let server = Server::always(Reply::status(404));
+//!     let request = RetryRequest::get(server.url("/missing").parse().unwrap());
+//!     let run = adapter.run(&Retrier::default(), request, Clock::Real);
+//!     assert_eq!(run.status(), Some(404), "{adapter:?}");
+//!     assert_eq!(server.requests(), 1);
+//! });
+//! ```
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod adapters;
+pub mod server;

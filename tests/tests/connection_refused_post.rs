@@ -1,0 +1,26 @@
+//! Connection refused: the request never left, so even a POST without an `Idempotency-Key` is
+//! retried, until the attempts run out.
+
+use backstop::{ErrorClass, ErrorKind, Policy, StopReason};
+use backstop_driver::{Retrier, RetryRequest};
+use backstop_tests::adapters::{for_each_adapter, Clock, Failure};
+use backstop_tests::server::refused_url;
+
+#[test]
+fn refused_connection_is_retried_even_for_post() {
+    for_each_adapter(|adapter| {
+        let policy = Policy::builder().max_attempts(3).build().expect("policy");
+        let request = RetryRequest::post(refused_url("/orders").parse().expect("url")).body("{}");
+        let run = adapter.run(&Retrier::new(policy), request, Clock::Virtual);
+
+        let Err(Failure::Failed { kind, outcome }) = run.result else {
+            panic!("{adapter:?}: expected a connection error, got {run:?}");
+        };
+        assert_eq!(kind, ErrorKind::ConnectionRefused, "{adapter:?}");
+        assert_eq!(kind.class(), ErrorClass::NotSent);
+        assert_eq!(
+            (outcome.attempts, outcome.reason),
+            (3, StopReason::Attempts)
+        );
+    });
+}
