@@ -18,25 +18,28 @@
 //! No retry rule lives here or in an adapter: every rule is the machine's.
 //!
 //! ```
-//! use backstop_driver::{run, Retrier, RetryRequest, StdRuntime};
 //! use backstop::ErrorKind;
+//! use backstop_driver::{run, Retrier, RetryRequest, StdRuntime, VirtualTime};
 //!
 //! let retrier = Retrier::new(backstop::Policy::default());
 //! let request = RetryRequest::get("http://127.0.0.1:1/".parse()?);
 //! let mut statuses = [503_u16, 200].into_iter();
-//! // An attempt function that answers from a list instead of the network.
+//! // An attempt function that answers from a list instead of the network, on virtual time.
 //! let result = futures_lite::future::block_on(run(
 //!     &retrier,
-//!     &StdRuntime::new(),
+//!     &VirtualTime::new(StdRuntime::new()),
 //!     request,
 //!     |_e: &std::io::Error| ErrorKind::Other,
 //!     |_attempt| {
 //!         let status = statuses.next().unwrap_or(500);
-//!         async move { Ok::<_, std::io::Error>(http::Response::builder().status(status).body(())?) }
+//!         async move {
+//!             let response = http::Response::builder().status(status).body(());
+//!             response.map_err(std::io::Error::other)
+//!         }
 //!     },
-//! ))
-//! .map_err(|e| e.to_string())?;
-//! assert_eq!((result.response.status(), result.outcome.attempts), (200, 2));
+//! ))?;
+//! assert_eq!(result.response.status(), 200);
+//! assert_eq!(result.outcome.attempts, 2);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 

@@ -80,7 +80,8 @@ impl<RT: Runtime> Client<RT> {
             request,
             error_kind,
             |attempt| {
-                let request = attempt.request.map(Full::new);
+                let mut request = attempt.request.map(Full::new);
+                without_userinfo(request.uri_mut());
                 self.http.request(request)
             },
         )
@@ -103,4 +104,33 @@ pub fn error_kind(error: &HttpError) -> ErrorKind {
         return kind;
     }
     crate::hyper_error::kind(error).unwrap_or(ErrorKind::Other)
+}
+
+/// Removes the userinfo from `uri`. hyper-util never sends it (it sets no `Authorization` from
+/// it), but its debug logs print the pool key, which would carry it.
+fn without_userinfo(uri: &mut http::Uri) {
+    let Some(authority) = uri.authority() else {
+        return;
+    };
+    let Some((_, host)) = authority.as_str().rsplit_once('@') else {
+        return;
+    };
+    let Ok(host) = host.parse::<http::uri::Authority>() else {
+        return;
+    };
+    let mut parts = core::mem::take(uri).into_parts();
+    parts.authority = Some(host);
+    if let Ok(clean) = http::Uri::from_parts(parts) {
+        *uri = clean;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn userinfo_is_removed_and_the_rest_kept() {
+        let mut uri: http::Uri = "http://a:b@127.0.0.1:8/p?q=1".parse().expect("uri");
+        super::without_userinfo(&mut uri);
+        assert_eq!(uri, "http://127.0.0.1:8/p?q=1");
+    }
 }

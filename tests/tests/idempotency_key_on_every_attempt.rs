@@ -1,0 +1,58 @@
+//! An opted-in POST with a generated `Idempotency-Key`: a reset after the request was sent is
+//! retried, every attempt carries the same key, and the body factory makes a fresh, identical
+//! body for each attempt.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use backstop::{Policy, StopReason};
+use backstop_driver::{Retrier, RetryRequest};
+use backstop_tests::adapters::{for_each_adapter, Clock};
+use backstop_tests::server::{Action, Reply, Server};
+
+#[test]
+fn opted_in_post_keeps_one_idempotency_key_and_replays_its_body() {
+    for_each_adapter(|adapter| {
+        let server = Server::start([
+            Action::Reset,
+            Reply::status(503).into(),
+            Reply::status(201).body("created").into(),
+        ]);
+        let made = Arc::new(AtomicUsize::new(0));
+        let counter = made.clone();
+        let request = RetryRequest::post(server.url("/orders").parse().expect("url"))
+            .body_factory(move || {
+                counter.fetch_add(1, Ordering::SeqCst);
+                bytes::Bytes::from_static(br#"{"sku":42}"#)
+            })
+            .generate_idempotency_key();
+        let policy = Policy::builder()
+            .retry_non_idempotent(true)
+            .build()
+            .expect("policy");
+        let run = adapter.run(&Retrier::new(policy), request, Clock::Virtual);
+
+        assert_eq!(run.status(), Some(201), "{adapter:?}: {run:?}");
+        let outcome = run.outcome();
+        assert_eq!(
+            (outcome.attempts, outcome.reason),
+            (3, StopReason::FinalStatus)
+        );
+        assert_eq!(made.load(Ordering::SeqCst), 3, "{adapter:?}");
+        let recorded = server.recorded();
+        assert_eq!(recorded.len(), 3);
+        let key = recorded[0]
+            .header("idempotency-key")
+            .expect("a key")
+            .to_vec();
+        assert_eq!(key.len(), 36, "a UUID: {key:?}");
+        for r in &recorded {
+            assert_eq!(r.header("idempotency-key"), Some(&key[..]), "{adapter:?}");
+            assert_eq!((r.method.as_str(), r.target.as_str()), ("POST", "/orders"));
+        }
+        // The first request was reset before its body was read; the others carry it whole.
+        for r in &recorded[1..] {
+            assert_eq!(r.body, br#"{"sku":42}"#, "{adapter:?}");
+        }
+    });
+}

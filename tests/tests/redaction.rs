@@ -1,0 +1,109 @@
+//! Nothing secret is ever emitted: for a URL with userinfo and a query, and a request with
+//! `Authorization`, `Cookie`, `Proxy-Authorization`, an `Idempotency-Key` and a body, every
+//! event (callback, its `Display` and `Debug`, and every `tracing` field) is free of them.
+
+use std::fmt::Write as _;
+use std::sync::{Arc, Mutex};
+
+use backstop::Policy;
+use backstop_driver::{Retrier, RetryRequest};
+use backstop_tests::adapters::{for_each_adapter, Clock};
+use backstop_tests::server::{Reply, Server};
+use http::{header, HeaderValue};
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Metadata, Subscriber};
+
+/// Every `tracing` event's fields, as text.
+#[derive(Clone, Default)]
+struct Capture(Arc<Mutex<Vec<String>>>);
+
+struct Fields<'a>(&'a mut String);
+
+impl Visit for Fields<'_> {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        let _ = write!(self.0, "{}={value:?} ", field.name());
+    }
+}
+
+impl Subscriber for Capture {
+    fn enabled(&self, _: &Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &Attributes<'_>) -> Id {
+        Id::from_u64(1)
+    }
+    fn record(&self, _: &Id, _: &Record<'_>) {}
+    fn record_follows_from(&self, _: &Id, _: &Id) {}
+    fn event(&self, event: &Event<'_>) {
+        let mut line = format!("{} ", event.metadata().target());
+        event.record(&mut Fields(&mut line));
+        self.0.lock().expect("capture lock").push(line);
+    }
+    fn enter(&self, _: &Id) {}
+    fn exit(&self, _: &Id) {}
+}
+
+#[test]
+fn no_event_contains_userinfo_query_headers_key_or_body() {
+    for_each_adapter(|adapter| {
+        let server = Server::start([
+            Reply::status(503).header("Retry-After", "0").into(),
+            Reply::status(200).body("fine").into(),
+        ]);
+        let url = server
+            .url("/v1/orders?token=SECRET-QUERY#SECRET-FRAGMENT")
+            .replace("http://", "http://alice:SECRET-PASSWORD@");
+        let request = RetryRequest::post(url.parse().expect("url"))
+            .name("create-order")
+            .header(
+                header::AUTHORIZATION,
+                HeaderValue::from_static("Bearer SECRET-AUTH"),
+            )
+            .header(
+                header::COOKIE,
+                HeaderValue::from_static("session=SECRET-COOKIE"),
+            )
+            .header(
+                header::PROXY_AUTHORIZATION,
+                HeaderValue::from_static("Basic SECRET-PROXY"),
+            )
+            .idempotency_key(HeaderValue::from_static("SECRET-KEY"))
+            .body("SECRET-BODY");
+        let emitted = Arc::new(Mutex::new(Vec::new()));
+        let sink = emitted.clone();
+        let policy = Policy::builder()
+            .retry_non_idempotent(true)
+            .build()
+            .expect("policy");
+        let retrier = Retrier::new(policy).on_event(move |e| {
+            sink.lock().expect("sink lock").push(format!("{e} | {e:?}"));
+        });
+        let capture = Capture::default();
+        let run = tracing::subscriber::with_default(capture.clone(), || {
+            adapter.run(&retrier, request, Clock::Virtual)
+        });
+
+        let mut all = emitted.lock().expect("sink lock").clone();
+        let traced = capture.0.lock().expect("capture lock").clone();
+        assert!(
+            traced.iter().any(|l| l.starts_with("backstop ")),
+            "{adapter:?}: no tracing event from backstop: {traced:?}"
+        );
+        all.extend(traced);
+        // The events are there, with the URL reduced to scheme, host, port and path.
+        let redacted = format!("http://{}/v1/orders", server.addr());
+        assert!(all.len() >= 5, "{adapter:?}: {all:?}");
+        assert!(
+            all.iter().any(|l| l.contains(&redacted)),
+            "{adapter:?}: {all:?}"
+        );
+        for line in &all {
+            assert!(
+                !line.contains("SECRET") && !line.contains("alice"),
+                "{adapter:?} leaked a secret: {line}"
+            );
+        }
+        assert_eq!(run.outcome().attempts, 2, "{adapter:?}: {run:?}");
+    });
+}
