@@ -1,0 +1,122 @@
+//! A server that accepts the connection and never answers, through every adapter: whether it
+//! reads the request or not even that, every attempt times out, and the operation ends within
+//! `max_elapsed` plus one attempt timeout as a time-out, the last error intact, without hanging.
+
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use backstop::{AttemptOutcome, ErrorKind, Policy, StopReason};
+use backstop_driver::{Retrier, RetryRequest};
+use backstop_tests::adapters::{for_each_adapter, Clock, Failure, Run};
+use backstop_tests::server::{Action, Server};
+
+fn policy() -> Policy {
+    Policy::builder()
+        .max_elapsed(Duration::from_millis(1_200))
+        .attempt_timeout(Duration::from_millis(300))
+        .build()
+        .expect("policy")
+}
+
+#[test]
+fn a_server_that_reads_and_never_answers_times_out_within_bounds() {
+    let policy = policy();
+    for_each_adapter(|adapter| {
+        let server = Server::always(Action::Hang);
+        let request = RetryRequest::get(server.url("/silent").parse().expect("url"));
+        let run = adapter.run(&Retrier::new(policy).seed(6), request, Clock::Real);
+        assert_timed_out(&run, &policy);
+        assert_eq!(
+            server.requests(),
+            run.outcome().attempts as usize,
+            "{run:?}"
+        );
+    });
+}
+
+#[test]
+fn a_server_that_never_even_reads_times_out_within_bounds() {
+    let policy = policy();
+    for_each_adapter(|adapter| {
+        let server = Mute::start();
+        let request = RetryRequest::get(server.url.parse().expect("url"));
+        let run = adapter.run(&Retrier::new(policy).seed(7), request, Clock::Real);
+        assert_timed_out(&run, &policy);
+    });
+}
+
+fn assert_timed_out(run: &Run, policy: &Policy) {
+    let slack = Duration::from_millis(500);
+    assert!(
+        run.real <= policy.max_elapsed() + policy.attempt_timeout() + slack,
+        "took too long: {run:?}"
+    );
+    let Err(Failure::TimedOut(outcome)) = run.result else {
+        panic!("expected a time-out: {run:?}");
+    };
+    assert!(
+        (2..=policy.max_attempts()).contains(&outcome.attempts),
+        "retried, within max_attempts: {run:?}"
+    );
+    assert!(
+        matches!(outcome.reason, StopReason::Attempts | StopReason::Deadline),
+        "{run:?}"
+    );
+    assert!(
+        matches!(outcome.last, Some(AttemptOutcome::Error(e)) if e.kind == ErrorKind::Timeout),
+        "{run:?}"
+    );
+    assert!(
+        outcome.elapsed <= policy.max_elapsed() + policy.attempt_timeout(),
+        "{run:?}"
+    );
+}
+
+/// A loopback listener that accepts connections and never reads or writes a byte. Dropping it
+/// closes them and joins its thread.
+struct Mute {
+    url: String,
+    stop: Arc<AtomicBool>,
+    held: Arc<Mutex<Vec<TcpStream>>>,
+    accept: Option<JoinHandle<()>>,
+}
+
+impl Mute {
+    fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let url = format!("http://{}/mute", listener.local_addr().expect("addr"));
+        let stop = Arc::new(AtomicBool::new(false));
+        let held = Arc::new(Mutex::new(Vec::new()));
+        let accept = {
+            let (stop, held) = (stop.clone(), held.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::SeqCst) {
+                    match listener.accept() {
+                        Ok((stream, _)) => held.lock().expect("lock").push(stream),
+                        Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                    }
+                }
+            })
+        };
+        Mute {
+            url,
+            stop,
+            held,
+            accept: Some(accept),
+        }
+    }
+}
+
+impl Drop for Mute {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(accept) = self.accept.take() {
+            let _ = accept.join();
+        }
+        self.held.lock().expect("lock").clear();
+    }
+}
