@@ -3,8 +3,15 @@
 //! Blocking HTTP retries over [ureq 3](https://docs.rs/ureq): the backstop retry loop
 //! (`backstop-driver`) run on the calling thread, with ureq as the client.
 //!
-//! - **Timeouts**: each attempt's timeout (already bounded by the overall deadline) becomes
-//!   ureq's per-request global timeout.
+//! - **Timeouts**: each attempt's timeout (already bounded by the overall deadline) bounds
+//!   every phase of the exchange up to the response head: resolve, connect, send the request
+//!   and its body, receive the head. A server that stalls in several phases in turn can make a
+//!   blocking attempt outlast its timeout (never more than once per phase); the machine then
+//!   counts the attempt as timed out. (ureq's `timeout_global` would bound the whole, but any
+//!   resolve timeout makes ureq resolve on a new thread, about 40 us per request, more than
+//!   the rest of the adapter; so a host that is an IP address gets no resolve timeout.) The
+//!   response body, read by the caller after `run` returns, is not bounded by the attempt
+//!   timeout.
 //! - **Abort**: [`Abort::abort`] from any thread interrupts the wait between attempts at once
 //!   and the request in flight by shutting down that operation's socket (ureq 3.5's per-
 //!   connection shutdown handles); other operations on the same [`Client`] carry on. A TCP
@@ -68,13 +75,29 @@ pub struct Client<RT = StdRuntime> {
     agent: Agent,
     retrier: Retrier,
     runtime: RT,
+    /// The attempt timeout already set on the agent (phases other than resolve), and
+    /// `http_status_as_error(false)`: an attempt with that timeout needs no per-request config.
+    agent_timeout: Option<core::time::Duration>,
 }
 
 impl Client<StdRuntime> {
-    /// A client with ureq's default configuration.
+    /// A client with ureq's default configuration, plus the policy's attempt timeout on each
+    /// phase of an exchange (a per-request configuration then only needs to be made for an
+    /// attempt cut short by the deadline, or for a host name to resolve).
     #[must_use]
     pub fn new(retrier: Retrier) -> Self {
-        Client::with_config(retrier, Agent::config_builder().build())
+        let t = retrier.policy().attempt_timeout();
+        let config = Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_connect(Some(t))
+            .timeout_send_request(Some(t))
+            .timeout_send_body(Some(t))
+            .timeout_recv_response(Some(t))
+            .build();
+        Client {
+            agent_timeout: Some(t),
+            ..Client::with_config(retrier, config)
+        }
     }
 
     /// A client with a ureq configuration of the caller's (its `http_status_as_error` is
@@ -89,6 +112,7 @@ impl Client<StdRuntime> {
             ),
             retrier,
             runtime: StdRuntime::new(),
+            agent_timeout: None,
         }
     }
 }
@@ -101,6 +125,7 @@ impl<RT: Runtime> Client<RT> {
             agent: self.agent,
             retrier: self.retrier,
             runtime,
+            agent_timeout: self.agent_timeout,
         }
     }
 
@@ -126,6 +151,7 @@ impl<RT: Runtime> Client<RT> {
     pub fn run(&self, request: RetryRequest) -> Result {
         let abort = request.abort_handle().cloned();
         let agent = &self.agent;
+        let agent_timeout = self.agent_timeout;
         futures_lite::future::block_on(run(
             &self.retrier,
             &self.runtime,
@@ -135,11 +161,13 @@ impl<RT: Runtime> Client<RT> {
                 let abort = abort.clone();
                 async move {
                     let (parts, body) = attempt.request.into_parts();
-                    let request = agent
-                        .configure_request(http_request(parts, &body))
-                        .timeout_global(Some(attempt.timeout))
-                        .http_status_as_error(false)
-                        .build();
+                    let ip_literal = is_ip_literal(&parts.uri);
+                    let request = http_request(parts, &body);
+                    let request = if ip_literal && agent_timeout == Some(attempt.timeout) {
+                        request
+                    } else {
+                        configure(agent, request, attempt.timeout, ip_literal)
+                    };
                     match abort {
                         Some(abort) => AttemptScope::run(&abort, || agent.run(request)),
                         None => agent.run(request),
@@ -150,6 +178,38 @@ impl<RT: Runtime> Client<RT> {
     }
 }
 
+/// The attempt's timeouts as a per-request configuration.
+///
+/// Per phase, not `timeout_global`: a resolve timeout makes ureq resolve on a new thread (about
+/// 40 us), so an IP-literal host gets none, and `timeout_global` implies one.
+fn configure<'b>(
+    agent: &Agent,
+    request: ureq::http::Request<&'b [u8]>,
+    timeout: core::time::Duration,
+    ip_literal: bool,
+) -> ureq::http::Request<&'b [u8]> {
+    let t = Some(timeout);
+    agent
+        .configure_request(request)
+        .timeout_resolve(if ip_literal { None } else { t })
+        .timeout_connect(t)
+        .timeout_send_request(t)
+        .timeout_send_body(t)
+        .timeout_recv_response(t)
+        .http_status_as_error(false)
+        .build()
+}
+
 fn http_request(parts: ureq::http::request::Parts, body: &[u8]) -> ureq::http::Request<&[u8]> {
     ureq::http::Request::from_parts(parts, body)
+}
+
+/// Whether the URI's host is an IP address (nothing to resolve).
+fn is_ip_literal(uri: &ureq::http::Uri) -> bool {
+    uri.host().is_some_and(|h| {
+        h.trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok()
+    })
 }

@@ -16,6 +16,15 @@ use crate::observe::events::{EventKind, RetryEvent};
 use crate::retrier::Retrier;
 
 /// Sends events to the retrier's observers, the metrics and `tracing`.
+/// Whether a `tracing` subscriber wants backstop's events (never without the feature).
+fn trace_enabled() -> bool {
+    #[cfg(feature = "tracing")]
+    return tracing::enabled!(target: "backstop", tracing::Level::INFO)
+        || tracing::enabled!(target: "backstop", tracing::Level::DEBUG);
+    #[cfg(not(feature = "tracing"))]
+    false
+}
+
 pub(crate) struct Emitter<'r> {
     retrier: &'r Retrier,
     operation: String,
@@ -31,7 +40,7 @@ impl<'r> Emitter<'r> {
         method: &http::Method,
         uri: &http::Uri,
     ) -> Self {
-        let active = !retrier.observers.is_empty() || cfg!(feature = "tracing");
+        let active = !retrier.observers.is_empty() || trace_enabled();
         let url = if active {
             redact::redact_uri(uri)
         } else {
@@ -61,6 +70,7 @@ impl<'r> Emitter<'r> {
         };
         #[cfg(feature = "tracing")]
         trace::emit(&event);
+        // The events are plain data; nothing else is done with them here.
         for observer in &self.retrier.observers {
             observer(&event);
         }

@@ -1,0 +1,285 @@
+//! Measured, not asserted: the adapters' overhead, abort latency and timer overshoot.
+//!
+//! `cargo bench -p backstop-tests --bench adapters` (add `-- --quick` for a short run). Prints
+//! medians and 99th percentiles:
+//!
+//! 1. the ureq adapter against bare ureq, for a GET that succeeds at once on loopback, in one
+//!    interleaved run (target: under 2 % at the median);
+//! 2. abort latency, from `Abort::abort` on another thread to the call returning, with the
+//!    request in flight and during a wait (target p99: under 1 ms async, under 5 ms blocking);
+//! 3. timer overshoot: how much longer than decided a 20 ms wait actually slept (target p99:
+//!    under 2 ms).
+
+#![allow(clippy::print_stdout, clippy::unwrap_used)]
+
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use backstop::Policy;
+use backstop_driver::{Abort, EventKind, Retrier, RetryRequest};
+use backstop_tests::adapters::{Adapter, Clock};
+use backstop_tests::server::{Action, Reply, Server};
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let scale = if quick { 10 } else { 1 };
+    overhead(20_000 / scale);
+    for adapter in Adapter::ALL {
+        abort_latency(adapter, 200 / scale);
+    }
+    for adapter in Adapter::ALL {
+        timer_overshoot(adapter, 100 / scale);
+    }
+}
+
+struct Stats {
+    median: Duration,
+    p99: Duration,
+    n: usize,
+}
+
+fn stats(mut samples: Vec<Duration>) -> Stats {
+    samples.sort();
+    let at = |q: f64| {
+        // Nearest rank; the cast cannot lose anything that matters for a few thousand samples.
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss
+        )]
+        let i = ((samples.len() as f64 * q).ceil() as usize).clamp(1, samples.len()) - 1;
+        samples[i]
+    };
+    Stats {
+        median: at(0.5),
+        p99: at(0.99),
+        n: samples.len(),
+    }
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+/// Bare ureq and the ureq adapter, interleaved request by request against the same server.
+fn overhead(n: usize) {
+    let server = Server::always(Reply::status(200).body("ok"));
+    let url = server.url("/fast");
+    let bare = ureq::Agent::new_with_defaults();
+    // Bare ureq doing the same timeout work as the adapter (the policy's 5 s per phase).
+    let t = Some(Policy::default().attempt_timeout());
+    let bare_timed: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_connect(t)
+        .timeout_send_request(t)
+        .timeout_send_body(t)
+        .timeout_recv_response(t)
+        .build()
+        .into();
+    let client = backstop_ureq::Client::new(Retrier::default());
+    let with_abort = Abort::new();
+    let (mut t_bare, mut t_adapter, mut t_abortable) = (Vec::new(), Vec::new(), Vec::new());
+    let mut t_timed = Vec::new();
+    // Warm both pools and the server's threads.
+    for _ in 0..200 {
+        bare.get(&url)
+            .call()
+            .unwrap()
+            .body_mut()
+            .read_to_vec()
+            .unwrap();
+        bare_timed
+            .get(&url)
+            .call()
+            .unwrap()
+            .body_mut()
+            .read_to_vec()
+            .unwrap();
+        let mut done = client.run(RetryRequest::get(url.parse().unwrap())).unwrap();
+        done.response.body_mut().read_to_vec().unwrap();
+    }
+    // The order rotates each round, so that neither side always runs first.
+    for round in 0..n {
+        for which in 0..4 {
+            match (round + which) % 4 {
+                0 => {
+                    let t = Instant::now();
+                    bare.get(&url)
+                        .call()
+                        .unwrap()
+                        .body_mut()
+                        .read_to_vec()
+                        .unwrap();
+                    t_bare.push(t.elapsed());
+                }
+                3 => {
+                    let t = Instant::now();
+                    bare_timed
+                        .get(&url)
+                        .call()
+                        .unwrap()
+                        .body_mut()
+                        .read_to_vec()
+                        .unwrap();
+                    t_timed.push(t.elapsed());
+                }
+                1 => {
+                    let t = Instant::now();
+                    let mut done = client.run(RetryRequest::get(url.parse().unwrap())).unwrap();
+                    done.response.body_mut().read_to_vec().unwrap();
+                    t_adapter.push(t.elapsed());
+                }
+                _ => {
+                    let t = Instant::now();
+                    let request = RetryRequest::get(url.parse().unwrap()).abort_on(&with_abort);
+                    let mut done = client.run(request).unwrap();
+                    done.response.body_mut().read_to_vec().unwrap();
+                    t_abortable.push(t.elapsed());
+                }
+            }
+        }
+    }
+    let (b, a, x) = (stats(t_bare), stats(t_adapter), stats(t_abortable));
+    let bt = stats(t_timed);
+    println!(
+        "== ureq adapter overhead, GET 200 on loopback, {} requests each, interleaved",
+        b.n
+    );
+    println!(
+        "bare ureq                  median {:8.1} us   p99 {:8.1} us",
+        us(b.median),
+        us(b.p99)
+    );
+    println!(
+        "bare ureq, same timeouts   median {:8.1} us   p99 {:8.1} us",
+        us(bt.median),
+        us(bt.p99)
+    );
+    for (name, s) in [("backstop-ureq", &a), ("backstop-ureq + Abort", &x)] {
+        let pct = |base: &Stats| (s.median.as_secs_f64() / base.median.as_secs_f64() - 1.0) * 100.0;
+        println!(
+            "{name:<26} median {:8.1} us   p99 {:8.1} us   median overhead {:+.2} % \
+             ({:+.2} % over bare ureq with the same timeouts)",
+            us(s.median),
+            us(s.p99),
+            pct(&b),
+            pct(&bt)
+        );
+    }
+}
+
+/// Abort from another thread, measured to the moment the call returns.
+fn abort_latency(adapter: Adapter, n: usize) {
+    let policy = Policy::builder()
+        .attempt_timeout(Duration::from_secs(30))
+        .max_elapsed(Duration::from_secs(120))
+        .build()
+        .unwrap();
+    let mut in_flight = Vec::new();
+    let mut waiting = Vec::new();
+    for round in 0..n {
+        // In flight: the server hangs; abort once it has the request.
+        let server = Arc::new(Server::always(Action::Hang));
+        let abort = Abort::new();
+        let fired = Arc::new(Mutex::new(None));
+        let aborter = {
+            let (server, abort, fired) = (server.clone(), abort.clone(), fired.clone());
+            std::thread::spawn(move || {
+                assert!(server.wait_for_requests(1, Duration::from_secs(10)));
+                // Let the client settle into its read.
+                std::thread::sleep(Duration::from_millis(1));
+                *fired.lock().unwrap() = Some(Instant::now());
+                abort.abort();
+            })
+        };
+        let request = RetryRequest::get(server.url("/").parse().unwrap()).abort_on(&abort);
+        let run = adapter.run(&Retrier::new(policy), request, Clock::Real);
+        let returned = Instant::now();
+        aborter.join().unwrap();
+        assert!(run.result.is_err(), "{run:?}");
+        in_flight.push(returned - fired.lock().unwrap().unwrap());
+
+        // Waiting: 503 with Retry-After: 30; abort when the wait starts.
+        let server = Server::always(Reply::status(503).header("Retry-After", "30"));
+        let abort = Abort::new();
+        let (tx, rx) = mpsc::channel();
+        let retrier = Retrier::new(policy).on_event(move |e| {
+            if matches!(e.kind, EventKind::WaitStarted { .. }) {
+                let _ = tx.send(());
+            }
+        });
+        let fired = Arc::new(Mutex::new(None));
+        let aborter = {
+            let (abort, fired) = (abort.clone(), fired.clone());
+            std::thread::spawn(move || {
+                rx.recv_timeout(Duration::from_secs(10)).unwrap();
+                std::thread::sleep(Duration::from_millis(1));
+                *fired.lock().unwrap() = Some(Instant::now());
+                abort.abort();
+            })
+        };
+        let request = RetryRequest::get(server.url("/").parse().unwrap()).abort_on(&abort);
+        let run = adapter.run(&retrier, request, Clock::Real);
+        let returned = Instant::now();
+        aborter.join().unwrap();
+        assert!(run.result.is_err(), "{run:?}");
+        waiting.push(returned - fired.lock().unwrap().unwrap());
+        let _ = round;
+    }
+    let (f, w) = (stats(in_flight), stats(waiting));
+    println!(
+        "== abort latency, {adapter:?}, {} aborts each (abort() to the call returning)",
+        f.n
+    );
+    println!(
+        "request in flight          median {:8.1} us   p99 {:8.1} us",
+        us(f.median),
+        us(f.p99)
+    );
+    println!(
+        "during a wait              median {:8.1} us   p99 {:8.1} us",
+        us(w.median),
+        us(w.p99)
+    );
+}
+
+/// A decided 20 ms wait (`Retry-After: 0.02`, no spread): how much longer it really slept.
+fn timer_overshoot(adapter: Adapter, n: usize) {
+    let policy = Policy::builder()
+        .retry_after_spread(Duration::ZERO)
+        .max_attempts(n.try_into().unwrap_or(u32::MAX).saturating_add(1))
+        .max_elapsed(Duration::from_secs(600))
+        .build()
+        .unwrap();
+    let decided = Arc::new(Mutex::new(Vec::new()));
+    let slept = Arc::new(Mutex::new(Vec::new()));
+    let (d, s) = (decided.clone(), slept.clone());
+    let retrier = Retrier::new(policy).on_event(move |e| match e.kind {
+        EventKind::WaitStarted { delay, .. } => d.lock().unwrap().push(delay),
+        EventKind::WaitEnded { slept, .. } => s.lock().unwrap().push(slept),
+        _ => {}
+    });
+    let mut script: Vec<Action> = vec![Reply::status(503).header("Retry-After", "0.02").into(); n];
+    script.push(Reply::status(200).into());
+    let server = Server::start(script);
+    let run = adapter.run(
+        &retrier,
+        RetryRequest::get(server.url("/").parse().unwrap()),
+        Clock::Real,
+    );
+    assert_eq!(run.status(), Some(200), "{run:?}");
+    let decided = decided.lock().unwrap().clone();
+    let slept = slept.lock().unwrap().clone();
+    let over: Vec<Duration> = decided
+        .iter()
+        .zip(&slept)
+        .map(|(d, s)| s.saturating_sub(*d))
+        .collect();
+    let o = stats(over);
+    println!("== timer overshoot, {adapter:?}, {} waits of 20 ms", o.n);
+    println!(
+        "slept beyond the decision  median {:8.1} us   p99 {:8.1} us",
+        us(o.median),
+        us(o.p99)
+    );
+}
