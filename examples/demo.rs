@@ -242,8 +242,7 @@ fn json_line(e: &RetryEvent<'_>) -> String {
             source,
             elapsed,
         } => format!(
-            r#"{{"event":"wait","{}":{next_attempt},{head},"delay_ms":{:.3},"cause":"{cause}","source":"{}","elapsed_ms":{:.3}}}"#,
-            "next_attempt",
+            r#"{{"event":"wait",{head},"next_attempt":{next_attempt},"delay_ms":{:.3},"cause":"{cause}","source":"{}","elapsed_ms":{:.3}}}"#,
             ms(delay),
             source.as_str(),
             ms(elapsed)

@@ -92,6 +92,14 @@ pub enum Action {
     CloseMidBody(Reply),
     /// Send these bytes as they are, then close.
     Raw(Vec<u8>),
+    /// Send `reply` one byte at a time, `gap` apart (a slow-loris server), then keep the
+    /// connection for the next request.
+    Trickle {
+        /// The response.
+        reply: Reply,
+        /// The pause before each byte.
+        gap: Duration,
+    },
     /// Close the connection without answering.
     Close,
 }
@@ -346,6 +354,15 @@ fn serve(mut stream: TcpStream, state: &State) {
                 state.sleep(Duration::MAX);
                 return;
             }
+            Action::Trickle { reply, gap } => {
+                let mut out = reply.head();
+                out.extend_from_slice(&reply.body);
+                for byte in out {
+                    if state.sleep(gap) || stream.write_all(&[byte]).is_err() {
+                        return;
+                    }
+                }
+            }
             Action::CloseMidBody(reply) => {
                 let mut out = reply.head();
                 out.extend_from_slice(&reply.body[..reply.body.len() / 2]);
@@ -513,6 +530,23 @@ mod tests {
             Some(std::io::ErrorKind::ConnectionReset)
         );
         assert_eq!(server.requests(), 1);
+    }
+
+    #[test]
+    fn trickled_and_raw_answers_arrive_whole() {
+        let server = Server::start([
+            Action::Trickle {
+                reply: Reply::status(200).body("slow"),
+                gap: Duration::from_micros(100),
+            },
+            Action::Raw(b"HTTP/1.1 2OO \xff\r\n\r\n".to_vec()),
+        ]);
+        let answer = String::from_utf8_lossy(&get(server.addr())).into_owned();
+        assert!(
+            answer.starts_with("HTTP/1.1 200") && answer.ends_with("slow"),
+            "{answer}"
+        );
+        assert_eq!(get(server.addr()), b"HTTP/1.1 2OO \xff\r\n\r\n");
     }
 
     #[test]
