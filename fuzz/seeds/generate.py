@@ -124,6 +124,14 @@ MACHINE = {
         step(SAME, STARTED), step(millis(3), retryable_ra(2, hostile(1))), step(SAME, POLL),
         step(NEXT, POLL),
     ]),
+    # An abort meets the state the previous call left: a deadline that `now` reaches but that no
+    # decision reported yet does not beat it (found by the fuzzer against an older checker).
+    "abort_at_creation_past_deadline": scenario(DEFAULT_POLICY, POST, 0, [
+        step(SAME, ABORT), step(SAME, POLL), step(SAME, STARTED),
+    ], start=bytes([8])),
+    "abort_after_deadline_before_poll": scenario(DEFAULT_POLICY, GET, 0, [
+        step(millis(16000), ABORT), step(SAME, POLL), step(DEADLINE, ABORT),
+    ]),
     "misuse": scenario(DEFAULT_POLICY, GET, 0, [
         step(SAME, retryable(5)), step(SAME, error(0)), step(SAME, STARTED), step(SAME, STARTED),
         step(DEADLINE, POLL), step(SAME, STARTED),
