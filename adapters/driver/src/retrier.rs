@@ -6,7 +6,7 @@ use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use backstop::{ErrorClass, ErrorKind, Policy};
+use backstop::{AttemptOutcome, Budget, ErrorClass, ErrorKind, Instant, Policy};
 use rand_core::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
@@ -41,6 +41,7 @@ pub struct Retrier {
     pub(crate) metrics: Option<Metrics>,
     pub(crate) wall_clock: Arc<dyn WallClock>,
     pub(crate) classify: Option<ClassifyOverride>,
+    pub(crate) budget: SharedBudget,
     seed: Option<u64>,
     operations: Arc<AtomicU64>,
 }
@@ -51,6 +52,7 @@ impl fmt::Debug for Retrier {
             .field("policy", &self.policy)
             .field("observers", &self.observers.len())
             .field("metrics", &self.metrics.is_some())
+            .field("budget", &self.budget.0.is_some())
             .field("seed", &self.seed)
             .finish_non_exhaustive()
     }
@@ -72,6 +74,7 @@ impl Retrier {
             metrics: None,
             wall_clock: Arc::new(SystemClock),
             classify: None,
+            budget: SharedBudget(None),
             seed: None,
             operations: Arc::new(AtomicU64::new(0)),
         }
@@ -129,6 +132,25 @@ impl Retrier {
         self
     }
 
+    /// Consults `budget` before every retry of every operation of this retrier (and of its
+    /// clones): a retry budget shared across operations, so that a fleet of clients cannot
+    /// multiply an outage (see `backstop::TokenBucket`, `RetryQuota`, `RatioBudget`). The
+    /// budget sees each runtime's clock; the adapters' runtimes share one process-wide epoch.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use backstop_driver::Retrier;
+    ///
+    /// let quota = Arc::new(backstop::RetryQuota::new());
+    /// let retrier = Retrier::default().budget(quota.clone());
+    /// # drop(retrier);
+    /// ```
+    #[must_use]
+    pub fn budget(mut self, budget: Arc<dyn Budget + Send + Sync>) -> Self {
+        self.budget = SharedBudget(Some(budget));
+        self
+    }
+
     /// Seeds the jitter: operation `n` (counting from 0) of this retrier uses seed
     /// `seed + n`, so a run is reproducible.
     #[must_use]
@@ -145,6 +167,31 @@ impl Retrier {
             None => random_u64(),
         };
         Pcg64Mcg::seed_from_u64(seed)
+    }
+}
+
+/// The retrier's budget, or none (every retry the policy allows).
+#[derive(Clone)]
+pub(crate) struct SharedBudget(Option<Arc<dyn Budget + Send + Sync>>);
+
+impl Budget for SharedBudget {
+    fn on_operation_start(&self, now: Instant) {
+        if let Some(b) = &self.0 {
+            b.on_operation_start(now);
+        }
+    }
+
+    fn try_retry(&self, now: Instant, cause: AttemptOutcome) -> bool {
+        match &self.0 {
+            Some(b) => b.try_retry(now, cause),
+            None => true,
+        }
+    }
+
+    fn on_attempt_end(&self, now: Instant, success: bool) {
+        if let Some(b) = &self.0 {
+            b.on_attempt_end(now, success);
+        }
     }
 }
 

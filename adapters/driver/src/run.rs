@@ -71,7 +71,13 @@ where
     let start = runtime.now();
     let facts = Request::new(Method::from(&request.method))
         .with_idempotency_key(request.has_idempotency_key());
-    let mut machine = RetryMachine::new(*retrier.policy(), facts, retrier.next_rng(), start);
+    let mut machine = RetryMachine::with_budget(
+        *retrier.policy(),
+        facts,
+        retrier.next_rng(),
+        retrier.budget.clone(),
+        start,
+    );
     let mut last: Last<B, E> = Last::Nothing;
     let since_start = |now: Instant| now.saturating_duration_since(start);
 
@@ -231,7 +237,10 @@ where
 }
 
 /// Reports an attempt timeout to the machine (which may already have applied it).
-fn timed_out<R: rand_core::RngCore>(machine: &mut RetryMachine<R>, now: Instant) -> AttemptResult {
+fn timed_out<R: rand_core::RngCore, B: backstop::Budget>(
+    machine: &mut RetryMachine<R, B>,
+    now: Instant,
+) -> AttemptResult {
     let error = AttemptError::new(ErrorKind::Timeout);
     let _ = machine.handle(now, Event::Error(error));
     AttemptResult::Error {

@@ -65,6 +65,15 @@ impl Epoch {
         Epoch(std::time::Instant::now())
     }
 
+    /// The process-wide epoch (fixed at its first use), shared by every runtime made with
+    /// `new()`: instants from different clients compare, so a budget shared between them sees
+    /// one clock.
+    #[must_use]
+    pub fn process() -> Self {
+        static ORIGIN: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+        Epoch(*ORIGIN.get_or_init(std::time::Instant::now))
+    }
+
     /// The `std` instant at which backstop's clock reads zero.
     #[must_use]
     pub fn origin(self) -> std::time::Instant {
@@ -93,11 +102,11 @@ pub struct StdRuntime {
 }
 
 impl StdRuntime {
-    /// A runtime whose epoch is now.
+    /// A runtime on the process-wide epoch ([`Epoch::process`]).
     #[must_use]
     pub fn new() -> Self {
         StdRuntime {
-            epoch: Epoch::now(),
+            epoch: Epoch::process(),
         }
     }
 }

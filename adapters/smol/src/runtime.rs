@@ -3,19 +3,19 @@
 use backstop::Instant;
 use backstop_driver::{Abort, Epoch, Purpose, Runtime, Sleep};
 
-/// smol's clock (`std::time::Instant`) and sleep (`async_io::Timer`). Its epoch is the moment
-/// it was created.
+/// smol's clock (`std::time::Instant`) and sleep (`async_io::Timer`), on the process-wide
+/// epoch (`Epoch::process`).
 #[derive(Clone, Copy, Debug)]
 pub struct SmolRuntime {
     epoch: Epoch,
 }
 
 impl SmolRuntime {
-    /// A runtime whose epoch is now.
+    /// A runtime on the process-wide epoch.
     #[must_use]
     pub fn new() -> Self {
         SmolRuntime {
-            epoch: Epoch::now(),
+            epoch: Epoch::process(),
         }
     }
 }

@@ -6,20 +6,22 @@
 use core::time::Duration;
 
 use backstop::Instant;
-use backstop_driver::{Abort, Purpose, Runtime, Sleep};
+use backstop_driver::{Abort, Epoch, Purpose, Runtime, Sleep};
 
-/// tokio's clock and sleep. Its epoch is the moment it was created.
+/// tokio's clock and sleep. Its epoch is process-wide, so instants from different clients
+/// (of any adapter) compare: a shared budget sees one clock.
 #[derive(Clone, Copy, Debug)]
 pub struct TokioRuntime {
     epoch: tokio::time::Instant,
 }
 
 impl TokioRuntime {
-    /// A runtime whose epoch is now (on tokio's clock: paused time counts).
+    /// A runtime on the process-wide epoch (`backstop_driver::Epoch::process`, the same as
+    /// the other adapters'), read on tokio's clock: paused time counts.
     #[must_use]
     pub fn new() -> Self {
         TokioRuntime {
-            epoch: tokio::time::Instant::now(),
+            epoch: tokio::time::Instant::from_std(Epoch::process().origin()),
         }
     }
 }
