@@ -514,6 +514,9 @@ struct Model {
     aborted: bool,
     /// The terminal decision, once seen.
     terminal: Option<Decision>,
+    /// An attempt just ended with this (a response or error event was accepted): the next
+    /// observation is checked against the rules for what follows it.
+    ended: Option<AttemptOutcome>,
 }
 
 impl Model {
@@ -531,6 +534,7 @@ impl Model {
             floor: None,
             aborted: false,
             terminal: None,
+            ended: None,
         }
     }
 
@@ -589,7 +593,9 @@ impl Model {
             if self.now >= timeout_at {
                 self.in_flight = None;
                 self.floor = None;
-                self.last = Some(AttemptOutcome::Error(AttemptError::new(ErrorKind::Timeout)));
+                let cause = AttemptOutcome::Error(AttemptError::new(ErrorKind::Timeout));
+                self.last = Some(cause);
+                self.check_after_attempt(cause, d);
             }
         }
         if let Some(terminal) = &self.terminal {
@@ -877,6 +883,7 @@ impl Model {
                 self.in_flight = None;
                 self.last = Some(AttemptOutcome::Response(*status));
                 self.floor = floor;
+                self.ended = self.last;
             }
             Action::Error(e) => {
                 assert!(
@@ -886,6 +893,7 @@ impl Model {
                 self.in_flight = None;
                 self.last = Some(AttemptOutcome::Error(*e));
                 self.floor = None;
+                self.ended = self.last;
                 if e.class == ErrorClass::NotSent {
                     self.may_send_again = true; // never reached the server: safe for any method
                 }
@@ -939,6 +947,87 @@ impl Model {
         // Learn the state the last call left, so the next step's expectations are exact.
         let now = self.now;
         let d = m.clone().poll(now);
+        if let Some(cause) = self.ended.take() {
+            self.check_after_attempt(cause, &d);
+        }
         self.observe(&d);
+    }
+
+    /// Checks the decision `d` that follows an attempt that ended with `cause` at `self.now`,
+    /// from the rules alone (DESIGN.md "Semantics"): which stop reasons apply, whether one of
+    /// them must stop the operation at once (a wait that cannot lead to a retry is not waited),
+    /// and that nothing stops it when none applies. The order in which the machine tests the
+    /// rules is its own business: any applicable reason is accepted.
+    fn check_after_attempt(&self, cause: AttemptOutcome, d: &Decision) {
+        let (forced, allowed) = self.stop_reasons_after(cause);
+        match d.outcome() {
+            Some(o) => assert!(
+                allowed.contains(&o.reason),
+                "after {cause:?} the machine stopped with {:?}; the rules allow {allowed:?}",
+                o.reason
+            ),
+            None => assert!(
+                !forced,
+                "after {cause:?} the machine must stop ({allowed:?}), but decided {d:?}"
+            ),
+        }
+    }
+
+    /// The stop reasons that apply after an attempt ended with `cause`, and whether one of
+    /// them certainly applies (the operation must stop now).
+    fn stop_reasons_after(&self, cause: AttemptOutcome) -> (bool, Vec<StopReason>) {
+        let mut allowed = Vec::new();
+        let mut forced = false;
+        let maybe_sent = match cause {
+            AttemptOutcome::Response(status) => {
+                if !self.policy.retryable_statuses().contains(status) {
+                    return (true, vec![StopReason::FinalStatus]);
+                }
+                true
+            }
+            AttemptOutcome::Error(e) => match e.class {
+                ErrorClass::Aborted => return (true, vec![StopReason::Aborted]),
+                ErrorClass::Permanent => return (true, vec![StopReason::PermanentError]),
+                ErrorClass::NotSent => false,
+                _ => true,
+            },
+        };
+        if maybe_sent && !self.may_retry() {
+            allowed.push(StopReason::NotIdempotent);
+            forced = true;
+        }
+        if self.sends >= self.policy.max_attempts() {
+            allowed.push(StopReason::Attempts);
+            forced = true;
+        }
+        let max = self.policy.max_retry_after();
+        // The shortest and longest wait the rules allow before the next attempt.
+        let (shortest, longest) = match self.floor {
+            Some(f) if f > max => {
+                if self.policy.retry_after_above_max() == RetryAfterAboveMax::Clamp {
+                    (max, max)
+                } else {
+                    allowed.push(StopReason::RetryAfterAboveMax);
+                    forced = true;
+                    (max, max)
+                }
+            }
+            Some(f) => {
+                let spread = self
+                    .policy
+                    .retry_after_spread()
+                    .min(f / 10)
+                    .min(max.saturating_sub(f));
+                (f, f.saturating_add(spread))
+            }
+            None => (Duration::ZERO, self.policy.backoff().cap()),
+        };
+        if self.now.saturating_add(longest) >= self.deadline {
+            allowed.push(StopReason::Deadline);
+            if self.now.saturating_add(shortest) >= self.deadline {
+                forced = true;
+            }
+        }
+        (forced, allowed)
     }
 }
