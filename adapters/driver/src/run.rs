@@ -120,9 +120,11 @@ where
                     }
                     Raced::TimedOut => timed_out(&mut machine, ended),
                     Raced::Done(Ok(response)) => {
-                        let wall = retrier.wall_clock.now();
-                        let facts = Response::from_http(response.status(), response.headers())
-                            .wall_clock(wall);
+                        let mut facts = Response::from_http(response.status(), response.headers());
+                        if facts.retry_after.is_some() {
+                            // Only an HTTP-date `Retry-After` needs the wall clock.
+                            facts = facts.wall_clock(retrier.wall_clock.now());
+                        }
                         let status = facts.status;
                         if machine.handle(ended, Event::Response(facts)).is_ok() {
                             last = Last::Response(response);

@@ -60,8 +60,9 @@ pub use backstop_driver::{
 pub use classify::error_kind;
 
 use backstop_driver::run;
+use ureq::http::Method;
 use ureq::unversioned::resolver::DefaultResolver;
-use ureq::Agent;
+use ureq::{Agent, AsSendBody};
 
 use crate::abortable::{AbortConnector, AttemptScope};
 
@@ -162,15 +163,25 @@ impl<RT: Runtime> Client<RT> {
                 async move {
                     let (parts, body) = attempt.request.into_parts();
                     let ip_literal = is_ip_literal(&parts.uri);
-                    let request = http_request(parts, &body);
-                    let request = if ip_literal && agent_timeout == Some(attempt.timeout) {
-                        request
+                    // The agent's configuration serves when it already holds this timeout.
+                    let timeout = (!ip_literal || agent_timeout != Some(attempt.timeout))
+                        .then_some((attempt.timeout, ip_literal));
+                    let abort = abort.as_ref();
+                    let bodiless = matches!(
+                        parts.method,
+                        Method::GET
+                            | Method::HEAD
+                            | Method::DELETE
+                            | Method::OPTIONS
+                            | Method::TRACE
+                    );
+                    if body.is_empty() && bodiless {
+                        // No body and no `Content-Length: 0` for GET, HEAD, DELETE, ...
+                        let request = ureq::http::Request::from_parts(parts, ());
+                        send(agent, request, timeout, abort)
                     } else {
-                        configure(agent, request, attempt.timeout, ip_literal)
-                    };
-                    match abort {
-                        Some(abort) => AttemptScope::run(&abort, || agent.run(request)),
-                        None => agent.run(request),
+                        let request = ureq::http::Request::from_parts(parts, &body[..]);
+                        send(agent, request, timeout, abort)
                     }
                 }
             },
@@ -178,16 +189,33 @@ impl<RT: Runtime> Client<RT> {
     }
 }
 
+/// One blocking exchange, up to the response head, abortable through `abort`.
+fn send<S: AsSendBody>(
+    agent: &Agent,
+    request: ureq::http::Request<S>,
+    timeout: Option<(core::time::Duration, bool)>,
+    abort: Option<&Abort>,
+) -> core::result::Result<ureq::http::Response<ureq::Body>, ureq::Error> {
+    let request = match timeout {
+        Some((t, ip_literal)) => configure(agent, request, t, ip_literal),
+        None => request,
+    };
+    match abort {
+        Some(abort) => AttemptScope::run(abort, || agent.run(request)),
+        None => agent.run(request),
+    }
+}
+
 /// The attempt's timeouts as a per-request configuration.
 ///
 /// Per phase, not `timeout_global`: a resolve timeout makes ureq resolve on a new thread (about
 /// 40 us), so an IP-literal host gets none, and `timeout_global` implies one.
-fn configure<'b>(
+fn configure<S: AsSendBody>(
     agent: &Agent,
-    request: ureq::http::Request<&'b [u8]>,
+    request: ureq::http::Request<S>,
     timeout: core::time::Duration,
     ip_literal: bool,
-) -> ureq::http::Request<&'b [u8]> {
+) -> ureq::http::Request<S> {
     let t = Some(timeout);
     agent
         .configure_request(request)
@@ -198,10 +226,6 @@ fn configure<'b>(
         .timeout_recv_response(t)
         .http_status_as_error(false)
         .build()
-}
-
-fn http_request(parts: ureq::http::request::Parts, body: &[u8]) -> ureq::http::Request<&[u8]> {
-    ureq::http::Request::from_parts(parts, body)
 }
 
 /// Whether the URI's host is an IP address (nothing to resolve).
