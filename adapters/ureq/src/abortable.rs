@@ -44,10 +44,8 @@ impl AttemptScope {
         });
         let hook_scope = scope.clone();
         let _hook = abort.on_abort(move || hook_scope.shutdown_all());
-        let previous = CURRENT.with(|c| c.replace(Some(scope)));
-        let result = f();
-        CURRENT.with(|c| c.replace(previous));
-        result
+        let _current = Current::enter(scope);
+        f()
     }
 
     fn bind(&self, handle: &Handle) {
@@ -72,6 +70,22 @@ impl AttemptScope {
 fn shutdown(handle: &Handle) {
     if let Some(h) = handle.upgrade() {
         h.shutdown();
+    }
+}
+
+/// Makes a scope the thread's current one until dropped (also when the attempt panics).
+struct Current(Option<Arc<AttemptScope>>);
+
+impl Current {
+    fn enter(scope: Arc<AttemptScope>) -> Self {
+        Current(CURRENT.with(|c| c.replace(Some(scope))))
+    }
+}
+
+impl Drop for Current {
+    fn drop(&mut self) {
+        let previous = self.0.take();
+        CURRENT.with(|c| c.replace(previous));
     }
 }
 
