@@ -1,12 +1,13 @@
-//! Abort for a blocking client: shut down the socket of the attempt in flight.
+//! Abort and hard timeouts for a blocking client: shut down the socket of the attempt in flight.
 //!
 //! Rule (the seed's requirement 7): an abort interrupts the request in flight, even one blocked
 //! in a read or write. ureq 3.5 lets a connector register a shutdown handle per connection
 //! (`ConnectionDetails::register_shutdown`). [`AbortConnector`] wraps ureq's default connector
 //! and keeps each connection's handle in its transport; whenever a transport does I/O for an
 //! attempt (a new connection, or one reused from the pool), it binds itself to that attempt's
-//! [`AttemptScope`], which the attempt's [`Abort`] hook shuts down. Only the aborted
-//! operation's connection is closed; the agent and other operations carry on.
+//! [`AttemptScope`], which the attempt's [`Abort`] hook shuts down, and so does the client's
+//! [`Watchdog`] when the attempt's timeout expires. Only that operation's connection is
+//! closed; the agent and other operations carry on.
 //!
 //! The scope travels through a thread-local: ureq runs the connector and the transport on the
 //! calling thread, the thread that runs the attempt.
@@ -16,6 +17,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use backstop_driver::Abort;
+
+use crate::watchdog::Watchdog;
 use ureq::unversioned::transport::{
     Buffers, ConnectionDetails, Connector, DefaultConnector, NextTimeout, ShutdownHandle, Transport,
 };
@@ -26,44 +29,84 @@ thread_local! {
     static CURRENT: RefCell<Option<Arc<AttemptScope>>> = const { RefCell::new(None) };
 }
 
-/// The connections one attempt used, shut down together when its operation is aborted.
+/// The connections one attempt used, shut down together when its operation is aborted or its
+/// timeout expires.
 pub(crate) struct AttemptScope {
     id: u64,
-    abort: Abort,
-    handles: Mutex<Vec<Handle>>,
+    state: Mutex<ScopeState>,
+}
+
+#[derive(Default)]
+struct ScopeState {
+    handles: Vec<Handle>,
+    /// Aborted or expired: connections bound from now on are shut down at once.
+    stopped: bool,
+    /// The watchdog stopped the attempt at its deadline.
+    expired: bool,
+    /// The attempt is over: its connections may be back in the pool, never touch them again.
+    finished: bool,
 }
 
 impl AttemptScope {
-    /// Runs `f` (one blocking attempt) with its connections bound to `abort`.
-    pub(crate) fn run<T>(abort: &Abort, f: impl FnOnce() -> T) -> T {
+    /// Runs `f` (one blocking attempt) with its connections bound to this attempt: `abort`
+    /// shuts them down, and so does `watchdog` at `deadline`. Returns `f`'s result and whether
+    /// the watchdog stopped it.
+    pub(crate) fn run<T>(
+        abort: Option<&Abort>,
+        watchdog: &Watchdog,
+        deadline: Option<std::time::Instant>,
+        f: impl FnOnce() -> T,
+    ) -> (T, bool) {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let scope = Arc::new(AttemptScope {
             id: NEXT.fetch_add(1, Ordering::Relaxed),
-            abort: abort.clone(),
-            handles: Mutex::new(Vec::new()),
+            state: Mutex::new(ScopeState::default()),
         });
-        let hook_scope = scope.clone();
-        let _hook = abort.on_abort(move || hook_scope.shutdown_all());
-        let _current = Current::enter(scope);
-        f()
+        let _hook = abort.map(|abort| {
+            let scope = scope.clone();
+            abort.on_abort(move || scope.stop(false))
+        });
+        if let Some(deadline) = deadline {
+            watchdog.watch(deadline, &scope);
+        }
+        let result = {
+            let _current = Current::enter(scope.clone());
+            f()
+        };
+        let mut state = scope.lock();
+        state.finished = true;
+        (result, state.expired)
     }
 
-    fn bind(&self, handle: &Handle) {
-        self.lock().push(handle.clone());
-        // An abort that fired before the push has already run its hook: shut down here.
-        if self.abort.is_aborted() {
+    fn bind(&self, handle: &Handle) -> bool {
+        let mut state = self.lock();
+        state.handles.push(handle.clone());
+        // A stop that came before the push did not see this connection: shut it down here.
+        if state.stopped {
+            shutdown(handle);
+        }
+        state.stopped
+    }
+
+    fn is_stopped(&self) -> bool {
+        self.lock().stopped
+    }
+
+    /// Shuts down every connection of the attempt, unless it is over.
+    pub(crate) fn stop(&self, expired: bool) {
+        let mut state = self.lock();
+        if state.finished {
+            return;
+        }
+        state.stopped = true;
+        state.expired |= expired;
+        for handle in &state.handles {
             shutdown(handle);
         }
     }
 
-    fn shutdown_all(&self) {
-        for handle in self.lock().iter() {
-            shutdown(handle);
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Handle>> {
-        self.handles.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> std::sync::MutexGuard<'_, ScopeState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -156,14 +199,16 @@ impl AbortableTransport {
             let Some(scope) = current.as_ref() else {
                 return Ok(());
             };
-            if scope.id != self.bound_to {
-                scope.bind(handle);
+            let stopped = if scope.id == self.bound_to {
+                scope.is_stopped()
+            } else {
                 self.bound_to = scope.id;
-            }
-            if scope.abort.is_aborted() {
+                scope.bind(handle)
+            };
+            if stopped {
                 return Err(ureq::Error::Io(std::io::Error::new(
                     std::io::ErrorKind::Interrupted,
-                    "aborted",
+                    "attempt stopped (aborted or timed out)",
                 )));
             }
             Ok(())
@@ -192,5 +237,98 @@ impl Transport for AbortableTransport {
 
     fn is_tls(&self) -> bool {
         self.inner.is_tls()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Condvar;
+    use std::time::{Duration, Instant};
+
+    /// A stand-in for a socket: records its shutdown.
+    #[derive(Default)]
+    struct FakeSocket {
+        down: Mutex<bool>,
+        changed: Condvar,
+    }
+
+    impl ShutdownHandle for FakeSocket {
+        fn shutdown(&self) {
+            *self.down.lock().expect("lock") = true;
+            self.changed.notify_all();
+        }
+    }
+
+    impl FakeSocket {
+        /// Blocks like a read until shut down or `timeout`; returns whether it was shut down.
+        fn read(&self, timeout: Duration) -> bool {
+            let down = self.down.lock().expect("lock");
+            let (down, _) = self
+                .changed
+                .wait_timeout_while(down, timeout, |d| !*d)
+                .expect("lock");
+            *down
+        }
+    }
+
+    fn attempt_on(socket: &Arc<FakeSocket>, read_for: Duration) -> bool {
+        let handle: Handle = Arc::downgrade(socket) as Weak<dyn ShutdownHandle>;
+        CURRENT.with(|c| c.borrow().as_ref().expect("a current scope").bind(&handle));
+        socket.read(read_for)
+    }
+
+    #[test]
+    fn watchdog_stops_a_blocked_attempt_at_its_deadline() {
+        let watchdog = Watchdog::default();
+        let socket = Arc::new(FakeSocket::default());
+        let start = Instant::now();
+        let deadline = start + Duration::from_millis(50);
+        let (interrupted, expired) = AttemptScope::run(None, &watchdog, Some(deadline), || {
+            attempt_on(&socket, Duration::from_secs(10))
+        });
+        assert!(interrupted && expired);
+        assert!(start.elapsed() >= Duration::from_millis(50));
+        assert!(start.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn abort_stops_a_blocked_attempt_and_is_not_a_timeout() {
+        let watchdog = Watchdog::default();
+        let socket = Arc::new(FakeSocket::default());
+        let abort = Abort::new();
+        let aborter = {
+            let abort = abort.clone();
+            let socket = socket.clone();
+            std::thread::spawn(move || {
+                // Abort once the attempt has bound its socket (the first read started); bounded.
+                let give_up = Instant::now() + Duration::from_secs(10);
+                while Arc::weak_count(&socket) == 0 && Instant::now() < give_up {
+                    std::thread::yield_now();
+                }
+                abort.abort();
+            })
+        };
+        let (interrupted, expired) = AttemptScope::run(Some(&abort), &watchdog, None, || {
+            attempt_on(&socket, Duration::from_secs(10))
+        });
+        aborter.join().expect("aborter");
+        assert!(interrupted && !expired);
+    }
+
+    #[test]
+    fn a_finished_attempt_is_left_alone_by_its_watchdog_and_abort() {
+        let watchdog = Watchdog::default();
+        let socket = Arc::new(FakeSocket::default());
+        let abort = Abort::new();
+        let deadline = Instant::now() + Duration::from_millis(20);
+        let (interrupted, expired) =
+            AttemptScope::run(Some(&abort), &watchdog, Some(deadline), || {
+                attempt_on(&socket, Duration::ZERO)
+            });
+        assert!(!interrupted && !expired);
+        abort.abort();
+        // Past the deadline, the connection (now back in a pool) is still up.
+        assert!(!socket.read(Duration::from_millis(100)));
     }
 }

@@ -5,13 +5,14 @@
 //!
 //! - **Timeouts**: each attempt's timeout (already bounded by the overall deadline) bounds
 //!   every phase of the exchange up to the response head: resolve, connect, send the request
-//!   and its body, receive the head. A server that stalls in several phases in turn can make a
-//!   blocking attempt outlast its timeout (never more than once per phase); the machine then
-//!   counts the attempt as timed out. (ureq's `timeout_global` would bound the whole, but any
-//!   resolve timeout makes ureq resolve on a new thread, about 40 us per request, more than
-//!   the rest of the adapter; so a host that is an IP address gets no resolve timeout.) The
-//!   response body, read by the caller after `run` returns, is not bounded by the attempt
-//!   timeout.
+//!   and its body, receive the head; and a watchdog thread (one per client, started on first
+//!   use) shuts the attempt's socket down when the timeout has passed, so that a server that
+//!   stalls in several phases in turn cannot stretch an attempt either (a TCP connect in
+//!   progress, which a shutdown cannot interrupt, is bounded by its own phase timeout). Not
+//!   ureq's `timeout_global`: any resolve timeout makes ureq resolve on a new thread, about
+//!   40 us per request, more than the rest of the adapter, so a host that is an IP address gets
+//!   no resolve timeout. The response body, read by the caller after `run` returns, is not
+//!   bounded by the attempt timeout.
 //! - **Abort**: [`Abort::abort`] from any thread interrupts the wait between attempts at once
 //!   and the request in flight by shutting down that operation's socket (ureq 3.5's per-
 //!   connection shutdown handles); other operations on the same [`Client`] carry on. A TCP
@@ -52,6 +53,7 @@
 
 mod abortable;
 mod classify;
+mod watchdog;
 
 pub use backstop_driver::{
     Abort, Metrics, Retried, Retrier, RetryError, RetryEvent, RetryRequest, Runtime, StdRuntime,
@@ -64,7 +66,10 @@ use ureq::http::Method;
 use ureq::unversioned::resolver::DefaultResolver;
 use ureq::{Agent, AsSendBody};
 
+use std::sync::Arc;
+
 use crate::abortable::{AbortConnector, AttemptScope};
+use crate::watchdog::Watchdog;
 
 /// What [`Client::run`] returns.
 pub type Result = core::result::Result<Retried<ureq::Body>, RetryError<ureq::Error>>;
@@ -79,6 +84,8 @@ pub struct Client<RT = StdRuntime> {
     /// The attempt timeout already set on the agent (phases other than resolve), and
     /// `http_status_as_error(false)`: an attempt with that timeout needs no per-request config.
     agent_timeout: Option<core::time::Duration>,
+    /// Stops an attempt whose phases together outlast its timeout.
+    watchdog: Arc<Watchdog>,
 }
 
 impl Client<StdRuntime> {
@@ -114,6 +121,7 @@ impl Client<StdRuntime> {
             retrier,
             runtime: StdRuntime::new(),
             agent_timeout: None,
+            watchdog: Arc::default(),
         }
     }
 }
@@ -127,6 +135,7 @@ impl<RT: Runtime> Client<RT> {
             retrier: self.retrier,
             runtime,
             agent_timeout: self.agent_timeout,
+            watchdog: self.watchdog,
         }
     }
 
@@ -153,6 +162,7 @@ impl<RT: Runtime> Client<RT> {
         let abort = request.abort_handle().cloned();
         let agent = &self.agent;
         let agent_timeout = self.agent_timeout;
+        let watchdog = &*self.watchdog;
         futures_lite::future::block_on(run(
             &self.retrier,
             &self.runtime,
@@ -178,10 +188,10 @@ impl<RT: Runtime> Client<RT> {
                     if body.is_empty() && bodiless {
                         // No body and no `Content-Length: 0` for GET, HEAD, DELETE, ...
                         let request = ureq::http::Request::from_parts(parts, ());
-                        send(agent, request, timeout, abort)
+                        send(agent, request, timeout, abort, watchdog, attempt.timeout)
                     } else {
                         let request = ureq::http::Request::from_parts(parts, &body[..]);
-                        send(agent, request, timeout, abort)
+                        send(agent, request, timeout, abort, watchdog, attempt.timeout)
                     }
                 }
             },
@@ -189,20 +199,24 @@ impl<RT: Runtime> Client<RT> {
     }
 }
 
-/// One blocking exchange, up to the response head, abortable through `abort`.
+/// One blocking exchange, up to the response head: stopped by `abort`, and by the watchdog
+/// once `hard_timeout` has passed.
 fn send<S: AsSendBody>(
     agent: &Agent,
     request: ureq::http::Request<S>,
     timeout: Option<(core::time::Duration, bool)>,
     abort: Option<&Abort>,
+    watchdog: &Watchdog,
+    hard_timeout: core::time::Duration,
 ) -> core::result::Result<ureq::http::Response<ureq::Body>, ureq::Error> {
     let request = match timeout {
         Some((t, ip_literal)) => configure(agent, request, t, ip_literal),
         None => request,
     };
-    match abort {
-        Some(abort) => AttemptScope::run(abort, || agent.run(request)),
-        None => agent.run(request),
+    let deadline = std::time::Instant::now().checked_add(hard_timeout);
+    match AttemptScope::run(abort, watchdog, deadline, || agent.run(request)) {
+        (Err(_), true) => Err(ureq::Error::Timeout(ureq::Timeout::Global)),
+        (result, _) => result,
     }
 }
 
