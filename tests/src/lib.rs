@@ -28,3 +28,8 @@
 
 pub mod adapters;
 pub mod server;
+
+/// The root README's examples, compiled and run as doctests (`cargo test --workspace`).
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
