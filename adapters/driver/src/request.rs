@@ -214,7 +214,9 @@ impl RetryRequest {
         *request.method_mut() = self.method.clone();
         *request.uri_mut() = self.uri.clone();
         *request.version_mut() = self.version;
-        *request.headers_mut() = self.headers.clone();
+        if !self.headers.is_empty() {
+            *request.headers_mut() = self.headers.clone();
+        }
         request
     }
 }

@@ -159,14 +159,43 @@ impl Retrier {
         self
     }
 
-    /// The random generator for the next operation.
-    pub(crate) fn next_rng(&self) -> Pcg64Mcg {
-        let n = self.operations.fetch_add(1, Ordering::Relaxed);
-        let seed = match self.seed {
-            Some(s) => s.wrapping_add(n),
-            None => random_u64(),
-        };
-        Pcg64Mcg::seed_from_u64(seed)
+    /// The random generator for the next operation: seeded now (operation `n` of a seeded
+    /// retrier gets `seed + n`), drawn and expanded only when the operation first needs a
+    /// random number (a wait's jitter), so an operation that succeeds at once pays for neither.
+    pub(crate) fn next_rng(&self) -> LazyRng {
+        let seed = self.seed.map(|s| {
+            let n = self.operations.fetch_add(1, Ordering::Relaxed);
+            s.wrapping_add(n)
+        });
+        LazyRng { seed, rng: None }
+    }
+}
+
+/// A [`Pcg64Mcg`] made on first use from its seed (a fresh random one when there is none).
+pub(crate) struct LazyRng {
+    seed: Option<u64>,
+    rng: Option<Pcg64Mcg>,
+}
+
+impl LazyRng {
+    fn rng(&mut self) -> &mut Pcg64Mcg {
+        let seed = self.seed;
+        self.rng
+            .get_or_insert_with(|| Pcg64Mcg::seed_from_u64(seed.unwrap_or_else(random_u64)))
+    }
+}
+
+impl rand_core::RngCore for LazyRng {
+    fn next_u32(&mut self) -> u32 {
+        self.rng().next_u32()
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        self.rng().next_u64()
+    }
+
+    fn fill_bytes(&mut self, dest: &mut [u8]) {
+        self.rng().fill_bytes(dest);
     }
 }
 

@@ -80,9 +80,12 @@ where
     );
     let mut last: Last<B, E> = Last::Nothing;
     let since_start = |now: Instant| now.saturating_duration_since(start);
+    // The clock as last read. It is read again after every attempt and every wait; a reading
+    // is reused for the next decision only when nothing but bookkeeping ran in between (no
+    // observer callback, which may take any time).
+    let mut now = start;
 
     loop {
-        let now = runtime.now();
         if abort.is_some_and(Abort::is_aborted) {
             let _ = machine.handle(now, Event::Abort);
         }
@@ -156,6 +159,7 @@ where
                     took: ended.saturating_duration_since(now),
                     elapsed: since_start(ended),
                 });
+                now = emitter.clock_after(runtime, ended);
             }
             Decision::Wait {
                 until,
@@ -180,6 +184,7 @@ where
                     slept: woke.saturating_duration_since(now),
                     elapsed: since_start(woke),
                 });
+                now = emitter.clock_after(runtime, woke);
             }
             Decision::Return(outcome) | Decision::GiveUp(outcome) => {
                 return finish(&emitter, outcome, last);
@@ -188,6 +193,7 @@ where
                 // The loop awaits every attempt inline, so the machine never waits on one here;
                 // should it, the attempt is gone: report it as timed out.
                 let _ = machine.handle(now, Event::Error(AttemptError::new(ErrorKind::Timeout)));
+                now = runtime.now();
             }
             // A decision this loop does not know: stop rather than guess.
             _ => break,

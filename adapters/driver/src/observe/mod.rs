@@ -55,6 +55,20 @@ impl<'r> Emitter<'r> {
         }
     }
 
+    /// The clock after an event was emitted at `read`: `read` itself when no callback ran
+    /// (only counters were updated since), else a fresh reading.
+    pub(crate) fn clock_after<RT: crate::Runtime + ?Sized>(
+        &self,
+        runtime: &RT,
+        read: backstop::Instant,
+    ) -> backstop::Instant {
+        if self.active {
+            runtime.now()
+        } else {
+            read
+        }
+    }
+
     pub(crate) fn emit(&self, kind: EventKind) {
         if let Some(metrics) = &self.retrier.metrics {
             metrics.record(&kind);
