@@ -13,31 +13,48 @@
 //! calling thread, the thread that runs the attempt.
 
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use backstop_driver::Abort;
 
-use crate::watchdog::Watchdog;
+use crate::watchdog::{Shared, Watchdog};
 use ureq::unversioned::transport::{
     Buffers, ConnectionDetails, Connector, DefaultConnector, NextTimeout, ShutdownHandle, Transport,
 };
 
 type Handle = Weak<dyn ShutdownHandle>;
 
+/// Scopes kept per thread for reuse, at most this many (one per client the thread uses).
+const SPARE_SCOPES: usize = 4;
+
 thread_local! {
     static CURRENT: RefCell<Option<Arc<AttemptScope>>> = const { RefCell::new(None) };
+    /// Scopes of attempts that are over, each registered with its client's watchdog: the next
+    /// attempt on this thread reuses one instead of allocating and registering a new one.
+    static SPARE: RefCell<Vec<Arc<AttemptScope>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// The connections one attempt used, shut down together when its operation is aborted or its
-/// timeout expires.
+/// The connections of the attempt in flight on one thread, shut down together when its
+/// operation is aborted or its timeout expires. Reused by the thread's next attempts (with the
+/// same watchdog): every attempt has its own id, and a stop meant for an earlier attempt
+/// finds another id and does nothing.
 pub(crate) struct AttemptScope {
-    id: u64,
+    /// The id of the attempt the scope serves (0: none yet).
+    id: AtomicU64,
+    /// Mirrors `ScopeState::stopped`, for a check without the lock on every read and write.
+    stopped: AtomicBool,
+    /// When the watchdog stops the attempt: nanoseconds since its origin (`u64::MAX`: never).
+    pub(crate) deadline: AtomicU64,
+    /// The watchdog this scope is registered with (identity only).
+    watchdog: Weak<Shared>,
     state: Mutex<ScopeState>,
 }
 
 #[derive(Default)]
 struct ScopeState {
+    /// The attempt these fields are about.
+    id: u64,
     handles: Vec<Handle>,
     /// Aborted or expired: connections bound from now on are shut down at once.
     stopped: bool,
@@ -49,33 +66,82 @@ struct ScopeState {
 
 impl AttemptScope {
     /// Runs `f` (one blocking attempt) with its connections bound to this attempt: `abort`
-    /// shuts them down, and so does `watchdog` at `deadline`. Returns `f`'s result and whether
+    /// shuts them down, and so does `watchdog` at `deadline`. `f` is told whether the watchdog
+    /// watches it (its thread runs and there is a deadline). Returns `f`'s result and whether
     /// the watchdog stopped it.
     pub(crate) fn run<T>(
         abort: Option<&Abort>,
         watchdog: &Watchdog,
         deadline: Option<std::time::Instant>,
-        f: impl FnOnce() -> T,
+        f: impl FnOnce(bool) -> T,
     ) -> (T, bool) {
         static NEXT: AtomicU64 = AtomicU64::new(1);
-        let scope = Arc::new(AttemptScope {
-            id: NEXT.fetch_add(1, Ordering::Relaxed),
-            state: Mutex::new(ScopeState::default()),
-        });
-        let _hook = abort.map(|abort| {
+        let id = NEXT.fetch_add(1, Ordering::Relaxed);
+        let scope = Self::spare(watchdog);
+        scope.begin(id);
+        let hook = abort.map(|abort| {
             let scope = scope.clone();
-            abort.on_abort(move || scope.stop(false))
+            abort.on_abort(move || scope.stop(id, false))
         });
-        if let Some(deadline) = deadline {
-            watchdog.watch(deadline, &scope);
-        }
+        let watched = deadline.is_some_and(|deadline| watchdog.watch(&scope, deadline));
         let result = {
             let _current = Current::enter(scope.clone());
-            f()
+            f(watched)
         };
-        let mut state = scope.lock();
+        let expired = scope.end();
+        drop(hook);
+        SPARE.with(|spare| {
+            let mut spare = spare.borrow_mut();
+            if spare.len() < SPARE_SCOPES {
+                spare.push(scope);
+            }
+        });
+        (result, expired)
+    }
+
+    /// A scope of this thread's for `watchdog` that nothing else holds (an abort hook still
+    /// running elsewhere may), or a new one registered with it.
+    fn spare(watchdog: &Watchdog) -> Arc<AttemptScope> {
+        let shared = watchdog.shared();
+        let reused = SPARE.with(|spare| {
+            let mut spare = spare.borrow_mut();
+            let i = spare.iter().position(|scope| {
+                core::ptr::eq(scope.watchdog.as_ptr(), Arc::as_ptr(shared))
+                    && Arc::strong_count(scope) == 1
+            })?;
+            Some(spare.swap_remove(i))
+        });
+        reused.unwrap_or_else(|| {
+            let scope = Arc::new(AttemptScope {
+                id: AtomicU64::new(0),
+                stopped: AtomicBool::new(false),
+                deadline: AtomicU64::new(u64::MAX),
+                watchdog: Arc::downgrade(shared),
+                state: Mutex::new(ScopeState::default()),
+            });
+            watchdog.register(&scope);
+            scope
+        })
+    }
+
+    /// Starts serving attempt `id`.
+    fn begin(&self, id: u64) {
+        let mut state = self.lock();
+        state.id = id;
+        state.handles.clear();
+        state.stopped = false;
+        state.expired = false;
+        state.finished = false;
+        self.stopped.store(false, Ordering::Release);
+        self.id.store(id, Ordering::Release);
+    }
+
+    /// Ends the current attempt; returns whether the watchdog stopped it.
+    fn end(&self) -> bool {
+        let mut state = self.lock();
         state.finished = true;
-        (result, state.expired)
+        self.deadline.store(u64::MAX, Ordering::SeqCst);
+        state.expired
     }
 
     fn bind(&self, handle: &Handle) -> bool {
@@ -89,17 +155,34 @@ impl AttemptScope {
     }
 
     fn is_stopped(&self) -> bool {
-        self.lock().stopped
+        self.stopped.load(Ordering::Acquire)
     }
 
-    /// Shuts down every connection of the attempt, unless it is over.
-    pub(crate) fn stop(&self, expired: bool) {
+    /// Shuts down every connection of attempt `id`, unless it is over (or the scope serves
+    /// another attempt by now).
+    pub(crate) fn stop(&self, id: u64, expired: bool) {
         let mut state = self.lock();
-        if state.finished {
+        if !state.finished && state.id == id {
+            self.stop_locked(&mut state, expired);
+        }
+    }
+
+    /// Stops the current attempt if its deadline is at or before `now` (watchdog nanoseconds),
+    /// and clears the deadline: the watchdog need not come back for it.
+    pub(crate) fn expire_if_due(&self, now: u64) {
+        let mut state = self.lock();
+        // Under the lock the attempt cannot end, so no other attempt's deadline is stored.
+        if state.finished || self.deadline.load(Ordering::SeqCst) > now {
             return;
         }
+        self.deadline.store(u64::MAX, Ordering::SeqCst);
+        self.stop_locked(&mut state, true);
+    }
+
+    fn stop_locked(&self, state: &mut ScopeState, expired: bool) {
         state.stopped = true;
         state.expired |= expired;
+        self.stopped.store(true, Ordering::Release);
         for handle in &state.handles {
             shutdown(handle);
         }
@@ -199,10 +282,11 @@ impl AbortableTransport {
             let Some(scope) = current.as_ref() else {
                 return Ok(());
             };
-            let stopped = if scope.id == self.bound_to {
+            let id = scope.id.load(Ordering::Acquire);
+            let stopped = if id == self.bound_to {
                 scope.is_stopped()
             } else {
-                self.bound_to = scope.id;
+                self.bound_to = id;
                 scope.bind(handle)
             };
             if stopped {
@@ -284,7 +368,7 @@ mod tests {
         let socket = Arc::new(FakeSocket::default());
         let start = Instant::now();
         let deadline = start + Duration::from_millis(50);
-        let (interrupted, expired) = AttemptScope::run(None, &watchdog, Some(deadline), || {
+        let (interrupted, expired) = AttemptScope::run(None, &watchdog, Some(deadline), |_| {
             attempt_on(&socket, Duration::from_secs(10))
         });
         assert!(interrupted && expired);
@@ -309,7 +393,7 @@ mod tests {
                 abort.abort();
             })
         };
-        let (interrupted, expired) = AttemptScope::run(Some(&abort), &watchdog, None, || {
+        let (interrupted, expired) = AttemptScope::run(Some(&abort), &watchdog, None, |_| {
             attempt_on(&socket, Duration::from_secs(10))
         });
         aborter.join().expect("aborter");
@@ -323,7 +407,7 @@ mod tests {
         let abort = Abort::new();
         let deadline = Instant::now() + Duration::from_millis(20);
         let (interrupted, expired) =
-            AttemptScope::run(Some(&abort), &watchdog, Some(deadline), || {
+            AttemptScope::run(Some(&abort), &watchdog, Some(deadline), |_| {
                 attempt_on(&socket, Duration::ZERO)
             });
         assert!(!interrupted && !expired);

@@ -1,19 +1,21 @@
 //! The hard bound on a blocking attempt: a timer thread that stops attempts at their deadline.
 //!
 //! Rule (DESIGN.md "Semantics"): an attempt never runs past its timeout, which never runs past
-//! the overall deadline. ureq's per-phase timeouts (connect, send, receive the head) bound each
-//! phase, not their sum; the watchdog bounds the sum, shutting the attempt's sockets down at
-//! its deadline, through the same mechanism as an abort.
+//! the overall deadline. The watchdog bounds the whole exchange up to the response head (send
+//! and receive together), shutting the attempt's sockets down at its deadline, through the same
+//! mechanism as an abort; ureq's own timeouts are left for what a shutdown cannot interrupt
+//! (resolve, connect).
 //!
-//! Cheap on the hot path: registering is one lock and one push; the thread is woken only when
-//! a deadline earlier than its own next wake-up arrives (deadlines of sequential attempts with
-//! the same timeout only grow), so it wakes about once per timeout period. Entries of attempts
-//! that are over are dropped lazily.
+//! Cheap on the hot path: each thread's [`AttemptScope`] registers with the watchdog once and
+//! is reused by its later attempts; an attempt then only stores its deadline in its scope (one
+//! atomic store) and reads when the thread will wake next (one atomic load). The thread is
+//! woken only when a deadline earlier than its own next wake-up arrives (deadlines of
+//! sequential attempts with the same timeout only grow), so it wakes about once per timeout
+//! period. Scopes of threads that are gone are dropped as the thread scans.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::abortable::AttemptScope;
 
@@ -23,43 +25,35 @@ pub(crate) struct Watchdog {
     shared: Arc<Shared>,
 }
 
-#[derive(Default)]
-struct Shared {
+pub(crate) struct Shared {
+    /// Deadlines are nanoseconds since this instant.
+    origin: Instant,
+    /// When the thread wakes by itself, in nanoseconds since `origin` (`u64::MAX`: only when
+    /// notified).
+    wakes_at: AtomicU64,
+    /// The thread is running.
+    running: AtomicBool,
     state: Mutex<State>,
     wake: Condvar,
 }
 
+impl Default for Shared {
+    fn default() -> Self {
+        Shared {
+            origin: Instant::now(),
+            wakes_at: AtomicU64::new(u64::MAX),
+            running: AtomicBool::new(false),
+            state: Mutex::default(),
+            wake: Condvar::new(),
+        }
+    }
+}
+
 #[derive(Default)]
 struct State {
-    entries: BinaryHeap<Entry>,
-    /// When the thread will wake by itself (`None`: only when notified).
-    wakes_at: Option<Instant>,
-    running: bool,
+    scopes: Vec<Weak<AttemptScope>>,
     stop: bool,
 }
-
-struct Entry {
-    at: Instant,
-    scope: Weak<AttemptScope>,
-}
-
-// A min-heap on the deadline.
-impl Ord for Entry {
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.at.cmp(&self.at)
-    }
-}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        self.at == other.at
-    }
-}
-impl Eq for Entry {}
 
 impl core::fmt::Debug for Watchdog {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -71,38 +65,62 @@ impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
+
+    /// `at` in nanoseconds since the origin (saturating).
+    fn nanos(&self, at: Instant) -> u64 {
+        u64::try_from(at.saturating_duration_since(self.origin).as_nanos()).unwrap_or(u64::MAX)
+    }
 }
 
 impl Watchdog {
-    /// Stops `scope` at `at`, unless it is over by then.
-    pub(crate) fn watch(&self, at: Instant, scope: &Arc<AttemptScope>) {
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    /// Watches `scope` from now on (its deadline, when it has one).
+    pub(crate) fn register(&self, scope: &Arc<AttemptScope>) {
         let mut state = self.shared.lock();
-        // The oldest entries are usually of attempts long over: drop them as we go.
-        while state
-            .entries
-            .peek()
-            .is_some_and(|e| e.scope.strong_count() == 0)
-        {
-            state.entries.pop();
+        state.scopes.push(Arc::downgrade(scope));
+        self.start(&state);
+    }
+
+    /// Starts the thread unless it runs; the caller holds the lock.
+    fn start(&self, _locked: &MutexGuard<'_, State>) {
+        if self.shared.running.load(Ordering::Relaxed) {
+            return;
         }
-        state.entries.push(Entry {
-            at,
-            scope: Arc::downgrade(scope),
-        });
-        if !state.running {
-            state.running = true;
-            let shared = self.shared.clone();
-            let spawned = std::thread::Builder::new()
-                .name("backstop-ureq-watchdog".into())
-                .spawn(move || watch_loop(&shared));
-            // Without the thread, the per-phase timeouts still bound each phase.
-            state.running = spawned.is_ok();
-        } else if state.wakes_at.is_none_or(|w| at < w) {
-            // The thread sleeps past this deadline: wake it. Sequential attempts with one
-            // timeout have growing deadlines, so this is rare.
-            state.wakes_at = Some(at);
-            self.shared.wake.notify_one();
+        let shared = self.shared.clone();
+        let spawned = std::thread::Builder::new()
+            .name("backstop-ureq-watchdog".into())
+            .spawn(move || watch_loop(&shared));
+        // Without the thread, the caller falls back to ureq's per-phase timeouts.
+        self.shared
+            .running
+            .store(spawned.is_ok(), Ordering::Relaxed);
+    }
+
+    /// Stops `scope`'s current attempt at `at`, unless it is over by then. Returns whether the
+    /// watchdog runs (else nothing will stop the attempt).
+    pub(crate) fn watch(&self, scope: &AttemptScope, at: Instant) -> bool {
+        let shared = &*self.shared;
+        if !shared.running.load(Ordering::Relaxed) {
+            // The thread could not start before: try again.
+            self.start(&shared.lock());
+            if !shared.running.load(Ordering::Relaxed) {
+                return false;
+            }
         }
+        let at = shared.nanos(at);
+        // Both sequentially consistent, paired with the thread's store of `wakes_at` and its
+        // scan of the deadlines after it: either the thread sees this deadline, or this sees
+        // when the thread will wake, and wakes it if that is too late.
+        scope.deadline.store(at, Ordering::SeqCst);
+        if at < shared.wakes_at.load(Ordering::SeqCst) {
+            // Taking the lock waits until the thread sleeps (it holds the lock until then).
+            let _locked = shared.lock();
+            shared.wake.notify_one();
+        }
+        true
     }
 }
 
@@ -117,26 +135,43 @@ fn watch_loop(shared: &Shared) {
     let mut state = shared.lock();
     // Bounded by the client's life: `stop` is set when its last clone is dropped.
     while !state.stop {
-        let now = Instant::now();
-        while state.entries.peek().is_some_and(|e| e.at <= now) {
-            if let Some(scope) = state.entries.pop().and_then(|e| e.scope.upgrade()) {
-                scope.stop(true);
+        let now = shared.nanos(Instant::now());
+        let mut next = u64::MAX;
+        state.scopes.retain(|scope| {
+            let Some(scope) = scope.upgrade() else {
+                return false;
+            };
+            let at = scope.deadline.load(Ordering::SeqCst);
+            if at <= now {
+                scope.expire_if_due(now);
+            } else {
+                next = next.min(at);
             }
+            true
+        });
+        shared.wakes_at.store(next, Ordering::SeqCst);
+        // A deadline stored before `wakes_at` was, but after its scope was scanned: the
+        // attempt did not wake the thread (it saw the old `wakes_at`), so look again.
+        let missed = state.scopes.iter().any(|scope| {
+            scope
+                .upgrade()
+                .is_some_and(|s| s.deadline.load(Ordering::SeqCst) < next)
+        });
+        if missed {
+            continue;
         }
-        let next = state.entries.peek().map(|e| e.at);
-        state.wakes_at = next;
-        state = match next {
-            Some(at) => {
-                shared
-                    .wake
-                    .wait_timeout(state, at.saturating_duration_since(now))
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .0
-            }
-            None => shared
+        state = if next == u64::MAX {
+            shared
                 .wake
                 .wait(state)
-                .unwrap_or_else(PoisonError::into_inner),
+                .unwrap_or_else(PoisonError::into_inner)
+        } else {
+            let sleep = Duration::from_nanos(next.saturating_sub(now));
+            shared
+                .wake
+                .wait_timeout(state, sleep)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0
         };
     }
 }
