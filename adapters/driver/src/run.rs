@@ -222,6 +222,17 @@ where
     RT: Runtime + ?Sized,
 {
     let mut attempt = pin!(attempt);
+    // An abort that came first wins, as in the race below, and nothing is sent.
+    if abort.is_some_and(Abort::is_aborted) {
+        return Raced::Aborted;
+    }
+    // One poll of the attempt alone: a blocking attempt completes in it (its client enforces
+    // the timeout and the abort), and so may an async one, with no abort listener or timer
+    // made for it. A pending attempt then races as below; the timer's instant is absolute,
+    // and `Abort::aborted` checks the flag after it starts listening, so nothing is missed.
+    if let Some(output) = future::poll_once(attempt.as_mut()).await {
+        return Raced::Done(output);
+    }
     // Bounded: each pass sleeps until `timeout_at`; only an early timer comes round again.
     loop {
         let aborted = async {
