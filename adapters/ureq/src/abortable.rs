@@ -40,7 +40,7 @@ thread_local! {
 /// same watchdog): every attempt has its own id, and a stop meant for an earlier attempt
 /// finds another id and does nothing.
 pub(crate) struct AttemptScope {
-    /// The id of the attempt the scope serves (0: none yet).
+    /// The id of the attempt the scope serves (0: none, or it is over).
     id: AtomicU64,
     /// Mirrors `ScopeState::stopped`, for a check without the lock on every read and write.
     stopped: AtomicBool,
@@ -51,17 +51,14 @@ pub(crate) struct AttemptScope {
     state: Mutex<ScopeState>,
 }
 
+/// Reset when an attempt ends, ready for the next one.
 #[derive(Default)]
 struct ScopeState {
-    /// The attempt these fields are about.
-    id: u64,
     handles: Vec<Handle>,
     /// Aborted or expired: connections bound from now on are shut down at once.
     stopped: bool,
     /// The watchdog stopped the attempt at its deadline.
     expired: bool,
-    /// The attempt is over: its connections may be back in the pool, never touch them again.
-    finished: bool,
 }
 
 impl AttemptScope {
@@ -124,24 +121,22 @@ impl AttemptScope {
         })
     }
 
-    /// Starts serving attempt `id`.
+    /// Starts serving attempt `id` (the state was reset when the previous one ended).
     fn begin(&self, id: u64) {
-        let mut state = self.lock();
-        state.id = id;
-        state.handles.clear();
-        state.stopped = false;
-        state.expired = false;
-        state.finished = false;
-        self.stopped.store(false, Ordering::Release);
         self.id.store(id, Ordering::Release);
     }
 
-    /// Ends the current attempt; returns whether the watchdog stopped it.
+    /// Ends the current attempt and resets the state for the next; returns whether the
+    /// watchdog stopped it. Under the lock: a stop that holds it finishes first, and any later
+    /// one finds no attempt (its connections may be back in the pool: never touch them again).
     fn end(&self) -> bool {
         let mut state = self.lock();
-        state.finished = true;
-        self.deadline.store(u64::MAX, Ordering::SeqCst);
-        state.expired
+        self.id.store(0, Ordering::Release);
+        self.deadline.store(u64::MAX, Ordering::Release);
+        self.stopped.store(false, Ordering::Release);
+        state.handles.clear();
+        state.stopped = false;
+        core::mem::take(&mut state.expired)
     }
 
     fn bind(&self, handle: &Handle) -> bool {
@@ -162,7 +157,7 @@ impl AttemptScope {
     /// another attempt by now).
     pub(crate) fn stop(&self, id: u64, expired: bool) {
         let mut state = self.lock();
-        if !state.finished && state.id == id {
+        if self.id.load(Ordering::Acquire) == id {
             self.stop_locked(&mut state, expired);
         }
     }
@@ -172,7 +167,7 @@ impl AttemptScope {
     pub(crate) fn expire_if_due(&self, now: u64) {
         let mut state = self.lock();
         // Under the lock the attempt cannot end, so no other attempt's deadline is stored.
-        if state.finished || self.deadline.load(Ordering::SeqCst) > now {
+        if self.id.load(Ordering::Acquire) == 0 || self.deadline.load(Ordering::SeqCst) > now {
             return;
         }
         self.deadline.store(u64::MAX, Ordering::SeqCst);

@@ -267,8 +267,8 @@ fn configure<S: AsSendBody>(
 }
 
 /// Whether the URI's host is an IP address (nothing to resolve). Called once per attempt, so
-/// it scans the authority's bytes rather than splitting strings: a host that does not start
-/// with a digit or `[` is a name at once.
+/// it scans the authority's bytes rather than splitting and parsing strings: a host that does
+/// not start with a digit or `[` is a name at once.
 fn is_ip_literal(uri: &ureq::http::Uri) -> bool {
     let Some(authority) = uri.authority() else {
         return false;
@@ -279,23 +279,44 @@ fn is_ip_literal(uri: &ureq::http::Uri) -> bool {
         .iter()
         .rposition(|&b| b == b'@')
         .map_or(s, |at| &s[at + 1..]);
-    let parse = |h: &[u8]| {
-        core::str::from_utf8(h)
-            .ok()
-            .map(str::parse::<std::net::IpAddr>)
-    };
     match host.first() {
         Some(b'[') => host
             .iter()
             .position(|&b| b == b']')
-            .and_then(|end| parse(&host[1..end]))
-            .is_some_and(|ip| ip.is_ok()),
+            .and_then(|end| core::str::from_utf8(&host[1..end]).ok())
+            .is_some_and(|ip| ip.parse::<std::net::Ipv6Addr>().is_ok()),
         Some(b) if b.is_ascii_digit() => {
             let end = host.iter().position(|&b| b == b':').unwrap_or(host.len());
-            parse(&host[..end]).is_some_and(|ip| ip.is_ok())
+            is_ipv4(&host[..end])
         }
         _ => false,
     }
+}
+
+/// Whether `s` is an IPv4 address as `std` parses one: four decimal octets up to 255, without
+/// leading zeros.
+fn is_ipv4(s: &[u8]) -> bool {
+    let mut octets = 0;
+    for part in s.split(|&b| b == b'.') {
+        octets += 1;
+        let valid = match part {
+            [] => false,
+            [b'0'] => true,
+            [b'0', ..] => false,
+            _ => {
+                part.len() <= 3
+                    && part.iter().all(u8::is_ascii_digit)
+                    && part
+                        .iter()
+                        .fold(0_u16, |n, &d| n * 10 + u16::from(d - b'0'))
+                        <= 255
+            }
+        };
+        if !valid || octets > 4 {
+            return false;
+        }
+    }
+    octets == 4
 }
 
 #[cfg(test)]
@@ -315,8 +336,26 @@ mod tests {
             ("http://1password.com/", false),
             ("http://127.0.0.1.nip.io/", false),
             ("http://example.com/", false),
+            ("http://0.0.0.0/", true),
+            ("http://255.255.255.255/", true),
+            ("http://256.1.1.1/", false),
+            ("http://01.2.3.4/", false),
+            ("http://1.2.3/", false),
+            ("http://1.2.3.4.5/", false),
+            ("http://1..3.4/", false),
+            ("http://1.2.3.4./", false),
+            ("http://[::ffff:1.2.3.4]:1/", true),
         ] {
-            assert_eq!(is_ip_literal(&uri.parse().expect("uri")), ip, "{uri}");
+            let parsed: ureq::http::Uri = uri.parse().expect("uri");
+            assert_eq!(is_ip_literal(&parsed), ip, "{uri}");
+            // The same answer as `std`'s parser on the host.
+            let host = parsed.host().expect("host");
+            let std_says = host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse::<std::net::IpAddr>()
+                .is_ok();
+            assert_eq!(std_says, ip, "{uri}");
         }
     }
 }
