@@ -123,11 +123,20 @@ where
                     }
                     Raced::TimedOut => timed_out(&mut machine, ended),
                     Raced::Done(Ok(response)) => {
-                        let mut facts = Response::from_http(response.status(), response.headers());
-                        if facts.retry_after.is_some() {
-                            // Only an HTTP-date `Retry-After` needs the wall clock.
-                            facts = facts.wall_clock(retrier.wall_clock.now());
-                        }
+                        let headers = response.headers();
+                        // `Date` matters only as the reference of a `Retry-After` (an
+                        // HTTP-date one): without that field, skip both lookups.
+                        let facts = if headers.contains_key(http::header::RETRY_AFTER) {
+                            let facts = Response::from_http(response.status(), headers);
+                            if facts.retry_after.is_some() {
+                                // Only an HTTP-date `Retry-After` needs the wall clock.
+                                facts.wall_clock(retrier.wall_clock.now())
+                            } else {
+                                facts
+                            }
+                        } else {
+                            Response::new(response.status().as_u16())
+                        };
                         let status = facts.status;
                         if machine.handle(ended, Event::Response(facts)).is_ok() {
                             last = Last::Response(response);
