@@ -89,9 +89,15 @@ impl AttemptScope {
         drop(hook);
         SPARE.with(|spare| {
             let mut spare = spare.borrow_mut();
-            if spare.len() < SPARE_SCOPES {
-                spare.push(scope);
+            // Most recently used last; scopes of clients that are gone, and beyond that the
+            // least recently used, make room.
+            if spare.len() >= SPARE_SCOPES {
+                spare.retain(|s| s.watchdog.strong_count() > 0);
+                if spare.len() >= SPARE_SCOPES {
+                    spare.remove(0);
+                }
             }
+            spare.push(scope);
         });
         (result, expired)
     }
@@ -106,7 +112,7 @@ impl AttemptScope {
                 core::ptr::eq(scope.watchdog.as_ptr(), Arc::as_ptr(shared))
                     && Arc::strong_count(scope) == 1
             })?;
-            Some(spare.swap_remove(i))
+            Some(spare.remove(i))
         });
         reused.unwrap_or_else(|| {
             let scope = Arc::new(AttemptScope {
