@@ -107,3 +107,14 @@ fn retry_after_http_date_httpdate_on_bytes(value: &str) -> Option<std::time::Sys
 fn retry_after_http_date_httpdate_alone(value: &str) -> Option<std::time::SystemTime> {
     httpdate::parse_http_date(black_box(value)).ok()
 }
+
+/// The same output as backstop's (the time since the Unix epoch) from `httpdate` on raw bytes:
+/// the UTF-8 check, the parse, and `SystemTime::duration_since(UNIX_EPOCH)`.
+#[divan::bench(args = DATES)]
+fn retry_after_http_date_httpdate_to_unix_time(value: &str) -> Option<core::time::Duration> {
+    let text = core::str::from_utf8(black_box(value.as_bytes())).ok()?;
+    httpdate::parse_http_date(text)
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()
+}
