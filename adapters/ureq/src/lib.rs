@@ -11,9 +11,11 @@
 //!   ureq's own timeout: the TCP connect, and the resolution of a host name. Reads and writes
 //!   get no socket timeout, which would cost ureq a `setsockopt` call for each (about 0.9 us
 //!   per request on loopback); should the watchdog thread fail to start, ureq's per-phase
-//!   timeouts are set instead. Not ureq's `timeout_global`: any resolve timeout makes ureq
-//!   resolve on a new thread, about 40 us per request, so a host that is an IP address gets no
-//!   resolve timeout. The response body, read by the caller after `run` returns, is not
+//!   timeouts are set instead. Not ureq's `timeout_global`, which would time reads and writes
+//!   out the same costly way. The resolve timeout makes ureq resolve a host name on a new
+//!   thread (about 40 us per request); a host that is an IP address is not resolved at all:
+//!   the adapter's resolver takes the address from the URI (ureq's default resolver formats
+//!   and parses it back). The response body, read by the caller after `run` returns, is not
 //!   bounded by the attempt timeout.
 //! - **Abort**: [`Abort::abort`] from any thread interrupts the wait between attempts at once
 //!   and the request in flight by shutting down that operation's socket (ureq 3.5's per-
@@ -55,6 +57,7 @@
 
 mod abortable;
 mod classify;
+mod resolve;
 mod watchdog;
 
 pub use backstop_driver::{
@@ -65,7 +68,6 @@ pub use classify::error_kind;
 
 use backstop_driver::run;
 use ureq::http::Method;
-use ureq::unversioned::resolver::DefaultResolver;
 use ureq::{Agent, AsSendBody};
 
 use std::sync::Arc;
@@ -83,9 +85,9 @@ pub struct Client<RT = StdRuntime> {
     agent: Agent,
     retrier: Retrier,
     runtime: RT,
-    /// The attempt timeout already set on the agent (as its connect timeout), and
-    /// `http_status_as_error(false)`: an attempt with that timeout to an IP address needs no
-    /// per-request config while the watchdog runs.
+    /// The attempt timeout already set on the agent (as its resolve and connect timeouts),
+    /// and `http_status_as_error(false)`: an attempt with that timeout needs no per-request
+    /// config while the watchdog runs.
     agent_timeout: Option<core::time::Duration>,
     /// Stops an attempt whose phases together outlast its timeout.
     watchdog: Arc<Watchdog>,
@@ -93,8 +95,8 @@ pub struct Client<RT = StdRuntime> {
 
 impl Client<StdRuntime> {
     /// A client with ureq's default configuration, plus the policy's attempt timeout as the
-    /// connect timeout (a per-request configuration then only needs to be made for an attempt
-    /// cut short by the deadline, or for a host name to resolve). The watchdog bounds the rest
+    /// resolve and connect timeouts (a per-request configuration then only needs to be made
+    /// for an attempt cut short by the deadline). The watchdog bounds the rest
     /// of the exchange: no socket timeout is set, which would cost ureq a `setsockopt` call
     /// per read and write (about 0.9 us per request on loopback, measured).
     #[must_use]
@@ -102,6 +104,7 @@ impl Client<StdRuntime> {
         let t = retrier.policy().attempt_timeout();
         let config = Agent::config_builder()
             .http_status_as_error(false)
+            .timeout_resolve(Some(t))
             .timeout_connect(Some(t))
             .build();
         Client {
@@ -118,7 +121,7 @@ impl Client<StdRuntime> {
             agent: Agent::with_parts(
                 config,
                 AbortConnector::default(),
-                DefaultResolver::default(),
+                resolve::Resolver::default(),
             ),
             retrier,
             runtime: StdRuntime::new(),
@@ -174,13 +177,10 @@ impl<RT: Runtime> Client<RT> {
                 let abort = abort.clone();
                 async move {
                     let (parts, body) = attempt.request.into_parts();
-                    let ip_literal = is_ip_literal(&parts.uri);
                     let timeouts = Timeouts {
                         attempt: attempt.timeout,
-                        ip_literal,
-                        // The agent's configuration serves when it already holds this timeout
-                        // and there is nothing to resolve.
-                        agent_serves: ip_literal && agent_timeout == Some(attempt.timeout),
+                        // The agent's configuration serves when it already holds this timeout.
+                        agent_serves: agent_timeout == Some(attempt.timeout),
                     };
                     let abort = abort.as_ref();
                     let bodiless = matches!(
@@ -209,8 +209,7 @@ impl<RT: Runtime> Client<RT> {
 #[derive(Clone, Copy)]
 struct Timeouts {
     attempt: core::time::Duration,
-    ip_literal: bool,
-    /// The agent's configuration already applies `attempt` (and there is nothing to resolve).
+    /// The agent's configuration already applies `attempt`.
     agent_serves: bool,
 }
 
@@ -240,13 +239,13 @@ fn send<S: AsSendBody>(
     }
 }
 
-/// The attempt's timeouts as a per-request configuration: resolve (for a host name) and
-/// connect, which a socket shutdown cannot interrupt; the send and receive phases too when no
-/// watchdog bounds them (`io_phases`), else none (any of them would cost a `setsockopt` call
-/// per read and write).
+/// The attempt's timeouts as a per-request configuration: resolve and connect, which a socket
+/// shutdown cannot interrupt; the send and receive phases too when no watchdog bounds them
+/// (`io_phases`), else none (any of them would cost a `setsockopt` call per read and write).
 ///
-/// Per phase, not `timeout_global`: a resolve timeout makes ureq resolve on a new thread (about
-/// 40 us), so an IP-literal host gets none, and `timeout_global` implies one.
+/// Per phase, not `timeout_global`, which would bound reads and writes with socket timeouts.
+/// The resolve timeout makes ureq resolve a host name on a new thread (about 40 us); a host
+/// that is an IP address is not resolved at all (see `resolve`).
 fn configure<S: AsSendBody>(
     agent: &Agent,
     request: ureq::http::Request<S>,
@@ -257,105 +256,11 @@ fn configure<S: AsSendBody>(
     let io = if io_phases { t } else { None };
     agent
         .configure_request(request)
-        .timeout_resolve(if timeouts.ip_literal { None } else { t })
+        .timeout_resolve(t)
         .timeout_connect(t)
         .timeout_send_request(io)
         .timeout_send_body(io)
         .timeout_recv_response(io)
         .http_status_as_error(false)
         .build()
-}
-
-/// Whether the URI's host is an IP address (nothing to resolve). Called once per attempt, so
-/// it scans the authority's bytes rather than splitting and parsing strings: a host that does
-/// not start with a digit or `[` is a name at once.
-fn is_ip_literal(uri: &ureq::http::Uri) -> bool {
-    let Some(authority) = uri.authority() else {
-        return false;
-    };
-    let s = authority.as_str().as_bytes();
-    // After any userinfo (which cannot hold an unescaped `@`).
-    let host = s
-        .iter()
-        .rposition(|&b| b == b'@')
-        .map_or(s, |at| &s[at + 1..]);
-    match host.first() {
-        Some(b'[') => host
-            .iter()
-            .position(|&b| b == b']')
-            .and_then(|end| core::str::from_utf8(&host[1..end]).ok())
-            .is_some_and(|ip| ip.parse::<std::net::Ipv6Addr>().is_ok()),
-        Some(b) if b.is_ascii_digit() => {
-            let end = host.iter().position(|&b| b == b':').unwrap_or(host.len());
-            is_ipv4(&host[..end])
-        }
-        _ => false,
-    }
-}
-
-/// Whether `s` is an IPv4 address as `std` parses one: four decimal octets up to 255, without
-/// leading zeros.
-fn is_ipv4(s: &[u8]) -> bool {
-    let mut octets = 0;
-    for part in s.split(|&b| b == b'.') {
-        octets += 1;
-        let valid = match part {
-            [] => false,
-            [b'0'] => true,
-            [b'0', ..] => false,
-            _ => {
-                part.len() <= 3
-                    && part.iter().all(u8::is_ascii_digit)
-                    && part
-                        .iter()
-                        .fold(0_u16, |n, &d| n * 10 + u16::from(d - b'0'))
-                        <= 255
-            }
-        };
-        if !valid || octets > 4 {
-            return false;
-        }
-    }
-    octets == 4
-}
-
-#[cfg(test)]
-mod tests {
-    use super::is_ip_literal;
-
-    #[test]
-    fn ip_literals_are_told_from_names() {
-        for (uri, ip) in [
-            ("http://127.0.0.1:8080/a", true),
-            ("http://127.0.0.1/a", true),
-            ("http://user:pw@10.0.0.1:80/", true),
-            ("http://[::1]:8080/", true),
-            ("http://u@[2001:db8::1]/", true),
-            ("http://[v1.fe]/", false),
-            ("http://localhost:8080/", false),
-            ("http://1password.com/", false),
-            ("http://127.0.0.1.nip.io/", false),
-            ("http://example.com/", false),
-            ("http://0.0.0.0/", true),
-            ("http://255.255.255.255/", true),
-            ("http://256.1.1.1/", false),
-            ("http://01.2.3.4/", false),
-            ("http://1.2.3/", false),
-            ("http://1.2.3.4.5/", false),
-            ("http://1..3.4/", false),
-            ("http://1.2.3.4./", false),
-            ("http://[::ffff:1.2.3.4]:1/", true),
-        ] {
-            let parsed: ureq::http::Uri = uri.parse().expect("uri");
-            assert_eq!(is_ip_literal(&parsed), ip, "{uri}");
-            // The same answer as `std`'s parser on the host.
-            let host = parsed.host().expect("host");
-            let std_says = host
-                .trim_start_matches('[')
-                .trim_end_matches(']')
-                .parse::<std::net::IpAddr>()
-                .is_ok();
-            assert_eq!(std_says, ip, "{uri}");
-        }
-    }
 }
