@@ -82,6 +82,8 @@ impl AttemptScope {
         });
         let watched = deadline.is_some_and(|deadline| watchdog.watch(&scope, deadline));
         let result = {
+            // Should the attempt panic, its connections are left alone from then on.
+            let _end = EndOnUnwind(&scope);
             let _current = Current::enter(scope.clone());
             f(watched)
         };
@@ -197,6 +199,17 @@ impl AttemptScope {
 fn shutdown(handle: &Handle) {
     if let Some(h) = handle.upgrade() {
         h.shutdown();
+    }
+}
+
+/// Ends the scope's attempt if the attempt panics (`AttemptScope::run` ends it otherwise).
+struct EndOnUnwind<'a>(&'a AttemptScope);
+
+impl Drop for EndOnUnwind<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.end();
+        }
     }
 }
 
