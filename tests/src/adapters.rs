@@ -220,3 +220,42 @@ fn failure<E>(e: RetryError<E>) -> Failure {
         },
     }
 }
+
+/// Asserts what every hostile scenario promises: the operation ended within `max_elapsed` plus
+/// one attempt timeout (with slack for the scheduler), within `max_attempts`, and the caller
+/// got the last response or error intact.
+///
+/// # Panics
+///
+/// When one of those does not hold (it is a test assertion).
+pub fn assert_bounded(run: &Run, policy: &backstop::Policy, context: &str) {
+    // Scheduling slack for a loaded 2-core CI machine (one run failed with 500 ms). A hang, the
+    // failure this guards against, would overshoot it by far.
+    let slack = std::time::Duration::from_secs(2);
+    assert!(
+        run.real + run.skipped <= policy.max_elapsed() + policy.attempt_timeout() + slack,
+        "took too long: {context}"
+    );
+    let outcome = run.outcome();
+    assert!(
+        (1..=policy.max_attempts()).contains(&outcome.attempts),
+        "{context}"
+    );
+    match &run.result {
+        Ok(answer) => assert_eq!(
+            outcome.last,
+            Some(backstop::AttemptOutcome::Response(answer.status)),
+            "the returned response is the last one: {context}"
+        ),
+        Err(Failure::Failed { kind, outcome }) => assert!(
+            matches!(outcome.last, Some(backstop::AttemptOutcome::Error(e)) if e.kind == *kind),
+            "the error is the last one: {context}"
+        ),
+        Err(Failure::TimedOut(outcome)) => assert!(
+            matches!(outcome.last, Some(backstop::AttemptOutcome::Error(e))
+                if e.kind == backstop::ErrorKind::Timeout),
+            "a time-out is the last outcome: {context}"
+        ),
+        Err(Failure::Aborted(_)) => panic!("nobody aborted: {context}"),
+    }
+}

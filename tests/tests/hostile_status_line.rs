@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
-use backstop::{AttemptOutcome, ErrorKind, Policy, StopReason};
+use backstop::{ErrorKind, Policy, StopReason};
 use backstop_driver::{Retrier, RetryRequest};
-use backstop_tests::adapters::{for_each_adapter, Clock, Failure, Run};
+use backstop_tests::adapters::{assert_bounded, for_each_adapter, Clock, Failure};
 use backstop_tests::server::{Action, Reply, Server};
 
 /// Bytes a server sends instead of a response, and the error every adapter reports for them.
@@ -89,39 +89,5 @@ fn a_server_that_only_sends_garbage_ends_with_the_error() {
             );
             assert_eq!(server.requests(), outcome.attempts as usize, "{context}");
         });
-    }
-}
-
-/// The operation ended within `max_elapsed` plus one attempt timeout (with a little slack for
-/// the scheduler), within `max_attempts`, and the caller got the last response or error intact.
-fn assert_bounded(run: &Run, policy: &Policy, context: &str) {
-    // Scheduling slack for a loaded 2-core CI machine (one run failed with 500 ms). A hang, the
-    // failure this guards against, would overshoot it by far.
-    let slack = Duration::from_secs(2);
-    assert!(
-        run.real + run.skipped <= policy.max_elapsed() + policy.attempt_timeout() + slack,
-        "took too long: {context}"
-    );
-    let outcome = run.outcome();
-    assert!(
-        (1..=policy.max_attempts()).contains(&outcome.attempts),
-        "{context}"
-    );
-    match &run.result {
-        Ok(answer) => assert_eq!(
-            outcome.last,
-            Some(AttemptOutcome::Response(answer.status)),
-            "the returned response is the last one: {context}"
-        ),
-        Err(Failure::Failed { kind, outcome }) => assert!(
-            matches!(outcome.last, Some(AttemptOutcome::Error(e)) if e.kind == *kind),
-            "the error is the last one: {context}"
-        ),
-        Err(Failure::TimedOut(outcome)) => assert!(
-            matches!(outcome.last, Some(AttemptOutcome::Error(e))
-                if e.kind == backstop::ErrorKind::Timeout),
-            "a time-out is the last outcome: {context}"
-        ),
-        Err(Failure::Aborted(_)) => panic!("nobody aborted: {context}"),
     }
 }
