@@ -16,6 +16,14 @@ fn no_jitter() -> Policy {
     Policy::builder().jitter(Jitter::None).build().unwrap()
 }
 
+/// The defaults, with no random spread above `Retry-After`: waits are exactly the server's.
+fn no_spread() -> Policy {
+    Policy::builder()
+        .retry_after_spread(Duration::ZERO)
+        .build()
+        .unwrap()
+}
+
 fn returned(d: Decision) -> backstop::Outcome {
     match d {
         Decision::Return(o) => o,
@@ -464,11 +472,7 @@ fn retry_after_seconds_is_a_floor_with_a_bounded_spread() {
 
 #[test]
 fn retry_after_spread_of_zero_waits_exactly_the_servers_value() {
-    let policy = Policy::builder()
-        .retry_after_spread(Duration::ZERO)
-        .build()
-        .unwrap();
-    let mut sim = Sim::get(policy);
+    let mut sim = Sim::get(no_spread());
     sim.start();
     sim.respond(Response::new(429).retry_after(b"1.25"));
     assert_eq!(sim.wait(), millis(1_250));
@@ -476,11 +480,7 @@ fn retry_after_spread_of_zero_waits_exactly_the_servers_value() {
 
 #[test]
 fn retry_after_date_is_measured_against_the_responses_date_not_a_skewed_clock() {
-    let policy = Policy::builder()
-        .retry_after_spread(Duration::ZERO)
-        .build()
-        .unwrap();
-    let mut sim = Sim::get(policy);
+    let mut sim = Sim::get(no_spread());
     sim.start();
     sim.respond(
         Response::new(429)
@@ -494,11 +494,7 @@ fn retry_after_date_is_measured_against_the_responses_date_not_a_skewed_clock() 
 
 #[test]
 fn retry_after_date_falls_back_to_the_wall_clock_without_a_date() {
-    let policy = Policy::builder()
-        .retry_after_spread(Duration::ZERO)
-        .build()
-        .unwrap();
-    let mut sim = Sim::get(policy);
+    let mut sim = Sim::get(no_spread());
     sim.start();
     sim.respond(
         Response::new(503)
