@@ -20,7 +20,8 @@ impl From<http::Method> for Method {
 
 impl<'a> Response<'a> {
     /// The retry-relevant parts of a response head: its status, its single `Retry-After` (if
-    /// exactly one), its `Date`.
+    /// exactly one), and its `Date` when there is a `Retry-After` to measure against it (the
+    /// only use the machine has for `Date`; the lookup is skipped otherwise).
     ///
     /// ```
     /// use backstop::Response;
@@ -35,10 +36,11 @@ impl<'a> Response<'a> {
     /// ```
     #[must_use]
     pub fn from_http(status: http::StatusCode, headers: &'a http::HeaderMap) -> Self {
+        let retry_after = single(headers, &http::header::RETRY_AFTER);
         Response {
             status: status.as_u16(),
-            retry_after: single(headers, &http::header::RETRY_AFTER),
-            date: single(headers, &http::header::DATE),
+            retry_after,
+            date: retry_after.and_then(|_| single(headers, &http::header::DATE)),
             wall_clock: None,
         }
     }
