@@ -76,7 +76,7 @@ pub(crate) fn ip_literal_addr(uri: &Uri) -> Option<SocketAddr> {
             if port.is_empty() {
                 default_port
             } else {
-                authority.port_u16()?
+                parse_port(port)?
             }
         }
         _ => return None,
@@ -85,27 +85,49 @@ pub(crate) fn ip_literal_addr(uri: &Uri) -> Option<SocketAddr> {
 }
 
 /// An IPv4 address as `std` parses one: four decimal octets up to 255, without leading zeros.
+/// One pass over the bytes (this runs on every request).
 fn parse_ipv4(s: &[u8]) -> Option<Ipv4Addr> {
     let mut octets = [0_u8; 4];
     let mut n = 0;
-    for part in s.split(|&b| b == b'.') {
-        let valid = match part {
-            [] => false,
-            [b'0'] => true,
-            [b'0', ..] => false,
-            _ => part.len() <= 3 && part.iter().all(u8::is_ascii_digit),
-        };
-        if !valid || n == 4 {
-            return None;
+    // The octet being read: its value and its digit count.
+    let mut value = 0_u16;
+    let mut digits = 0;
+    for &b in s {
+        match b {
+            b'0'..=b'9' => {
+                // No leading zero ("0" alone is fine), at most three digits.
+                if (digits == 1 && value == 0) || digits == 3 {
+                    return None;
+                }
+                value = value * 10 + u16::from(b - b'0');
+                digits += 1;
+            }
+            b'.' if digits > 0 && n < 3 => {
+                octets[n] = u8::try_from(value).ok()?;
+                n += 1;
+                value = 0;
+                digits = 0;
+            }
+            _ => return None,
         }
-        // At most three digits: at most 999.
-        let value = part
-            .iter()
-            .fold(0_u16, |v, &d| v * 10 + u16::from(d - b'0'));
-        octets[n] = u8::try_from(value).ok()?;
-        n += 1;
     }
-    (n == 4).then(|| Ipv4Addr::from(octets))
+    if digits == 0 || n != 3 {
+        return None;
+    }
+    octets[3] = u8::try_from(value).ok()?;
+    Some(Ipv4Addr::from(octets))
+}
+
+/// A port as `Authority::port_u16` reads it (decimal digits, at most 65535), from the bytes
+/// after the colon; `None` for anything else (ureq's resolver then decides).
+fn parse_port(s: &[u8]) -> Option<u16> {
+    s.iter().try_fold(0_u16, |port, &b| {
+        if b.is_ascii_digit() {
+            port.checked_mul(10)?.checked_add(u16::from(b - b'0'))
+        } else {
+            None
+        }
+    })
 }
 
 #[cfg(test)]
@@ -137,6 +159,11 @@ mod tests {
             ("http://1..3.4/", None),
             ("http://1.2.3.4./", None),
             ("socks5://127.0.0.1/", None),
+            ("http://10.20.30.40:1/", Some("10.20.30.40:1")),
+            ("http://1.2.3.00/", None),
+            ("http://1.2.3.1000/", None),
+            ("http://.1.2.3/", None),
+            ("http://1.2.3.4a/", None),
         ] {
             let parsed: Uri = uri.parse().expect("uri");
             let expected = expected.map(|e| e.parse::<SocketAddr>().expect("addr"));
@@ -151,6 +178,17 @@ mod tests {
             if matches!(parsed.scheme_str(), Some("http" | "https")) {
                 assert_eq!(std_says, expected.map(|a| a.ip()), "{uri}");
             }
+        }
+    }
+
+    #[test]
+    fn ports_read_as_authority_port_u16_reads_them() {
+        for port in ["1", "80", "0080", "65535", "65536", "99999", "123456789"] {
+            let parsed: Uri = format!("http://1.2.3.4:{port}/").parse().expect("uri");
+            let expected = parsed
+                .port_u16()
+                .map(|p| SocketAddr::new(IpAddr::V4(Ipv4Addr::new(1, 2, 3, 4)), p));
+            assert_eq!(ip_literal_addr(&parsed), expected, "{port}");
         }
     }
 }
