@@ -7,7 +7,7 @@
 //! the next attempt starts; after an abort nothing is sent.
 
 use core::future::Future;
-use core::pin::pin;
+use core::pin::{pin, Pin};
 
 use backstop::{
     AttemptError, AttemptOutcome, Decision, ErrorClass, ErrorKind, Event, Instant, Method, Outcome,
@@ -99,17 +99,24 @@ where
                     break;
                 }
                 let timeout_at = now.saturating_add(timeout);
-                let raced = race_attempt(
-                    runtime,
-                    abort,
-                    timeout_at,
-                    send(Attempt {
-                        number: attempt,
-                        timeout,
-                        request: request.for_attempt(),
-                    }),
-                )
-                .await;
+                // Pinned here, in the loop's own state: the race borrows it instead of
+                // moving it into a future of its own.
+                let mut attempt_future = pin!(send(Attempt {
+                    number: attempt,
+                    timeout,
+                    request: request.for_attempt(),
+                }));
+                let raced = if abort.is_some_and(Abort::is_aborted) {
+                    // An abort that came first wins, as in the race, and nothing is sent.
+                    Raced::Aborted
+                } else if let Some(output) = future::poll_once(attempt_future.as_mut()).await {
+                    // One poll of the attempt alone: a blocking attempt completes in it (its
+                    // client enforces the timeout and the abort), and so may an async one,
+                    // with no abort listener or timer made for it.
+                    Raced::Done(output)
+                } else {
+                    race_attempt(runtime, abort, timeout_at, attempt_future).await
+                };
                 let ended = runtime.now();
                 let aborted = abort.is_some_and(Abort::is_aborted);
                 let result = match raced {
@@ -219,29 +226,20 @@ where
     finish(&emitter, outcome, Last::Nothing)
 }
 
-/// Races one attempt against its timeout and the abort. A timer that fires before the clock
-/// reaches `timeout_at` is re-armed: the attempt keeps running.
+/// Races a pending attempt against its timeout and the abort. A timer that fires before the
+/// clock reaches `timeout_at` is re-armed: the attempt keeps running.
 async fn race_attempt<RT, T>(
     runtime: &RT,
     abort: Option<&Abort>,
     timeout_at: Instant,
-    attempt: impl Future<Output = T>,
+    mut attempt: Pin<&mut impl Future<Output = T>>,
 ) -> Raced<T>
 where
     RT: Runtime + ?Sized,
 {
-    let mut attempt = pin!(attempt);
-    // An abort that came first wins, as in the race below, and nothing is sent.
-    if abort.is_some_and(Abort::is_aborted) {
-        return Raced::Aborted;
-    }
-    // One poll of the attempt alone: a blocking attempt completes in it (its client enforces
-    // the timeout and the abort), and so may an async one, with no abort listener or timer
-    // made for it. A pending attempt then races as below; the timer's instant is absolute,
-    // and `Abort::aborted` checks the flag after it starts listening, so nothing is missed.
-    if let Some(output) = future::poll_once(attempt.as_mut()).await {
-        return Raced::Done(output);
-    }
+    // The attempt was polled once already (see `run`) and is pending. The timer's instant is
+    // absolute, and `Abort::aborted` checks the flag after it starts listening, so nothing
+    // that happened since is missed.
     // Bounded: each pass sleeps until `timeout_at`; only an early timer comes round again.
     loop {
         let aborted = async {
