@@ -231,6 +231,9 @@ pub struct Attempt {
     /// enforces it by racing the attempt against a timer; a blocking client must apply it
     /// itself.
     pub timeout: Duration,
+    /// When the attempt times out, on the runtime's clock: the clock reading the loop decided
+    /// on plus `timeout` (see [`Runtime::std_instant`](crate::Runtime::std_instant)).
+    pub deadline: backstop::Instant,
     /// The request to send.
     pub request: http::Request<Bytes>,
 }

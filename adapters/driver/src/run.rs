@@ -104,6 +104,7 @@ where
                 let mut attempt_future = pin!(send(Attempt {
                     number: attempt,
                     timeout,
+                    deadline: timeout_at,
                     request: request.for_attempt(),
                 }));
                 let raced = if abort.is_some_and(Abort::is_aborted) {

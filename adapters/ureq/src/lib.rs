@@ -168,6 +168,7 @@ impl<RT: Runtime> Client<RT> {
         let agent = &self.agent;
         let agent_timeout = self.agent_timeout;
         let watchdog = &*self.watchdog;
+        let runtime = &self.runtime;
         futures_lite::future::block_on(run(
             &self.retrier,
             &self.runtime,
@@ -176,6 +177,11 @@ impl<RT: Runtime> Client<RT> {
             |attempt| {
                 let abort = abort.clone();
                 async move {
+                    // The loop's clock reading plus the timeout: no second reading. A clock
+                    // that is not the real one (virtual time) gives none: read it here.
+                    let deadline = runtime
+                        .std_instant(attempt.deadline)
+                        .or_else(|| std::time::Instant::now().checked_add(attempt.timeout));
                     let (parts, body) = attempt.request.into_parts();
                     let timeouts = Timeouts {
                         attempt: attempt.timeout,
@@ -194,10 +200,10 @@ impl<RT: Runtime> Client<RT> {
                     if body.is_empty() && bodiless {
                         // No body and no `Content-Length: 0` for GET, HEAD, DELETE, ...
                         let request = ureq::http::Request::from_parts(parts, ());
-                        send(agent, request, timeouts, abort, watchdog)
+                        send(agent, request, timeouts, deadline, abort, watchdog)
                     } else {
                         let request = ureq::http::Request::from_parts(parts, &body[..]);
-                        send(agent, request, timeouts, abort, watchdog)
+                        send(agent, request, timeouts, deadline, abort, watchdog)
                     }
                 }
             },
@@ -214,15 +220,15 @@ struct Timeouts {
 }
 
 /// One blocking exchange, up to the response head: stopped by `abort`, and by the watchdog
-/// once the attempt's timeout has passed.
+/// at `deadline` (the attempt's timeout after the loop's clock reading).
 fn send<S: AsSendBody>(
     agent: &Agent,
     request: ureq::http::Request<S>,
     timeouts: Timeouts,
+    deadline: Option<std::time::Instant>,
     abort: Option<&Abort>,
     watchdog: &Watchdog,
 ) -> core::result::Result<ureq::http::Response<ureq::Body>, ureq::Error> {
-    let deadline = std::time::Instant::now().checked_add(timeouts.attempt);
     let attempt = |watched: bool| {
         // Without the watchdog (its thread could not start, or the deadline is beyond
         // `Instant`'s range), the I/O phases need ureq's own timeouts.
