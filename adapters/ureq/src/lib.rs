@@ -175,7 +175,8 @@ impl<RT: Runtime> Client<RT> {
             request,
             error_kind,
             |attempt| {
-                let abort = abort.clone();
+                // Borrowed: the handle outlives the loop, no reference count per attempt.
+                let abort = abort.as_ref();
                 async move {
                     // The loop's clock reading plus the timeout: no second reading. A clock
                     // that is not the real one (virtual time) gives none: read it here.
@@ -188,7 +189,6 @@ impl<RT: Runtime> Client<RT> {
                         // The agent's configuration serves when it already holds this timeout.
                         agent_serves: agent_timeout == Some(attempt.timeout),
                     };
-                    let abort = abort.as_ref();
                     let bodiless = matches!(
                         parts.method,
                         Method::GET
