@@ -169,7 +169,7 @@ impl<RT: Runtime> Client<RT> {
         let agent_timeout = self.agent_timeout;
         let watchdog = &*self.watchdog;
         let runtime = &self.runtime;
-        futures_lite::future::block_on(run(
+        let operation = core::pin::pin!(run(
             &self.retrier,
             &self.runtime,
             request,
@@ -207,7 +207,21 @@ impl<RT: Runtime> Client<RT> {
                     }
                 }
             },
-        ))
+        ));
+        block_on(operation)
+    }
+}
+
+/// Runs the loop on this thread. On this blocking runtime every step completes within the
+/// poll that starts it (the attempt blocks in ureq, a wait parks the thread inside its sleep),
+/// so the whole operation usually completes in one poll, which needs no waker: the executor
+/// (a parker and its waker) is set up only for an operation that did not.
+fn block_on<T>(mut operation: core::pin::Pin<&mut impl core::future::Future<Output = T>>) -> T {
+    let mut cx = core::task::Context::from_waker(core::task::Waker::noop());
+    match operation.as_mut().poll(&mut cx) {
+        core::task::Poll::Ready(output) => output,
+        // Pending futures register the waker of every poll: the executor's replaces the noop.
+        core::task::Poll::Pending => futures_lite::future::block_on(operation),
     }
 }
 
@@ -269,4 +283,50 @@ fn configure<S: AsSendBody>(
         .timeout_recv_response(io)
         .http_status_as_error(false)
         .build()
+}
+
+#[cfg(test)]
+mod tests {
+    use core::future::Future;
+    use core::pin::{pin, Pin};
+    use core::task::{Context, Poll, Waker};
+    use std::sync::{Arc, Mutex};
+
+    /// Pending until another thread completes it, waking the waker of the latest poll.
+    #[derive(Default)]
+    struct Later(Arc<Mutex<(bool, Option<Waker>)>>);
+
+    impl Future for Later {
+        type Output = u32;
+
+        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<u32> {
+            let mut state = self.0.lock().expect("lock");
+            if state.0 {
+                return Poll::Ready(7);
+            }
+            state.1 = Some(cx.waker().clone());
+            Poll::Pending
+        }
+    }
+
+    #[test]
+    fn an_operation_pending_after_its_first_poll_is_driven_to_the_end() {
+        let later = Later::default();
+        let shared = later.0.clone();
+        let waker = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            let mut state = shared.lock().expect("lock");
+            state.0 = true;
+            if let Some(w) = state.1.take() {
+                w.wake();
+            }
+        });
+        assert_eq!(super::block_on(pin!(later)), 7);
+        waker.join().expect("waker thread");
+    }
+
+    #[test]
+    fn a_ready_operation_completes_in_its_first_poll() {
+        assert_eq!(super::block_on(pin!(async { 3 })), 3);
+    }
 }
