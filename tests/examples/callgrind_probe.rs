@@ -1,0 +1,95 @@
+//! The instruction-count probe behind the adapter overhead figures in adapters/README.md.
+//!
+//! Wall-clock medians on a shared machine move by microseconds; instruction counts do not.
+//! This program does N GETs in one of four ways against a loopback server in another process,
+//! and `tests/benches/callgrind.sh` runs it under `valgrind --tool=callgrind` at 200 and 1,200
+//! GETs: the difference divided by 1,000 is the count per GET, start-up excluded.
+//!
+//! ```sh
+//! cargo build --release -p backstop-tests --example callgrind_probe
+//! tests/benches/callgrind.sh                 # bare, timed, adapter, abort
+//! ```
+//!
+//! Modes: `serve` (print the address, answer every request with 200 "ok"); `bare` (ureq's
+//! `get().call()`); `timed` (ureq with per-phase timeouts through `Agent::run`); `adapter`
+//! (`backstop-ureq`); `abort` (`backstop-ureq` with an `Abort` handle).
+
+use std::io::{Read, Write};
+
+use backstop::Policy;
+use backstop_driver::{Abort, Retrier, RetryRequest};
+
+fn serve() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+    println!("{}", listener.local_addr().expect("address"));
+    std::io::stdout().flush().expect("stdout");
+    for stream in listener.incoming() {
+        let Ok(mut s) = stream else { continue };
+        let _ = s.set_nodelay(true);
+        std::thread::spawn(move || {
+            let answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+            let mut pending = Vec::new();
+            let mut buf = [0u8; 4096];
+            loop {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => {
+                        pending.extend_from_slice(&buf[..n]);
+                        while let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
+                            pending.drain(..end + 4);
+                            if s.write_all(answer).is_err() {
+                                return;
+                            }
+                        }
+                    }
+                }
+            }
+        });
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let usage = "usage: callgrind_probe serve | (bare|timed|adapter|abort) N ADDR";
+    let mode = args.get(1).expect(usage).as_str();
+    if mode == "serve" {
+        return serve();
+    }
+    let n: usize = args.get(2).and_then(|n| n.parse().ok()).expect(usage);
+    let url = format!("http://{}/fast", args.get(3).expect(usage));
+    let t = Some(Policy::default().attempt_timeout());
+    let bare = ureq::Agent::new_with_defaults();
+    let timed: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_connect(t)
+        .timeout_send_request(t)
+        .timeout_send_body(t)
+        .timeout_recv_response(t)
+        .build()
+        .into();
+    let client = backstop_ureq::Client::new(Retrier::default());
+    let abort = Abort::new();
+    let get = || -> Result<Vec<u8>, Box<dyn std::error::Error>> {
+        Ok(match mode {
+            "bare" => bare.get(&url).call()?.body_mut().read_to_vec()?,
+            "timed" => timed
+                .run(http::Request::get(&url).body(())?)?
+                .body_mut()
+                .read_to_vec()?,
+            "adapter" => client
+                .run(RetryRequest::get(url.parse()?))?
+                .response
+                .body_mut()
+                .read_to_vec()?,
+            "abort" => client
+                .run(RetryRequest::get(url.parse()?).abort_on(&abort))?
+                .response
+                .body_mut()
+                .read_to_vec()?,
+            other => panic!("unknown mode {other}; {usage}"),
+        })
+    };
+    // Warm the connection pool and the code paths first.
+    for _ in 0..50 + n {
+        get().expect("a GET to the probe server");
+    }
+}
