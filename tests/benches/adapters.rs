@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use backstop::Policy;
 use backstop_driver::{Abort, EventKind, Retrier, RetryRequest};
 use backstop_tests::adapters::{Adapter, Clock};
+use backstop_tests::overhead::{Getters, Way};
 use backstop_tests::server::{Action, Reply, Server};
 
 fn main() {
@@ -143,117 +144,31 @@ impl Drop for PollServer {
 fn overhead(n: usize) {
     let server = PollServer::start();
     let url = format!("http://{}/fast", server.addr);
-    let (mut t_bare, mut t_adapter, mut t_abortable) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut t_timed, mut t_same) = (Vec::new(), Vec::new());
+    let mut samples: [Vec<Duration>; 5] = Default::default();
     // Each variant keeps one pooled connection, and a connection's own TCP state moved its
     // variant's median by up to 3 us between runs (whichever got the lucky connection was
     // fastest, baseline or adapter). So the run is cut in blocks, each with new clients and
     // connections.
     const BLOCKS: usize = 20;
     for _ in 0..BLOCKS {
-        let bare = ureq::Agent::new_with_defaults();
-        // Bare ureq with the policy's 5 s on every phase (what the adapter configured until it
-        // left the send and receive phases to its watchdog), through `Agent::run` with an
-        // `http::Request`, as the adapter calls it.
-        let t = Some(Policy::default().attempt_timeout());
-        let bare_timed: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_connect(t)
-            .timeout_send_request(t)
-            .timeout_send_body(t)
-            .timeout_recv_response(t)
-            .build()
-            .into();
-        // Bare ureq configured and called as the adapter's client does it: connect timeout
-        // only (no resolve timeout: ureq would resolve on a new thread), statuses as
-        // responses, `Agent::run`. One difference remains: ureq's default resolver, where the
-        // adapter's takes an IP-address host straight from the URI (about 2,000 instructions
-        // fewer per request). So this is backstop's own cost (the loop, the watchdog,
-        // abortable connections) less that saving.
-        let bare_same: ureq::Agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_connect(t)
-            .build()
-            .into();
-        let client = backstop_ureq::Client::new(Retrier::default());
-        let with_abort = Abort::new();
-        // Warm both pools and the server's threads.
+        let getters = Getters::new();
+        // Warm every pool and the server's threads.
         for _ in 0..50 {
-            bare.get(&url)
-                .call()
-                .unwrap()
-                .body_mut()
-                .read_to_vec()
-                .unwrap();
-            bare_timed
-                .get(&url)
-                .call()
-                .unwrap()
-                .body_mut()
-                .read_to_vec()
-                .unwrap();
-            bare_same
-                .get(&url)
-                .call()
-                .unwrap()
-                .body_mut()
-                .read_to_vec()
-                .unwrap();
-            let mut done = client.run(RetryRequest::get(url.parse().unwrap())).unwrap();
-            done.response.body_mut().read_to_vec().unwrap();
+            for way in Way::ALL {
+                getters.get(way, &url).unwrap();
+            }
         }
-        // The order rotates each round, so that neither side always runs first.
+        // The order rotates each round, so that no way always runs first.
         for round in 0..n / BLOCKS {
-            for which in 0..5 {
-                match (round + which) % 5 {
-                    0 => {
-                        let t = Instant::now();
-                        bare.get(&url)
-                            .call()
-                            .unwrap()
-                            .body_mut()
-                            .read_to_vec()
-                            .unwrap();
-                        t_bare.push(t.elapsed());
-                    }
-                    4 => {
-                        let t = Instant::now();
-                        let request = http::Request::get(&url).body(()).unwrap();
-                        bare_same
-                            .run(request)
-                            .unwrap()
-                            .body_mut()
-                            .read_to_vec()
-                            .unwrap();
-                        t_same.push(t.elapsed());
-                    }
-                    3 => {
-                        let t = Instant::now();
-                        let request = http::Request::get(&url).body(()).unwrap();
-                        bare_timed
-                            .run(request)
-                            .unwrap()
-                            .body_mut()
-                            .read_to_vec()
-                            .unwrap();
-                        t_timed.push(t.elapsed());
-                    }
-                    1 => {
-                        let t = Instant::now();
-                        let mut done = client.run(RetryRequest::get(url.parse().unwrap())).unwrap();
-                        done.response.body_mut().read_to_vec().unwrap();
-                        t_adapter.push(t.elapsed());
-                    }
-                    _ => {
-                        let t = Instant::now();
-                        let request = RetryRequest::get(url.parse().unwrap()).abort_on(&with_abort);
-                        let mut done = client.run(request).unwrap();
-                        done.response.body_mut().read_to_vec().unwrap();
-                        t_abortable.push(t.elapsed());
-                    }
-                }
+            for which in 0..Way::ALL.len() {
+                let way = Way::ALL[(round + which) % Way::ALL.len()];
+                let t = Instant::now();
+                getters.get(way, &url).unwrap();
+                samples[way as usize].push(t.elapsed());
             }
         }
     }
+    let [t_bare, t_timed, t_same, t_adapter, t_abortable] = samples;
     let (b, a, x) = (stats(t_bare), stats(t_adapter), stats(t_abortable));
     let (bt, bs) = (stats(t_timed), stats(t_same));
     println!(

@@ -7,17 +7,16 @@
 //!
 //! ```sh
 //! cargo build --release -p backstop-tests --example callgrind_probe
-//! tests/benches/callgrind.sh                 # bare, timed, adapter, abort
+//! tests/benches/callgrind.sh                 # bare, timed, same, adapter, abort
 //! ```
 //!
-//! Modes: `serve` (print the address, answer every request with 200 "ok"); `bare` (ureq's
-//! `get().call()`); `timed` (ureq with per-phase timeouts through `Agent::run`); `adapter`
-//! (`backstop-ureq`); `abort` (`backstop-ureq` with an `Abort` handle).
+//! Modes: `serve` (print the address, answer every request with 200 "ok"), or one of the
+//! [`Way`]s of `backstop_tests::overhead` by name: `bare`, `timed`, `same` (ureq called as the
+//! adapter calls it), `adapter`, `abort`.
 
 use std::io::{Read, Write};
 
-use backstop::Policy;
-use backstop_driver::{Abort, Retrier, RetryRequest};
+use backstop_tests::overhead::{Getters, Way};
 
 fn serve() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
@@ -50,46 +49,17 @@ fn serve() {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: callgrind_probe serve | (bare|timed|adapter|abort) N ADDR";
+    let usage = "usage: callgrind_probe serve | (bare|timed|same|adapter|abort) N ADDR";
     let mode = args.get(1).expect(usage).as_str();
     if mode == "serve" {
         return serve();
     }
+    let way = Way::from_name(mode).expect(usage);
     let n: usize = args.get(2).and_then(|n| n.parse().ok()).expect(usage);
     let url = format!("http://{}/fast", args.get(3).expect(usage));
-    let t = Some(Policy::default().attempt_timeout());
-    let bare = ureq::Agent::new_with_defaults();
-    let timed: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_connect(t)
-        .timeout_send_request(t)
-        .timeout_send_body(t)
-        .timeout_recv_response(t)
-        .build()
-        .into();
-    let client = backstop_ureq::Client::new(Retrier::default());
-    let abort = Abort::new();
-    let get = || -> Result<Vec<u8>, Box<dyn std::error::Error>> {
-        Ok(match mode {
-            "bare" => bare.get(&url).call()?.body_mut().read_to_vec()?,
-            "timed" => timed
-                .run(http::Request::get(&url).body(())?)?
-                .body_mut()
-                .read_to_vec()?,
-            "adapter" => client
-                .run(RetryRequest::get(url.parse()?))?
-                .response
-                .body_mut()
-                .read_to_vec()?,
-            "abort" => client
-                .run(RetryRequest::get(url.parse()?).abort_on(&abort))?
-                .response
-                .body_mut()
-                .read_to_vec()?,
-            other => panic!("unknown mode {other}; {usage}"),
-        })
-    };
+    let getters = Getters::new();
     // Warm the connection pool and the code paths first.
     for _ in 0..50 + n {
-        get().expect("a GET to the probe server");
+        getters.get(way, &url).expect("a GET to the probe server");
     }
 }

@@ -27,6 +27,7 @@
 #![deny(missing_docs)]
 
 pub mod adapters;
+pub mod overhead;
 pub mod server;
 
 /// The root README's examples, compiled and run as doctests (`cargo test --workspace`).

@@ -1,0 +1,126 @@
+//! The ways of making one GET that the adapter-overhead measurements compare: bare ureq three
+//! ways, and `backstop-ureq` with and without an [`Abort`]. Used by the benchmark
+//! (`tests/benches/adapters.rs`) and by the instruction-count probe
+//! (`tests/examples/callgrind_probe.rs`), so both measure exactly the same calls.
+
+use backstop::Policy;
+use backstop_driver::{Abort, Retrier, RetryRequest};
+
+/// One way of making a GET.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Way {
+    /// Bare ureq, `agent.get(url).call()`, ureq's defaults (no timeouts at all).
+    Bare,
+    /// Bare ureq with the policy's attempt timeout on every phase, through `Agent::run`.
+    PhaseTimeouts,
+    /// Bare ureq configured and called as the adapter's client does it: connect timeout only,
+    /// statuses as responses, `Agent::run`. One difference remains: ureq's default resolver,
+    /// where the adapter takes an IP-address host straight from the URI.
+    AdaptersCall,
+    /// `backstop-ureq`, default policy.
+    Adapter,
+    /// `backstop-ureq` with an [`Abort`] handle on the request.
+    AdapterWithAbort,
+}
+
+impl Way {
+    /// Every way, in a fixed order (index with `way as usize`).
+    pub const ALL: [Way; 5] = [
+        Way::Bare,
+        Way::PhaseTimeouts,
+        Way::AdaptersCall,
+        Way::Adapter,
+        Way::AdapterWithAbort,
+    ];
+
+    /// A short name for command lines and reports.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Way::Bare => "bare",
+            Way::PhaseTimeouts => "timed",
+            Way::AdaptersCall => "same",
+            Way::Adapter => "adapter",
+            Way::AdapterWithAbort => "abort",
+        }
+    }
+
+    /// The way called `name`, if any.
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Way> {
+        Way::ALL.into_iter().find(|w| w.name() == name)
+    }
+}
+
+/// A client for every [`Way`], each with its own connection pool.
+pub struct Getters {
+    bare: ureq::Agent,
+    timed: ureq::Agent,
+    same: ureq::Agent,
+    client: backstop_ureq::Client,
+    abort: Abort,
+}
+
+impl Default for Getters {
+    fn default() -> Self {
+        Getters::new()
+    }
+}
+
+impl Getters {
+    /// New clients (new pools, no connections yet).
+    #[must_use]
+    pub fn new() -> Self {
+        let t = Some(Policy::default().attempt_timeout());
+        Getters {
+            bare: ureq::Agent::new_with_defaults(),
+            timed: ureq::Agent::config_builder()
+                .timeout_connect(t)
+                .timeout_send_request(t)
+                .timeout_send_body(t)
+                .timeout_recv_response(t)
+                .build()
+                .into(),
+            same: ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .timeout_connect(t)
+                .build()
+                .into(),
+            client: backstop_ureq::Client::new(Retrier::default()),
+            abort: Abort::new(),
+        }
+    }
+
+    /// One GET of `url` made `way`, with its whole body read.
+    ///
+    /// # Errors
+    ///
+    /// The client's error, or a bad URL.
+    pub fn get(&self, way: Way, url: &str) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
+        Ok(match way {
+            Way::Bare => self.bare.get(url).call()?.body_mut().read_to_vec()?,
+            Way::PhaseTimeouts => self
+                .timed
+                .run(http::Request::get(url).body(())?)?
+                .body_mut()
+                .read_to_vec()?,
+            Way::AdaptersCall => self
+                .same
+                .run(http::Request::get(url).body(())?)?
+                .body_mut()
+                .read_to_vec()?,
+            Way::Adapter => self
+                .client
+                .run(RetryRequest::get(url.parse()?))?
+                .response
+                .body_mut()
+                .read_to_vec()?,
+            Way::AdapterWithAbort => self
+                .client
+                .run(RetryRequest::get(url.parse()?).abort_on(&self.abort))?
+                .response
+                .body_mut()
+                .read_to_vec()?,
+        })
+    }
+}
