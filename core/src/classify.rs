@@ -29,6 +29,15 @@ pub enum ErrorClass {
 }
 
 impl ErrorClass {
+    /// Every class, in declaration order (for metrics labels, tables and tests).
+    pub const ALL: [ErrorClass; 5] = [
+        ErrorClass::NotSent,
+        ErrorClass::MaybeSent,
+        ErrorClass::Timeout,
+        ErrorClass::Aborted,
+        ErrorClass::Permanent,
+    ];
+
     /// A short, stable name for logs and metrics.
     #[must_use]
     pub const fn as_str(self) -> &'static str {
@@ -79,6 +88,22 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every kind, in declaration order (for metrics labels, tables and tests).
+    pub const ALL: [ErrorKind; 12] = [
+        ErrorKind::Dns,
+        ErrorKind::ConnectionRefused,
+        ErrorKind::ConnectTimeout,
+        ErrorKind::ConnectionReset,
+        ErrorKind::BrokenPipe,
+        ErrorKind::UnexpectedEof,
+        ErrorKind::Timeout,
+        ErrorKind::Aborted,
+        ErrorKind::Tls,
+        ErrorKind::InvalidRequest,
+        ErrorKind::Protocol,
+        ErrorKind::Other,
+    ];
+
     /// The default classification of this kind.
     ///
     /// ```
@@ -172,5 +197,23 @@ impl AttemptError {
 impl From<ErrorKind> for AttemptError {
     fn from(kind: ErrorKind) -> Self {
         AttemptError::new(kind)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `ALL` lists each variant once, in declaration order, up to the last one.
+    #[test]
+    fn all_lists_every_kind_and_class_once_in_order() {
+        for (i, kind) in ErrorKind::ALL.into_iter().enumerate() {
+            assert_eq!(kind as usize, i, "{kind}");
+        }
+        for (i, class) in ErrorClass::ALL.into_iter().enumerate() {
+            assert_eq!(class as usize, i, "{class}");
+        }
+        assert_eq!(ErrorKind::ALL.len(), ErrorKind::Other as usize + 1);
+        assert_eq!(ErrorClass::ALL.len(), ErrorClass::Permanent as usize + 1);
     }
 }

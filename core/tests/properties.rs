@@ -28,20 +28,7 @@ const RETRY_AFTER: [&[u8]; 11] = [
     b"\xff\x00junk",
 ];
 const STATUSES: [u16; 10] = [200, 204, 404, 408, 425, 429, 500, 503, 504, 999];
-const KINDS: [ErrorKind; 12] = [
-    ErrorKind::Dns,
-    ErrorKind::ConnectionRefused,
-    ErrorKind::ConnectTimeout,
-    ErrorKind::ConnectionReset,
-    ErrorKind::BrokenPipe,
-    ErrorKind::UnexpectedEof,
-    ErrorKind::Timeout,
-    ErrorKind::Aborted,
-    ErrorKind::Tls,
-    ErrorKind::InvalidRequest,
-    ErrorKind::Protocol,
-    ErrorKind::Other,
-];
+
 const METHODS: [Method; 6] = [
     Method::Get,
     Method::Head,
@@ -77,7 +64,7 @@ fn step() -> impl Strategy<Value = Step> {
         4 => (0..STATUSES.len(), proptest::option::of(0..RETRY_AFTER.len()), any::<bool>(),
               proptest::option::of(784_111_000u64..784_112_500))
             .prop_map(|(status, retry_after, date, wall_clock)| Step::Response { status, retry_after, date, wall_clock }),
-        2 => (0..KINDS.len(), proptest::option::of(0..5usize)).prop_map(|(k, c)| Step::Error(k, c)),
+        2 => (0..ErrorKind::ALL.len(), proptest::option::of(0..5usize)).prop_map(|(k, c)| Step::Error(k, c)),
         1 => Just(Step::TimePassed),
         1 => Just(Step::Abort),
         3 => (-2_000i64..8_000).prop_map(Step::Clock),
@@ -134,16 +121,6 @@ fn policy() -> impl Strategy<Value = Policy> {
         )
 }
 
-fn class(i: usize) -> ErrorClass {
-    [
-        ErrorClass::NotSent,
-        ErrorClass::MaybeSent,
-        ErrorClass::Timeout,
-        ErrorClass::Aborted,
-        ErrorClass::Permanent,
-    ][i]
-}
-
 /// Runs the steps, checking every invariant after each; returns every decision seen.
 fn run(policy: Policy, request: Request, seed: u64, steps: &[Step]) -> Vec<Decision> {
     let start = Instant::from_secs(1_000);
@@ -197,9 +174,9 @@ fn run(policy: Policy, request: Request, seed: u64, steps: &[Step]) -> Vec<Decis
                 m.handle(now, Event::Response(r))
             }
             Step::Error(k, c) => {
-                let mut e = AttemptError::new(KINDS[k]);
+                let mut e = AttemptError::new(ErrorKind::ALL[k]);
                 if let Some(c) = c {
-                    e = e.with_class(class(c));
+                    e = e.with_class(ErrorClass::ALL[c]);
                 }
                 let r = m.handle(now, Event::Error(e));
                 if r.is_ok() && e.class == ErrorClass::NotSent {

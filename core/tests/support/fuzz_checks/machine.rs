@@ -272,29 +272,6 @@ fn decode_time_step(r: &mut Bytes<'_>) -> TimeStep {
     }
 }
 
-const KINDS: [ErrorKind; 12] = [
-    ErrorKind::Dns,
-    ErrorKind::ConnectionRefused,
-    ErrorKind::ConnectTimeout,
-    ErrorKind::ConnectionReset,
-    ErrorKind::BrokenPipe,
-    ErrorKind::UnexpectedEof,
-    ErrorKind::Timeout,
-    ErrorKind::Aborted,
-    ErrorKind::Tls,
-    ErrorKind::InvalidRequest,
-    ErrorKind::Protocol,
-    ErrorKind::Other,
-];
-
-const CLASSES: [ErrorClass; 5] = [
-    ErrorClass::NotSent,
-    ErrorClass::MaybeSent,
-    ErrorClass::Timeout,
-    ErrorClass::Aborted,
-    ErrorClass::Permanent,
-];
-
 fn decode_action(r: &mut Bytes<'_>) -> Action {
     match r.below(8) {
         0 | 1 => Action::Poll,
@@ -306,9 +283,9 @@ fn decode_action(r: &mut Bytes<'_>) -> Action {
             wall_clock: r.bool().then(|| decode_wall_clock(r)),
         },
         5 => {
-            let error = AttemptError::new(KINDS[usize::from(r.below(12))]);
+            let error = AttemptError::new(ErrorKind::ALL[usize::from(r.below(12))]);
             Action::Error(match r.below(8) {
-                c @ 0..=4 => error.with_class(CLASSES[usize::from(c)]),
+                c @ 0..=4 => error.with_class(ErrorClass::ALL[usize::from(c)]),
                 _ => error,
             })
         }
