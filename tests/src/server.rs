@@ -100,6 +100,14 @@ pub enum Action {
         /// The pause before each byte.
         gap: Duration,
     },
+    /// Send the head of `reply` at once, then its body one byte at a time, `gap` before each
+    /// (a body that trickles), then keep the connection for the next request.
+    TrickleBody {
+        /// The response.
+        reply: Reply,
+        /// The pause before each byte of the body.
+        gap: Duration,
+    },
     /// Close the connection without answering.
     Close,
 }
@@ -358,6 +366,16 @@ fn serve(mut stream: TcpStream, state: &State) {
                 let mut out = reply.head();
                 out.extend_from_slice(&reply.body);
                 for byte in out {
+                    if state.sleep(gap) || stream.write_all(&[byte]).is_err() {
+                        return;
+                    }
+                }
+            }
+            Action::TrickleBody { reply, gap } => {
+                if stream.write_all(&reply.head()).is_err() {
+                    return;
+                }
+                for &byte in &reply.body {
                     if state.sleep(gap) || stream.write_all(&[byte]).is_err() {
                         return;
                     }
