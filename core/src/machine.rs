@@ -162,32 +162,37 @@ impl<R: RngCore, B: Budget> RetryMachine<R, B> {
         }
     }
 
-    /// Feeds one event in. A misplaced event is an error and changes nothing.
+    /// Feeds one event in. A misplaced event is an error and changes nothing (not even the
+    /// machine's clock).
+    ///
+    /// An event meets the state the previous call left, with the bounds `now` reaches applied
+    /// afterwards: an abort, or the response (or error) of the attempt in flight, wins over a
+    /// timeout or a deadline that no decision has reported yet.
     pub fn handle(&mut self, now: Instant, event: Event<'_>) -> Result<(), MisuseError> {
-        if let Event::Abort = event {
-            // The caller's abort wins over any bound that `now` reaches but that no decision
-            // has reported yet.
-            self.now = self.now.max(now);
-            self.abort();
-            return Ok(());
-        }
-        self.advance(now);
+        let now = self.now.max(now);
         match event {
-            Event::TimePassed | Event::Abort => {}
-            Event::AttemptStarted => match self.state {
-                State::Ready(_) => {
-                    self.attempts = self.attempts.saturating_add(1);
-                    let timeout = self.attempt_timeout();
-                    self.state = State::InFlight {
-                        timeout_at: self.now.saturating_add(timeout),
-                    };
+            Event::Abort => {
+                self.now = now;
+                self.abort();
+                return Ok(());
+            }
+            Event::TimePassed => {}
+            Event::AttemptStarted => {
+                if !self.send_due_at(now) {
+                    return Err(MisuseError::NoSendPending);
                 }
-                _ => return Err(MisuseError::NoSendPending),
-            },
+                self.advance(now);
+                self.attempts = self.attempts.saturating_add(1);
+                let timeout = self.attempt_timeout();
+                self.state = State::InFlight {
+                    timeout_at: self.now.saturating_add(timeout),
+                };
+            }
             Event::Response(response) => {
                 if !matches!(self.state, State::InFlight { .. }) {
                     return Err(MisuseError::NoAttemptInFlight);
                 }
+                self.now = now;
                 let retry_after = self.retry_after_delay(&response);
                 self.attempt_ended(AttemptOutcome::Response(response.status), retry_after);
             }
@@ -195,11 +200,23 @@ impl<R: RngCore, B: Budget> RetryMachine<R, B> {
                 if !matches!(self.state, State::InFlight { .. }) {
                     return Err(MisuseError::NoAttemptInFlight);
                 }
+                self.now = now;
                 self.attempt_ended(AttemptOutcome::Error(error), None);
             }
         }
         self.advance(now);
         Ok(())
+    }
+
+    /// Whether a send is due at `now`: what [`RetryMachine::poll`] would say, without changing
+    /// anything (a refused `AttemptStarted` must leave the machine as it was).
+    fn send_due_at(&self, now: Instant) -> bool {
+        let ready = match self.state {
+            State::Ready(_) => true,
+            State::Waiting { until, .. } => now >= until,
+            State::InFlight { .. } | State::Done { .. } => false,
+        };
+        ready && now < self.deadline
     }
 
     /// The next decision at `now`. Polling twice without an event in between gives the same
@@ -383,11 +400,19 @@ impl<R: RngCore, B: Budget> RetryMachine<R, B> {
                 _ => return None,
             }
         };
+        // The spread is ours, not the server's: it never takes a wait past the ceiling, nor
+        // past the deadline when the server's value alone would fit before it.
+        let room = self
+            .deadline
+            .saturating_duration_since(self.now)
+            .saturating_sub(floor)
+            .saturating_sub(Duration::from_nanos(1));
         let spread = self
             .policy
             .retry_after_spread()
             .min(floor / 10)
-            .min(max.saturating_sub(floor));
+            .min(max.saturating_sub(floor))
+            .min(room);
         Some((
             floor.saturating_add(uniform(&mut self.rng, Duration::ZERO, spread)),
             source,

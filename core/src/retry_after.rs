@@ -51,6 +51,8 @@ impl RetryAfter {
 }
 
 /// Parses a raw `Retry-After` field value. `None` means malformed (treat as absent).
+/// HTTP-dates are parsed only with the `std` feature (by `httpdate`); without it a date is
+/// `None`, and the machine falls back to its backoff.
 ///
 /// ```
 /// use backstop::{parse_retry_after, RetryAfter, UnixTime};
@@ -58,6 +60,7 @@ impl RetryAfter {
 ///
 /// assert_eq!(parse_retry_after(b"120"), Some(RetryAfter::Delay(Duration::from_secs(120))));
 /// assert_eq!(parse_retry_after(b"0.1"), Some(RetryAfter::Delay(Duration::from_millis(100))));
+/// # #[cfg(feature = "std")]
 /// assert_eq!(
 ///     parse_retry_after(b"Sun, 06 Nov 1994 08:49:37 GMT"),
 ///     Some(RetryAfter::Date(UnixTime::from_secs(784_111_777))),
@@ -236,6 +239,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "std")] // HTTP-dates are parsed by `httpdate`, a std crate
     fn all_three_http_date_forms_parse_to_the_same_instant() {
         let t = Some(RetryAfter::Date(UnixTime::from_secs(784_111_777)));
         assert_eq!(parse_retry_after(b"Sun, 06 Nov 1994 08:49:37 GMT"), t);

@@ -126,6 +126,8 @@ fn budgets_are_send_and_sync() {
     shareable::<TokenBucket>();
     shareable::<RetryQuota>();
     shareable::<RatioBudget>();
+    shareable::<&'static RatioBudget>();
+    #[cfg(feature = "std")]
     shareable::<std::sync::Arc<RatioBudget>>();
 }
 

@@ -479,6 +479,7 @@ fn retry_after_spread_of_zero_waits_exactly_the_servers_value() {
 }
 
 #[test]
+#[cfg(feature = "std")] // HTTP-dates are parsed by `httpdate`, a std crate
 fn retry_after_date_is_measured_against_the_responses_date_not_a_skewed_clock() {
     let mut sim = Sim::get(no_spread());
     sim.start();
@@ -493,6 +494,7 @@ fn retry_after_date_is_measured_against_the_responses_date_not_a_skewed_clock() 
 }
 
 #[test]
+#[cfg(feature = "std")] // HTTP-dates are parsed by `httpdate`, a std crate
 fn retry_after_date_falls_back_to_the_wall_clock_without_a_date() {
     let mut sim = Sim::get(no_spread());
     sim.start();
@@ -505,6 +507,7 @@ fn retry_after_date_falls_back_to_the_wall_clock_without_a_date() {
 }
 
 #[test]
+#[cfg(feature = "std")] // HTTP-dates are parsed by `httpdate`, a std crate
 fn retry_after_date_without_any_reference_falls_back_to_backoff() {
     let mut sim = Sim::get(no_jitter());
     sim.start();
@@ -516,6 +519,7 @@ fn retry_after_date_without_any_reference_falls_back_to_backoff() {
 }
 
 #[test]
+#[cfg(feature = "std")] // HTTP-dates are parsed by `httpdate`, a std crate
 fn retry_after_date_in_the_past_means_retry_now() {
     let mut sim = Sim::get(no_jitter());
     sim.start();
@@ -732,4 +736,85 @@ fn the_budget_hears_of_server_outcomes_but_not_of_aborts_or_permanent_errors() {
             .unwrap();
         assert_eq!(budget.ends.get(), told, "{kind}");
     }
+}
+
+#[test]
+fn the_retry_after_spread_never_costs_a_retry_the_servers_value_allows() {
+    // Default policy: 15 s deadline, 1 s spread. A 503 with `Retry-After: 9.5` at 4.9 s fits
+    // with 0.6 s to spare, whatever the spread draws.
+    for seed in 0..200 {
+        let mut sim = Sim::seeded(Policy::default(), Request::new(Method::Get), seed);
+        sim.start();
+        sim.advance(millis(4_900));
+        sim.respond(Response::new(503).retry_after(b"9.5"));
+        match sim.poll() {
+            Decision::Wait { until, delay, .. } => {
+                assert!(delay >= millis(9_500), "seed {seed}: {delay:?}");
+                assert!(until < sim.machine.deadline(), "seed {seed}: {until:?}");
+            }
+            other => panic!("seed {seed}: the server's value fits, yet {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_rejected_event_changes_nothing() {
+    let mut sim = Sim::get(no_jitter());
+    sim.start();
+    sim.status(503); // now waiting
+    let before = format!("{:?}", sim.machine);
+    let far = Instant::from_secs(1_000_000);
+    for event in [
+        Event::Response(Response::new(200)),
+        Event::Error(AttemptError::new(ErrorKind::Timeout)),
+    ] {
+        assert_eq!(
+            sim.machine.handle(far, event),
+            Err(MisuseError::NoAttemptInFlight)
+        );
+        assert_eq!(
+            format!("{:?}", sim.machine),
+            before,
+            "{event:?} changed the machine"
+        );
+    }
+    // An attempt in flight is not timed out by a refused `AttemptStarted` at a later time.
+    let mut sim = Sim::get(no_jitter());
+    sim.start();
+    let before = format!("{:?}", sim.machine);
+    assert_eq!(
+        sim.machine.handle(far, Event::AttemptStarted),
+        Err(MisuseError::NoSendPending)
+    );
+    assert_eq!(format!("{:?}", sim.machine), before);
+    assert!(matches!(
+        sim.machine.poll(Instant::ZERO),
+        Decision::AwaitResponse { attempt: 1, .. }
+    ));
+}
+
+#[test]
+fn a_response_in_hand_wins_over_a_timeout_no_decision_reported() {
+    let policy = Policy::builder().max_attempts(1).build().unwrap();
+    let mut sim = Sim::get(policy);
+    let (_, timeout) = sim.start();
+    // The client hands over a 200 just as the attempt's timeout passes; no poll in between.
+    sim.advance(timeout);
+    sim.status(200);
+    let outcome = returned(sim.poll());
+    assert_eq!(outcome.reason, StopReason::FinalStatus);
+    assert_eq!(outcome.last, Some(AttemptOutcome::Response(200)));
+}
+
+#[test]
+fn a_response_after_a_reported_timeout_is_refused() {
+    let mut sim = Sim::get(no_jitter());
+    let (_, timeout) = sim.start();
+    sim.advance(timeout);
+    let _ = sim.poll(); // the machine reports the timeout
+    assert_eq!(
+        sim.machine
+            .handle(sim.now, Event::Response(Response::new(200))),
+        Err(MisuseError::NoAttemptInFlight)
+    );
 }

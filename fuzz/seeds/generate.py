@@ -3,7 +3,7 @@
 
 Run from anywhere: python3 fuzz/seeds/generate.py. The files are committed; this script says
 where they came from. Machine seeds follow the byte layout of
-core/tests/support/fuzz_checks/machine.rs (Scenario::decode).
+oracle/src/machine/decode.rs (Scenario::decode).
 """
 import hashlib
 import os

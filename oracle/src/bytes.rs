@@ -1,15 +1,5 @@
-//! The fuzzing checks, written once and used twice: by the cargo-fuzz targets in `fuzz/`
-//! (through `#[path]`) and by the stable replay test `core/tests/fuzz_corpus_replay.rs`, which
-//! runs every corpus file through them on a plain `cargo test`.
-//!
-//! Each check takes raw bytes, decodes them into an input, drives the public API of `backstop`
-//! and panics with a message that names the broken invariant. The decoding is a small
-//! hand-written reader ([`Bytes`]) rather than the `arbitrary` crate, so that the replay test
-//! needs no dependency beyond core's own dev-dependencies; like `arbitrary`, it never fails:
-//! running out of bytes reads zeros.
-
-pub(crate) mod machine;
-pub(crate) mod retry_after;
+//! The input reader: a small hand-written cursor rather than the `arbitrary` crate, so that it
+//! never fails (like `arbitrary`, running out of bytes reads zeros) and needs no dependency.
 
 /// A cursor over fuzz input. Every read succeeds; past the end it reads zeros.
 pub(crate) struct Bytes<'a>(&'a [u8]);

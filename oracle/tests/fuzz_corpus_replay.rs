@@ -1,10 +1,9 @@
 //! Replays every file of every fuzz corpus (fuzz/corpus/<target>/) and every saved crash
 //! (fuzz/regressions/<target>/) through the same checks the cargo-fuzz targets run, on the
 //! stable toolchain with a plain `cargo test`: a regression is caught even where cargo-fuzz is
-//! absent. The checks live in tests/support/fuzz_checks/.
+//! absent. The checks are this crate's.
 
-#[path = "support/fuzz_checks/mod.rs"]
-mod fuzz_checks;
+use backstop_oracle::{machine, retry_after};
 
 use std::path::{Path, PathBuf};
 
@@ -55,7 +54,7 @@ fn replay(target: &str, check: fn(&[u8])) -> usize {
 
 #[test]
 fn every_retry_after_corpus_file_passes_the_parser_checks() {
-    let n = replay("retry_after", fuzz_checks::retry_after::check);
+    let n = replay("retry_after", retry_after::check);
     assert!(
         n > 0,
         "the retry_after corpus is missing: fuzz/corpus/retry_after/"
@@ -64,7 +63,7 @@ fn every_retry_after_corpus_file_passes_the_parser_checks() {
 
 #[test]
 fn every_machine_corpus_file_passes_the_invariant_checks() {
-    let n = replay("machine", fuzz_checks::machine::check);
+    let n = replay("machine", machine::check);
     assert!(n > 0, "the machine corpus is missing: fuzz/corpus/machine/");
 }
 
@@ -93,6 +92,6 @@ fn hostile_retry_after_values_pass_the_parser_checks() {
         &long_fraction,
     ];
     for v in values.iter().copied().chain([long_ows.as_slice()]) {
-        fuzz_checks::retry_after::check(v);
+        retry_after::check(v);
     }
 }

@@ -19,7 +19,7 @@ use backstop::{parse_delay_seconds, parse_http_date, parse_retry_after, RetryAft
 const LAST_HTTP_DATE: u64 = 253_402_300_799;
 
 /// Runs every `Retry-After` check on `data`.
-pub(crate) fn check(data: &[u8]) {
+pub fn check(data: &[u8]) {
     let parsed = parse_retry_after(data);
     let trimmed = trim_ows(data);
     let expected_delay = oracle_delay_seconds(trimmed);

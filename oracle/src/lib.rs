@@ -1,0 +1,23 @@
+//! # backstop-oracle
+//!
+//! The invariants of `backstop`'s machine and parsers, written once and fed three ways: by
+//! proptest (`tests/properties.rs`), by the cargo-fuzz targets in `fuzz/`, and by the replay of
+//! every committed fuzz corpus file on a plain `cargo test` (`tests/fuzz_corpus_replay.rs`).
+//!
+//! Each check takes raw bytes, decodes them into an input ([`machine::Scenario`], or the bytes
+//! themselves for the parsers), drives the public API of `backstop` and panics with a message
+//! that names the broken invariant. Every input decodes, so nothing the fuzzer finds is wasted.
+//!
+//! - [`machine`]: decoding ([`machine::Scenario`]), the model of what the machine may do, and
+//!   the rules each decision is checked against.
+//! - [`retry_after`]: the `Retry-After` and HTTP-date parsers, against an independent grammar
+//!   and differentially against `httpdate`.
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod bytes;
+pub mod machine;
+pub mod retry_after;
+
+use bytes::Bytes;

@@ -1,0 +1,345 @@
+//! Raw bytes into a scenario: a policy, a request, a seed, a start time and the steps a driver
+//! takes. Every input decodes (past the end, zeros are read), so the fuzzer wastes nothing.
+
+use core::time::Duration;
+use std::time::UNIX_EPOCH;
+
+use backstop::{
+    AttemptError, Backoff, ErrorClass, ErrorKind, Instant, Jitter, Method, Policy, PolicyBuilder,
+    Request, RetryAfterAboveMax, StatusSet, UnixTime,
+};
+
+use crate::Bytes;
+
+/// The most steps one input drives.
+const MAX_STEPS: usize = 256;
+
+/// A decoded input.
+#[derive(Debug)]
+pub struct Scenario {
+    /// The policy, or why `build` refused it.
+    pub policy: Result<Policy, backstop::ConfigError>,
+    /// The request's method and whether it carries an `Idempotency-Key`.
+    pub request: Request,
+    /// The RNG's seed.
+    pub seed: u64,
+    /// When the machine is created.
+    pub start: Instant,
+    /// What the driver does, in order.
+    pub steps: Vec<Step>,
+}
+
+/// One thing a driver does: move time (perhaps backwards), then poll or feed an event.
+#[derive(Debug)]
+pub struct Step {
+    pub(super) time: TimeStep,
+    pub(super) action: Action,
+}
+
+#[derive(Debug)]
+pub enum TimeStep {
+    Same,
+    Nanos(u32),
+    Millis(u16),
+    Secs(u16),
+    BackMillis(u16),
+    BackSecs(u16),
+    NextDeadline,
+    JustBeforeNextDeadline,
+    Deadline,
+    JustBeforeDeadline,
+    Far(u64),
+    Absolute(u64),
+    Max,
+}
+
+#[derive(Debug)]
+pub enum Action {
+    Poll,
+    Started,
+    Response {
+        status: u16,
+        retry_after: Option<Vec<u8>>,
+        date: Option<Vec<u8>>,
+        wall_clock: Option<UnixTime>,
+    },
+    Error(AttemptError),
+    TimePassed,
+    Abort,
+}
+
+impl Scenario {
+    /// Decodes any bytes (past the end of `data`, zeros are read).
+    pub fn decode(data: &[u8]) -> Scenario {
+        let mut r = Bytes::new(data);
+        let policy = decode_policy(&mut r).build();
+        let request = Request::new(decode_method(&mut r)).with_idempotency_key(r.bool());
+        let seed = r.u64();
+        let start = Instant::from_duration(decode_duration(&mut r));
+        let mut steps = Vec::new();
+        while !r.is_empty() && steps.len() < MAX_STEPS {
+            steps.push(Step {
+                time: decode_time_step(&mut r),
+                action: decode_action(&mut r),
+            });
+        }
+        Scenario {
+            policy,
+            request,
+            seed,
+            start,
+            steps,
+        }
+    }
+}
+
+fn decode_policy(r: &mut Bytes<'_>) -> PolicyBuilder {
+    let set = r.u16();
+    let mut b = Policy::builder();
+    if set & 1 != 0 {
+        b = b.max_attempts(match r.u8() {
+            255 => r.u32(),
+            n => u32::from(n % 12),
+        });
+    }
+    if set & 2 != 0 {
+        b = b.max_elapsed(decode_duration(r));
+    }
+    if set & 4 != 0 {
+        b = b.attempt_timeout(decode_duration(r));
+    }
+    if set & 8 != 0 {
+        b = b.backoff(match r.below(3) {
+            0 => Backoff::exponential(decode_duration(r), decode_duration(r)),
+            1 => Backoff::linear(decode_duration(r), decode_duration(r)),
+            _ => Backoff::constant(decode_duration(r)),
+        });
+    }
+    if set & 16 != 0 {
+        b = b.jitter(match r.below(4) {
+            0 => Jitter::None,
+            1 => Jitter::Full,
+            2 => Jitter::Equal,
+            _ => Jitter::Decorrelated,
+        });
+    }
+    if set & 32 != 0 {
+        b = match r.below(3) {
+            0 => b.retryable_status_set(StatusSet::EMPTY),
+            1 => {
+                let n = usize::from(r.below(8));
+                let codes: Vec<u16> = (0..n).map(|_| decode_status(r)).collect();
+                b.retryable_statuses(&codes)
+            }
+            _ => b.retryable_status_set(StatusSet::DEFAULT_RETRYABLE),
+        };
+    }
+    if set & 64 != 0 {
+        let mask = r.u8();
+        let methods: Vec<Method> = ALL_METHODS
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| mask & (1 << (i % 8)) != 0)
+            .map(|(_, m)| *m)
+            .collect();
+        b = if r.bool() {
+            b.retry_methods(&methods)
+        } else {
+            methods.iter().fold(b, |b, m| b.retry_method(*m))
+        };
+    }
+    if set & 128 != 0 {
+        b = b.retry_non_idempotent(r.bool());
+    }
+    if set & 256 != 0 {
+        b = b.max_retry_after(decode_duration(r));
+    }
+    if set & 512 != 0 {
+        b = b.retry_after_above_max(if r.bool() {
+            RetryAfterAboveMax::Clamp
+        } else {
+            RetryAfterAboveMax::GiveUp
+        });
+    }
+    if set & 1024 != 0 {
+        b = b.retry_after_spread(decode_duration(r));
+    }
+    b
+}
+
+/// Idempotent ones first, so that most masks build.
+const ALL_METHODS: [Method; 10] = [
+    Method::Get,
+    Method::Head,
+    Method::Options,
+    Method::Trace,
+    Method::Put,
+    Method::Delete,
+    Method::Post,
+    Method::Patch,
+    Method::Connect,
+    Method::Other,
+];
+
+fn decode_method(r: &mut Bytes<'_>) -> Method {
+    ALL_METHODS[usize::from(r.below(10))]
+}
+
+fn decode_duration(r: &mut Bytes<'_>) -> Duration {
+    match r.below(10) {
+        0 => Duration::ZERO,
+        1 => Duration::from_nanos(u64::from(r.u16())),
+        2 => Duration::from_millis(u64::from(r.u16())),
+        3 => Duration::from_millis(u64::from(r.u8()) * 10),
+        4 => Duration::from_secs(u64::from(r.u8())),
+        5 => Duration::from_secs(u64::from(r.u16())),
+        6 => Duration::from_nanos(r.u64()),
+        7 => Duration::new(r.u64(), r.u32() % 1_000_000_000),
+        8 => Duration::MAX,
+        _ => Duration::from_secs(u64::from(r.u32())),
+    }
+}
+
+const RETRYABLE: [u16; 7] = [408, 425, 429, 500, 502, 503, 504];
+const COMMON: [u16; 13] = [
+    200, 201, 204, 301, 304, 400, 401, 403, 404, 409, 410, 418, 422,
+];
+
+fn decode_status(r: &mut Bytes<'_>) -> u16 {
+    match r.below(4) {
+        0 => RETRYABLE[usize::from(r.below(7))],
+        1 => r.u16(),
+        2 => COMMON[usize::from(r.below(13))],
+        _ => 100 + r.u16() % 500,
+    }
+}
+
+fn decode_time_step(r: &mut Bytes<'_>) -> TimeStep {
+    match r.below(14) {
+        0 | 1 => TimeStep::Same,
+        2 => TimeStep::Nanos(r.u32()),
+        3 => TimeStep::Millis(r.u16()),
+        4 => TimeStep::Secs(r.u16()),
+        5 => TimeStep::BackMillis(r.u16()),
+        6 => TimeStep::BackSecs(r.u16()),
+        7 => TimeStep::NextDeadline,
+        8 => TimeStep::JustBeforeNextDeadline,
+        9 => TimeStep::Deadline,
+        10 => TimeStep::JustBeforeDeadline,
+        11 => TimeStep::Far(r.u64()),
+        12 => TimeStep::Absolute(r.u64()),
+        _ => TimeStep::Max,
+    }
+}
+
+fn decode_action(r: &mut Bytes<'_>) -> Action {
+    match r.below(8) {
+        0 | 1 => Action::Poll,
+        2 => Action::Started,
+        3 | 4 => Action::Response {
+            status: decode_status(r),
+            retry_after: r.bool().then(|| decode_header(r)),
+            date: r.bool().then(|| decode_header(r)),
+            wall_clock: r.bool().then(|| decode_wall_clock(r)),
+        },
+        5 => {
+            let error = AttemptError::new(ErrorKind::ALL[usize::from(r.below(12))]);
+            Action::Error(match r.below(8) {
+                c @ 0..=4 => error.with_class(ErrorClass::ALL[usize::from(c)]),
+                _ => error,
+            })
+        }
+        6 => Action::TimePassed,
+        _ => Action::Abort,
+    }
+}
+
+fn decode_wall_clock(r: &mut Bytes<'_>) -> UnixTime {
+    match r.below(3) {
+        0 => UnixTime::from_secs(1_700_000_000 + u64::from(r.u32())),
+        1 => UnixTime::from_secs(r.u64() % (LAST_HTTP_DATE + 1)),
+        _ => UnixTime::from_duration(decode_duration(r)),
+    }
+}
+
+const LAST_HTTP_DATE: u64 = 253_402_300_799;
+
+/// Hostile and malformed `Retry-After` shapes, to start the fuzzer off near the edges.
+const HOSTILE: [&[u8]; 16] = [
+    b"1e30",
+    b"18446744073709551616",
+    b"18446744073709551615",
+    b"-1",
+    b"NaN",
+    b"0x10",
+    b"",
+    b" ",
+    b"1.",
+    b".5",
+    b"+1",
+    b"0.1",
+    b"\xff\xfe",
+    b"1, 2",
+    b"Sun, 06 Nov 1994 08:49:37 GMT",
+    b"Fri, 31 Dec 9999 23:59:59 GMT",
+];
+
+fn decode_header(r: &mut Bytes<'_>) -> Vec<u8> {
+    let date = |r: &mut Bytes<'_>| {
+        let secs = match r.below(3) {
+            0 => 1_700_000_000 + u64::from(r.u32() % 1_000_000),
+            _ => r.u64() % (LAST_HTTP_DATE + 1),
+        };
+        httpdate::fmt_http_date(UNIX_EPOCH + Duration::from_secs(secs))
+    };
+    match r.below(9) {
+        0 => {
+            let n = usize::from(r.below(48));
+            r.take(n).to_vec()
+        }
+        1 => r.u64().to_string().into_bytes(),
+        2 => u32::from(r.u8()).to_string().into_bytes(),
+        3 => format!("{}.{}", r.u16(), r.u32()).into_bytes(),
+        4 => date(r).into_bytes(),
+        5 => imf_to_rfc850(&date(r)).into_bytes(),
+        6 => imf_to_asctime(&date(r)).into_bytes(),
+        7 => HOSTILE[usize::from(r.below(16))].to_vec(),
+        _ => {
+            let pad = [" ", "\t", "", "  "];
+            let pad = pad[usize::from(r.below(4))];
+            format!("{pad}{}{pad}", r.u8()).into_bytes()
+        }
+    }
+}
+
+/// `Sun, 06 Nov 1994 08:49:37 GMT` to `Sunday, 06-Nov-94 08:49:37 GMT`.
+pub(crate) fn imf_to_rfc850(imf: &str) -> String {
+    let full = match &imf[..3] {
+        "Mon" => "Monday",
+        "Tue" => "Tuesday",
+        "Wed" => "Wednesday",
+        "Thu" => "Thursday",
+        "Fri" => "Friday",
+        "Sat" => "Saturday",
+        _ => "Sunday",
+    };
+    format!(
+        "{full}, {}-{}-{} {} GMT",
+        &imf[5..7],
+        &imf[8..11],
+        &imf[14..16],
+        &imf[17..25]
+    )
+}
+
+/// `Sun, 06 Nov 1994 08:49:37 GMT` to `Sun Nov  6 08:49:37 1994`.
+pub(crate) fn imf_to_asctime(imf: &str) -> String {
+    let day = imf[5..7].trim_start_matches('0');
+    format!(
+        "{} {} {day:>2} {} {}",
+        &imf[..3],
+        &imf[8..11],
+        &imf[17..25],
+        &imf[12..16]
+    )
+}

@@ -1,0 +1,158 @@
+//! Checks for `RetryMachine`: an arbitrary valid policy and request, then an arbitrary sequence
+//! of time steps and events (responses with any status and any `Retry-After`/`Date` bytes,
+//! network errors of every kind and class, timer firings, aborts, misplaced events, `now` going
+//! backwards), with the machine's documented invariants checked after every step:
+//!
+//! - no panic; a misplaced event is a `MisuseError` exactly when the contract says so, and
+//!   changes nothing at all (the machine's whole state, its clock included, is as before);
+//! - an event meets the state the previous call left: the response (or error) of the attempt
+//!   in flight, like an abort, wins over a timeout that no decision reported yet;
+//! - attempts started never exceed `max_attempts`, and `Send` always names the next attempt;
+//! - every `Wait` is at most `policy.max_wait()`, ends after `now` and before the deadline, and
+//!   honours the server's `Retry-After` as a floor within its documented spread; a backoff wait
+//!   never exceeds the backoff's cap; the spread never turns a floor that fits before the
+//!   deadline into a give-up;
+//! - a `Send` never happens at or after the deadline, and its timeout never ends past it;
+//! - after `Return`/`GiveUp`, every poll repeats the same decision and nothing is sent again;
+//! - after an accepted `Abort` the next decision is `GiveUp` with `StopReason::Aborted`;
+//! - after every `handle`/`poll`, `next_deadline()` is `None` or later than the latest `now`
+//!   (a `now` that goes backwards is clamped to the latest one seen);
+//! - a request whose method the policy may not retry (POST/PATCH without opt-in and key,
+//!   PUT/DELETE not added) is never sent again once it may have reached the server: only a
+//!   `NotSent` error allows another attempt;
+//! - the reason of every terminal decision is consistent with what happened, and `Return` comes
+//!   exactly when the last outcome is a response and the operation was not aborted;
+//! - the same input run twice gives the same decisions, bit for bit.
+
+mod decode;
+mod model;
+mod rules;
+
+use core::time::Duration;
+
+use backstop::{
+    parse_http_date, parse_retry_after, Decision, Event, Instant, MisuseError, Policy, Response,
+    RetryAfter, RetryMachine,
+};
+use rand_core::SeedableRng;
+
+use decode::Action;
+pub use decode::Scenario;
+use model::Model;
+
+/// The machine under test: the default RNG, no budget.
+type Machine = RetryMachine<rand_pcg::Pcg64Mcg>;
+
+/// Runs every machine check on `data`.
+pub fn check(data: &[u8]) {
+    let scenario = Scenario::decode(data);
+    let Ok(policy) = scenario.policy else {
+        return; // an invalid configuration is refused by `build`, which is all it may do
+    };
+    let first = run(&scenario, policy);
+    let second = run(&scenario, policy);
+    assert_eq!(
+        first, second,
+        "the same seed and events must give the same decisions"
+    );
+}
+
+/// What a run produced, compared between two runs for determinism.
+#[derive(Debug, PartialEq)]
+enum Trace {
+    Polled(Decision),
+    Handled(Result<(), MisuseError>),
+    NextDeadline(Option<Instant>),
+}
+
+/// Runs a scenario once, checking every step; returns the trace for the determinism check.
+fn run(s: &Scenario, policy: Policy) -> Vec<Trace> {
+    let rng = rand_pcg::Pcg64Mcg::seed_from_u64(s.seed);
+    let mut m: Machine = RetryMachine::new(policy, s.request, rng, s.start);
+    let mut model = Model::new(policy, s.request, s.start);
+    assert_eq!(
+        m.deadline(),
+        s.start.saturating_add(policy.max_elapsed()),
+        "the deadline is max_elapsed after creation"
+    );
+    // A fresh machine has decided nothing yet (not even a deadline that `start` already
+    // reaches: the first call applies it), so it is only checked, not observed.
+    assert_eq!(m.next_deadline(), None, "a fresh machine is ready to send");
+    assert_eq!((m.attempts(), m.outcome()), (0, None), "a fresh machine");
+    let mut trace = Vec::with_capacity(s.steps.len() * 2);
+    for step in &s.steps {
+        let fed = model.time(&step.time, &m);
+        match &step.action {
+            Action::Poll => {
+                model.now = model.now.max(fed);
+                let d = m.poll(fed);
+                model.observe(&d);
+                assert_eq!(m.poll(fed), d, "two polls at the same time must agree");
+                trace.push(Trace::Polled(d));
+            }
+            Action::Abort => {
+                // An abort wins over any bound `fed` reaches that no decision reported yet: it
+                // meets the state the previous call left, not the one `fed` would make.
+                model.now = model.now.max(fed);
+                let result = m.handle(fed, Event::Abort);
+                model.aborted(result);
+                trace.push(Trace::Handled(result));
+            }
+            action => {
+                // What a poll at `fed` would say: a pure observation, on a clone.
+                let before = m.clone().poll(fed);
+                let state = format!("{m:?}");
+                let (event, floor) = event_of(action);
+                let result = m.handle(fed, event);
+                if result.is_err() {
+                    assert_eq!(
+                        format!("{m:?}"),
+                        state,
+                        "a refused {action:?} at {fed:?} changed the machine"
+                    );
+                }
+                model.handled(fed, &before, action, floor, result, &m);
+                trace.push(Trace::Handled(result));
+            }
+        }
+        model.after(&m);
+        trace.push(Trace::NextDeadline(m.next_deadline()));
+    }
+    trace
+}
+
+/// The event for an action, and the server-directed delay its response asks for (the
+/// `Retry-After` floor), computed from the public parsers.
+fn event_of(action: &Action) -> (Event<'_>, Option<Duration>) {
+    match action {
+        Action::Poll | Action::TimePassed => (Event::TimePassed, None),
+        Action::Started => (Event::AttemptStarted, None),
+        Action::Abort => (Event::Abort, None),
+        Action::Error(e) => (Event::Error(*e), None),
+        Action::Response {
+            status,
+            retry_after,
+            date,
+            wall_clock,
+        } => {
+            let response = Response {
+                status: *status,
+                retry_after: retry_after.as_deref(),
+                date: date.as_deref(),
+                wall_clock: *wall_clock,
+            };
+            let floor = retry_after
+                .as_deref()
+                .and_then(parse_retry_after)
+                .and_then(|value| match value {
+                    RetryAfter::Delay(d) => Some(d),
+                    RetryAfter::Date(_) => {
+                        let reference =
+                            date.as_deref().and_then(parse_http_date).or(*wall_clock)?;
+                        Some(value.delay_from(reference))
+                    }
+                });
+            (Event::Response(response), floor)
+        }
+    }
+}

@@ -1,0 +1,344 @@
+//! What the checker knows, from the outside, about the machine, and how it learns it.
+
+use core::time::Duration;
+
+use backstop::{
+    AttemptError, AttemptOutcome, Decision, ErrorClass, ErrorKind, Instant, Method, MisuseError,
+    Policy, Request, StopReason,
+};
+
+use super::decode::{Action, TimeStep};
+use super::Machine;
+
+/// What the checker knows, from the outside, about the machine.
+pub(super) struct Model {
+    pub(super) policy: Policy,
+    pub(super) request: Request,
+    pub(super) start: Instant,
+    pub(super) deadline: Instant,
+    /// The latest `now` fed: the machine's clamped time.
+    pub(super) now: Instant,
+    /// Attempts reported started and accepted.
+    pub(super) sends: u32,
+    /// The attempt in flight, with its timeout.
+    pub(super) in_flight: Option<Instant>,
+    /// `false` once a request the policy may not retry may have reached the server.
+    pub(super) may_send_again: bool,
+    /// What the last attempt ended with.
+    pub(super) last: Option<AttemptOutcome>,
+    /// The `Retry-After` floor of the last response, if it had a usable one.
+    pub(super) floor: Option<Duration>,
+    /// An abort was accepted while the machine was not done.
+    pub(super) aborted: bool,
+    /// The terminal decision, once seen.
+    pub(super) terminal: Option<Decision>,
+    /// An attempt just ended with this (a response or error event was accepted): the next
+    /// observation is checked against the rules for what follows it.
+    pub(super) ended: Option<AttemptOutcome>,
+}
+
+impl Model {
+    pub(super) fn new(policy: Policy, request: Request, start: Instant) -> Self {
+        Model {
+            policy,
+            request,
+            start,
+            deadline: start.saturating_add(policy.max_elapsed()),
+            now: start,
+            sends: 0,
+            in_flight: None,
+            may_send_again: true,
+            last: None,
+            floor: None,
+            aborted: false,
+            terminal: None,
+            ended: None,
+        }
+    }
+
+    /// Whether the request may be sent again once it may have reached the server, from the
+    /// rule itself (DESIGN.md "Methods"), not from `Policy::may_retry`, which it also checks:
+    /// an idempotent method the policy lists, or POST/PATCH with opt-in and `Idempotency-Key`.
+    pub(super) fn may_retry(&self) -> bool {
+        let Request {
+            method,
+            has_idempotency_key,
+        } = self.request;
+        let listed = method.is_idempotent() && self.policy.retry_methods().contains(method);
+        let keyed = matches!(method, Method::Post | Method::Patch)
+            && self.policy.retry_non_idempotent()
+            && has_idempotency_key;
+        assert_eq!(
+            self.policy.may_retry(method, has_idempotency_key),
+            listed || keyed,
+            "Policy::may_retry breaks the idempotency rule for {:?}",
+            self.request
+        );
+        listed || keyed
+    }
+
+    /// The `now` a time step feeds.
+    pub(super) fn time(&self, step: &TimeStep, m: &Machine) -> Instant {
+        let back = |d: Duration| Instant::from_duration(self.now.as_duration().saturating_sub(d));
+        let next = m.next_deadline().unwrap_or(self.now);
+        match *step {
+            TimeStep::Same => self.now,
+            TimeStep::Nanos(n) => self.now.saturating_add(Duration::from_nanos(u64::from(n))),
+            TimeStep::Millis(n) => self.now.saturating_add(Duration::from_millis(u64::from(n))),
+            TimeStep::Secs(n) => self.now.saturating_add(Duration::from_secs(u64::from(n))),
+            TimeStep::BackMillis(n) => back(Duration::from_millis(u64::from(n))),
+            TimeStep::BackSecs(n) => back(Duration::from_secs(u64::from(n))),
+            TimeStep::NextDeadline => next,
+            TimeStep::JustBeforeNextDeadline => {
+                Instant::from_duration(next.as_duration().saturating_sub(Duration::from_nanos(1)))
+            }
+            TimeStep::Deadline => self.deadline,
+            TimeStep::JustBeforeDeadline => Instant::from_duration(
+                self.deadline
+                    .as_duration()
+                    .saturating_sub(Duration::from_nanos(1)),
+            ),
+            TimeStep::Far(n) => self.now.saturating_add(Duration::from_nanos(n)),
+            TimeStep::Absolute(n) => Instant::from_duration(Duration::from_nanos(n)),
+            TimeStep::Max => Instant::from_duration(Duration::MAX),
+        }
+    }
+
+    /// Checks a decision the machine gives at `self.now`, and learns from it.
+    pub(super) fn observe(&mut self, d: &Decision) {
+        // An attempt in flight ends by itself at its timeout: the machine saw `now`.
+        if let Some(timeout_at) = self.in_flight {
+            if self.now >= timeout_at {
+                self.in_flight = None;
+                self.floor = None;
+                let cause = AttemptOutcome::Error(AttemptError::new(ErrorKind::Timeout));
+                self.last = Some(cause);
+                self.check_after_attempt(cause, d);
+            }
+        }
+        if let Some(terminal) = &self.terminal {
+            assert_eq!(d, terminal, "a terminal decision must repeat forever");
+            return;
+        }
+        if self.aborted {
+            assert!(
+                matches!(d, Decision::GiveUp(o) if o.reason == StopReason::Aborted),
+                "after an abort the decision must be GiveUp(Aborted), got {d:?}"
+            );
+        }
+        match *d {
+            Decision::Send {
+                attempt,
+                timeout,
+                reason,
+            } => self.check_send(attempt, timeout, reason),
+            Decision::AwaitResponse {
+                attempt,
+                timeout_at,
+            } => {
+                assert_eq!(
+                    attempt, self.sends,
+                    "the attempt in flight is the last started"
+                );
+                assert_eq!(
+                    self.in_flight,
+                    Some(timeout_at),
+                    "in flight with the timeout decided when it started"
+                );
+                assert!(
+                    timeout_at > self.now,
+                    "an expired attempt must have timed out"
+                );
+            }
+            Decision::Wait {
+                until,
+                delay,
+                reason,
+            } => {
+                assert!(
+                    self.in_flight.is_none(),
+                    "a wait while an attempt is in flight"
+                );
+                assert!(
+                    delay <= self.policy.max_wait(),
+                    "wait {delay:?} above max_wait"
+                );
+                assert!(!delay.is_zero(), "a zero wait is not reported");
+                assert!(until > self.now, "a wait that has ended is still reported");
+                assert!(
+                    until < self.deadline,
+                    "a wait that ends at or after the deadline"
+                );
+                assert!(
+                    until <= self.now.saturating_add(delay),
+                    "a wait ends `delay` after it was decided, which is not in the future"
+                );
+                assert_eq!(
+                    reason.next_attempt,
+                    self.sends + 1,
+                    "the wait's next attempt"
+                );
+                assert!(
+                    reason.next_attempt <= self.policy.max_attempts(),
+                    "a wait for an attempt beyond max_attempts"
+                );
+                assert!(self.may_send_again, "a wait before a forbidden retry");
+                assert_eq!(Some(reason.cause), self.last, "the wait's cause");
+                self.check_wait_source(delay, reason.source);
+            }
+            Decision::Return(o) | Decision::GiveUp(o) => {
+                self.check_outcome(d, &o);
+                self.terminal = Some(*d);
+                self.in_flight = None;
+            }
+            _ => panic!("a decision this checker does not know: {d:?}"),
+        }
+    }
+
+    /// Checks the result of an event fed at `fed` against the state the previous call left,
+    /// and learns from it. `before` is what a poll at `fed` would have said (observed on a
+    /// clone, so it changed nothing).
+    pub(super) fn handled(
+        &mut self,
+        fed: Instant,
+        before: &Decision,
+        action: &Action,
+        floor: Option<Duration>,
+        result: Result<(), MisuseError>,
+        m: &Machine,
+    ) {
+        match action {
+            Action::Started => {
+                // A send is due at `fed` unless the attempt in flight is still the machine's
+                // (a timeout no decision reported does not make room for a send).
+                let expected = self.in_flight.is_none() && matches!(before, Decision::Send { .. });
+                assert_eq!(
+                    result.is_ok(),
+                    expected,
+                    "AttemptStarted accepted exactly when a send is due ({before:?})"
+                );
+                if result.is_err() {
+                    assert_eq!(result, Err(MisuseError::NoSendPending));
+                    return;
+                }
+                self.now = self.now.max(fed);
+                self.observe(before);
+                self.sends += 1;
+                assert!(self.may_send_again, "a forbidden retry was started");
+                assert!(
+                    self.sends <= self.policy.max_attempts(),
+                    "too many attempts"
+                );
+                assert!(
+                    self.now < self.deadline,
+                    "an attempt started at the deadline"
+                );
+                let timeout_at = m
+                    .next_deadline()
+                    .expect("an attempt in flight has a timeout");
+                assert!(
+                    timeout_at <= self.deadline,
+                    "an attempt runs past the deadline"
+                );
+                assert!(
+                    timeout_at.saturating_duration_since(self.now) <= self.policy.attempt_timeout(),
+                    "an attempt's timeout above attempt_timeout"
+                );
+                self.in_flight = Some(timeout_at);
+                if !self.may_retry() {
+                    self.may_send_again = false;
+                }
+            }
+            Action::Response { status, .. } => {
+                let outcome = AttemptOutcome::Response(*status);
+                self.answered(fed, outcome, floor, result);
+            }
+            Action::Error(e) => {
+                self.answered(fed, AttemptOutcome::Error(*e), None, result);
+                if result.is_ok() && e.class == ErrorClass::NotSent {
+                    // Never reached the server: safe to send again for any method.
+                    self.may_send_again = true;
+                }
+            }
+            Action::TimePassed => {
+                assert_eq!(result, Ok(()), "time passing is always accepted");
+                self.now = self.now.max(fed);
+                self.observe(before);
+            }
+            // The caller feeds these itself (see `run`).
+            Action::Poll | Action::Abort => {}
+        }
+    }
+
+    /// The attempt in flight's answer: taken whenever it comes, even past the attempt's
+    /// timeout, as long as no decision reported that timeout.
+    fn answered(
+        &mut self,
+        fed: Instant,
+        outcome: AttemptOutcome,
+        floor: Option<Duration>,
+        result: Result<(), MisuseError>,
+    ) {
+        assert_eq!(
+            result.is_ok(),
+            self.in_flight.is_some(),
+            "an answer is accepted exactly while an attempt is in flight ({result:?})"
+        );
+        if result.is_err() {
+            assert_eq!(result, Err(MisuseError::NoAttemptInFlight));
+            return;
+        }
+        self.now = self.now.max(fed);
+        self.in_flight = None;
+        self.last = Some(outcome);
+        self.floor = floor;
+        self.ended = self.last;
+    }
+
+    /// An abort met the state the previous call left: unless that was already terminal, the
+    /// operation is aborted, and the attempt in flight (if any) never ends.
+    pub(super) fn aborted(&mut self, result: Result<(), MisuseError>) {
+        assert_eq!(result, Ok(()), "an abort is always accepted");
+        if self.terminal.is_none() {
+            self.aborted = true;
+            self.in_flight = None;
+        }
+    }
+
+    /// Checks that hold after every `handle` or `poll`.
+    pub(super) fn after(&mut self, m: &Machine) {
+        if let Some(next) = m.next_deadline() {
+            assert!(
+                next > self.now,
+                "next_deadline {next:?} is not after now {:?}: a driver would spin",
+                self.now
+            );
+        }
+        assert_eq!(
+            m.attempts(),
+            self.sends,
+            "attempts() counts the attempts started"
+        );
+        assert!(
+            m.attempts() <= self.policy.max_attempts(),
+            "attempts beyond the maximum"
+        );
+        // Once the machine has stopped, its outcome never changes. (A stop that `now` reaches
+        // but that no call applied yet, seen on a clone, is not the machine's outcome yet.)
+        if let (Some(terminal), Some(outcome)) = (&self.terminal, m.outcome()) {
+            assert_eq!(Some(&outcome), terminal.outcome(), "the outcome changed");
+        }
+        // Learn the state the last call left, so the next step's expectations are exact.
+        let now = self.now;
+        let d = m.clone().poll(now);
+        if let Some(cause) = self.ended.take() {
+            self.check_after_attempt(cause, &d);
+        }
+        self.observe(&d);
+        if m.outcome().is_none() {
+            // Seen on a clone only: a fresh machine whose start already reaches the deadline
+            // stops at its first call, unless that call is an abort, which wins.
+            self.terminal = None;
+        }
+    }
+}
