@@ -63,6 +63,32 @@ fn retries_count_against_the_window_they_were_made_in() {
 }
 
 #[test]
+fn balances_long_expired_stay_expired_however_many_slots_pass() {
+    // A window has 10 slots: 100 ns each for a 1 µs window, so 2^31 slots pass in about 215 s
+    // and 2^32 in about 430 s; 100 µs each for a 1 ms window (2^31 slots: about 60 hours).
+    // An expired balance must never come back to life, whatever the slot count.
+    for (window, later) in [
+        (Duration::from_micros(1), 300),
+        (Duration::from_micros(1), 100 << 32),
+        (Duration::from_micros(1), 1_000_000_000_000_000),
+        (Duration::from_millis(1), 60 * 3_600_000_000_000),
+        (Duration::from_millis(1), 100_000 << 32),
+    ] {
+        let b = RatioBudget::new(10, 0, window).unwrap();
+        for _ in 0..1_000 {
+            b.on_operation_start(Instant::ZERO);
+        }
+        let later = if later < 1_000 {
+            Instant::from_secs(later)
+        } else {
+            Instant::from_nanos(later)
+        };
+        assert_eq!(b.available_centi(later), 0, "{window:?}, at {later:?}");
+        assert_eq!(retries_allowed(&b, later), 0, "{window:?}, at {later:?}");
+    }
+}
+
+#[test]
 fn a_denied_retry_spends_nothing() {
     let b = RatioBudget::new(10, 0, Duration::from_secs(10)).unwrap();
     for _ in 0..15 {

@@ -9,9 +9,11 @@
 //! retries in any window are at most `percent`% of the operations started in it, plus the
 //! reserve: amplification stays near `1 + percent / 100`.
 //!
-//! The window is [`SLOTS`](RatioBudget::SLOTS) slots of `window / SLOTS`, each one atomic word
-//! holding its slot number and its balance (in hundredths of a retry), so rotating a slot and
-//! counting into it is one compare-and-swap and nothing is lost. Time comes only from the
+//! The window is [`SLOTS`](RatioBudget::SLOTS) slots of `window / SLOTS`, each one 128-bit
+//! atomic word holding its full slot number and its balance (in hundredths of a retry), so
+//! rotating a slot and counting into it is one compare-and-swap, nothing is lost, and a balance
+//! that expired stays expired however many slots pass (a slot number cut to 32 bits would wrap
+//! after 2^32 slots, seven minutes with a 1 µs window, and bring old balances back). Time comes only from the
 //! `now` the machine passes in; a caller whose `now` lags behind a slot another caller has
 //! already started counts into that newer slot.
 //!
@@ -22,8 +24,10 @@
 //! from a sequential run by the retries in flight at that boundary (the threaded test allows
 //! 1% and sees none).
 
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::Ordering;
+
 use core::time::Duration;
+use portable_atomic::AtomicU128;
 
 use super::{Budget, BudgetConfigError};
 use crate::decision::AttemptOutcome;
@@ -61,7 +65,7 @@ pub struct RatioBudget {
     deposit: i64,
     reserve: i64,
     slot_nanos: u64,
-    slots: [AtomicU64; SLOTS],
+    slots: [AtomicU128; SLOTS],
 }
 
 impl RatioBudget {
@@ -95,7 +99,7 @@ impl RatioBudget {
             deposit: percent as i64,
             reserve,
             slot_nanos: (window_nanos / SLOTS as u128) as u64,
-            slots: [const { AtomicU64::new(0) }; SLOTS],
+            slots: [const { AtomicU128::new(0) }; SLOTS],
         })
     }
 
@@ -127,20 +131,19 @@ impl RatioBudget {
 
     /// Applies `change` to the balance of `now`'s slot (rotating it if it holds an older
     /// slot) in one compare-and-swap loop. `change` sees the slot's balance and returns the
-    /// new one, or `None` to leave it alone. Returns the slot number (modulo 2^32) the change
-    /// was counted in, or `None` if `change` declined.
-    fn update(&self, slot: u64, change: impl Fn(i64) -> Option<i64>) -> Option<u32> {
+    /// new one, or `None` to leave it alone. Returns the slot number the change was counted
+    /// in, or `None` if `change` declined.
+    fn update(&self, slot: u64, change: impl Fn(i64) -> Option<i64>) -> Option<u64> {
         let cell = self.cell(slot)?;
-        let tag = slot as u32; // the slot number, modulo 2^32
-        let mut counted_in = tag;
+        let mut counted_in = slot;
         cell.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |word| {
             let (held, balance) = unpack(word);
             // A newer slot (a thread with a later `now` rotated it) keeps its number: the
             // change is counted there rather than wiping it.
-            let (tag, balance) = if held == tag || is_newer(held, tag) {
-                (held, i64::from(balance))
+            let (tag, balance) = if held >= slot {
+                (held, balance)
             } else {
-                (tag, 0)
+                (slot, 0)
             };
             counted_in = tag;
             change(balance).map(|b| pack(tag, b))
@@ -150,7 +153,7 @@ impl RatioBudget {
     }
 
     /// The cell that holds `slot`.
-    fn cell(&self, slot: u64) -> Option<&AtomicU64> {
+    fn cell(&self, slot: u64) -> Option<&AtomicU128> {
         // `slot % SLOTS` is always an index of `slots`; `None` cannot happen.
         self.slots.get((slot % SLOTS as u64) as usize)
     }
@@ -196,35 +199,27 @@ impl Budget for RatioBudget {
         if let Some(cell) = self.cell(slot) {
             let _ = cell.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |word| {
                 let (held, balance) = unpack(word);
-                (held == counted_in).then(|| pack(held, i64::from(balance).saturating_add(RETRY)))
+                (held == counted_in).then(|| pack(held, balance.saturating_add(RETRY)))
             });
         }
         false
     }
 }
 
-fn pack(tag: u32, balance: i64) -> u64 {
-    // Saturates a slot at about ±21 million retries.
-    let balance = balance.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32;
-    (u64::from(tag) << 32) | u64::from(balance as u32)
+fn pack(slot: u64, balance: i64) -> u128 {
+    (u128::from(slot) << 64) | u128::from(balance as u64)
 }
 
-fn unpack(word: u64) -> (u32, i32) {
-    ((word >> 32) as u32, word as u32 as i32)
-}
-
-/// Whether slot tag `a` is later than `b`, modulo 2^32.
-fn is_newer(a: u32, b: u32) -> bool {
-    (a.wrapping_sub(b) as i32) > 0
+fn unpack(word: u128) -> (u64, i64) {
+    ((word >> 64) as u64, word as u64 as i64)
 }
 
 /// The balance a cell contributes at slot `slot`: its own if it holds one of the window's
 /// slots (or a newer one), else nothing (it expired).
-fn live_balance(word: u64, slot: u64) -> i64 {
+fn live_balance(word: u128, slot: u64) -> i64 {
     let (held, balance) = unpack(word);
-    let age = (slot as u32).wrapping_sub(held);
-    if (age as usize) < SLOTS || (age as i32) < 0 {
-        i64::from(balance)
+    if held >= slot || slot - held < SLOTS as u64 {
+        balance
     } else {
         0
     }

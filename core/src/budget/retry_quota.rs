@@ -9,7 +9,9 @@
 //! first attempt 1; backstop's [`Budget`] hook does not say which attempt succeeded, so every
 //! success refunds `success_refund`.
 
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::Ordering;
+
+use portable_atomic::AtomicU32;
 
 use super::Budget;
 use crate::classify::{ErrorClass, ErrorKind};

@@ -6,7 +6,9 @@
 //! while the bucket holds more than `max_tokens / 2`. Tokens never leave `[0, max_tokens]`.
 //! Tokens are counted in thousandths (gRPC's `token_ratio` has three decimals), in one atomic.
 
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::Ordering;
+
+use portable_atomic::AtomicU64;
 
 use super::{Budget, BudgetConfigError};
 use crate::decision::AttemptOutcome;
