@@ -30,7 +30,7 @@ pub enum ErrorClass {
 
 impl ErrorClass {
     /// Every class, in declaration order (for metrics labels, tables and tests).
-    pub const ALL: [ErrorClass; 5] = [
+    pub const ALL: &'static [ErrorClass] = &[
         ErrorClass::NotSent,
         ErrorClass::MaybeSent,
         ErrorClass::Timeout,
@@ -89,7 +89,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in declaration order (for metrics labels, tables and tests).
-    pub const ALL: [ErrorKind; 12] = [
+    pub const ALL: &'static [ErrorKind] = &[
         ErrorKind::Dns,
         ErrorKind::ConnectionRefused,
         ErrorKind::ConnectTimeout,
@@ -207,10 +207,10 @@ mod tests {
     /// `ALL` lists each variant once, in declaration order, up to the last one.
     #[test]
     fn all_lists_every_kind_and_class_once_in_order() {
-        for (i, kind) in ErrorKind::ALL.into_iter().enumerate() {
+        for (i, &kind) in ErrorKind::ALL.iter().enumerate() {
             assert_eq!(kind as usize, i, "{kind}");
         }
-        for (i, class) in ErrorClass::ALL.into_iter().enumerate() {
+        for (i, &class) in ErrorClass::ALL.iter().enumerate() {
             assert_eq!(class as usize, i, "{class}");
         }
         assert_eq!(ErrorKind::ALL.len(), ErrorKind::Other as usize + 1);

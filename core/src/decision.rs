@@ -45,8 +45,9 @@ pub enum Decision {
         /// When its timeout fires.
         timeout_at: Instant,
     },
-    /// Sleep until `until`, then poll again. Nothing is sent before then. A driver may release
-    /// the previous response's body now: it will not be returned.
+    /// Sleep until `until`, then poll again. Nothing is sent before then. Keep the previous
+    /// response until the next [`Decision::Send`]: if the operation ends first (the driver
+    /// wakes at or after the deadline, or an abort comes), that response is the one returned.
     Wait {
         /// When the wait ends.
         until: Instant,

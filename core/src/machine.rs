@@ -1,27 +1,8 @@
 //! The retry state machine: events in, decisions out.
 //!
-//! Rule (DESIGN.md "The machine"): time and randomness are inputs; one funnel in
+//! Rule: time and randomness are inputs (so every decision can be replayed); one funnel in
 //! ([`RetryMachine::handle`]) and one funnel out ([`RetryMachine::poll`]); every decision carries
-//! its reason; the state is fixed-size and nothing is allocated.
-//!
-//! # Contract
-//!
-//! A driver loops:
-//!
-//! 1. `poll(now)` and act on the [`Decision`]:
-//!    - [`Decision::Send`]: report [`Event::AttemptStarted`], send the request, and report its
-//!      [`Event::Response`] or [`Event::Error`] when it ends.
-//!    - [`Decision::AwaitResponse`]: an attempt is in flight; wait for it, at most until its
-//!      `timeout_at` (then poll: the machine treats it as timed out).
-//!    - [`Decision::Wait`]: sleep until `until`, then poll again.
-//!    - [`Decision::Return`] / [`Decision::GiveUp`]: stop; every later poll repeats it.
-//! 2. [`Event::Abort`] may come at any time; the next decision is `GiveUp` with
-//!    [`StopReason::Aborted`] and nothing is ever sent again.
-//!
-//! `now` is the caller's monotonic time ([`Instant`]). A `now` earlier than one already seen is
-//! treated as the latest one seen (time never runs backwards inside the machine).
-//! After every `handle` or `poll`, [`RetryMachine::next_deadline`] is `None` (act now, or done)
-//! or strictly later than `now`, so a driver that sleeps until it never spins.
+//! its reason; the state is fixed-size and nothing is allocated (so it runs in `no_std`).
 
 use core::time::Duration;
 
@@ -42,6 +23,31 @@ use crate::time::Instant;
 ///
 /// `R` is the caller's random number generator (seed it for reproducible runs); `B` an optional
 /// shared [`Budget`].
+///
+/// # The driver's contract
+///
+/// A driver loops:
+///
+/// 1. `poll(now)` and act on the [`Decision`]:
+///    - [`Decision::Send`]: report [`Event::AttemptStarted`], send the request, and report its
+///      [`Event::Response`] or [`Event::Error`] when it ends.
+///    - [`Decision::AwaitResponse`]: an attempt is in flight; wait for it, at most until its
+///      `timeout_at` (then poll: the machine treats it as timed out).
+///    - [`Decision::Wait`]: sleep until `until`, then poll again (keep the last response until
+///      the next send: if the operation ends first, it is the one returned).
+///    - [`Decision::Return`] / [`Decision::GiveUp`]: stop; every later poll repeats it.
+/// 2. An event meets the state the previous call left: a misplaced one is a [`MisuseError`]
+///    and changes nothing, and the answer of the attempt in flight is taken even past its
+///    timeout as long as no decision reported that timeout.
+/// 3. [`Event::Abort`] may come at any time; the next decision is `GiveUp` with
+///    [`StopReason::Aborted`] and nothing is ever sent again.
+///
+/// `now` is the caller's monotonic time ([`Instant`]). A `now` earlier than one already seen is
+/// treated as the latest one seen (time never runs backwards inside the machine).
+/// After every `handle` or `poll`, [`RetryMachine::next_deadline`] is `None` (act now, or done)
+/// or strictly later than `now`, so a driver that sleeps until it never spins.
+///
+/// # Example
 ///
 /// ```
 /// use backstop::{Decision, Event, Instant, Method, Policy, Request, Response, RetryMachine, StopReason};

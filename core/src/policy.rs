@@ -37,7 +37,7 @@ pub enum RetryAfterAboveMax {
 ///     .max_elapsed(Duration::from_secs(10))
 ///     .backoff(Backoff::exponential(Duration::from_millis(100), Duration::from_secs(2)))
 ///     .jitter(Jitter::Equal)
-///     .retry_method(Method::Put)
+///     .add_retry_method(Method::Put)
 ///     .build()
 ///     .expect("valid policy");
 /// assert_eq!(policy.max_attempts(), 3);
@@ -173,7 +173,7 @@ impl Policy {
     /// assert!(p.may_retry(Method::Get, false));
     /// assert!(!p.may_retry(Method::Post, false)); // opt-in alone is not enough
     /// assert!(p.may_retry(Method::Post, true));
-    /// assert!(!p.may_retry(Method::Put, false)); // PUT needs `retry_method(Method::Put)`
+    /// assert!(!p.may_retry(Method::Put, false)); // PUT needs `add_retry_method(Method::Put)`
     /// ```
     #[must_use]
     pub const fn may_retry(&self, method: Method, has_idempotency_key: bool) -> bool {
@@ -239,10 +239,10 @@ impl PolicyBuilder {
         self
     }
 
-    /// Adds an idempotent method to the retried ones (default: GET, HEAD, OPTIONS). PUT, DELETE and
-    /// TRACE may be added; a non-idempotent method is an error (POST and PATCH go through
-    /// [`retry_non_idempotent`](Self::retry_non_idempotent)).
-    pub const fn retry_method(mut self, method: Method) -> Self {
+    /// Adds an idempotent method to the retried ones (default: GET, HEAD, OPTIONS); the others
+    /// stay. PUT, DELETE and TRACE may be added; a non-idempotent method is an error (POST and
+    /// PATCH go through [`retry_non_idempotent`](Self::retry_non_idempotent)).
+    pub const fn add_retry_method(mut self, method: Method) -> Self {
         if method.is_idempotent() {
             self.policy.retry_methods = self.policy.retry_methods.with(method);
         } else {
@@ -251,11 +251,21 @@ impl PolicyBuilder {
         self
     }
 
-    /// Replaces the retried methods with exactly `methods`, which must all be idempotent.
-    pub fn retry_methods(mut self, methods: &[Method]) -> Self {
+    /// Retries exactly `methods` and no other: the defaults (GET, HEAD, OPTIONS) are dropped
+    /// unless listed. Each must be idempotent.
+    ///
+    /// ```
+    /// use backstop::{Method, Policy};
+    ///
+    /// let p = Policy::builder().retry_only_methods(&[Method::Put]).build()?;
+    /// assert!(p.may_retry(Method::Put, false));
+    /// assert!(!p.may_retry(Method::Get, false)); // not listed: no longer retried
+    /// # Ok::<(), backstop::ConfigError>(())
+    /// ```
+    pub fn retry_only_methods(mut self, methods: &[Method]) -> Self {
         self.policy.retry_methods = MethodSet::EMPTY;
         for &m in methods {
-            self = self.retry_method(m);
+            self = self.add_retry_method(m);
         }
         self
     }
@@ -369,7 +379,7 @@ mod tests {
     #[test]
     fn defaults_match_the_design() {
         let p = Policy::default();
-        assert_eq!(p, Policy::builder().build().unwrap_or(p));
+        assert_eq!(Ok(p), Policy::builder().build());
         assert_eq!(p.max_attempts(), 4);
         assert_eq!(p.max_elapsed(), Duration::from_secs(15));
         assert_eq!(p.attempt_timeout(), Duration::from_secs(5));
@@ -416,11 +426,11 @@ mod tests {
                 ConfigError::StatusOutOfRange(600),
             ),
             (
-                Policy::builder().retry_method(Method::Post),
+                Policy::builder().add_retry_method(Method::Post),
                 ConfigError::MethodNotIdempotent(Method::Post),
             ),
             (
-                Policy::builder().retry_methods(&[Method::Get, Method::Patch]),
+                Policy::builder().retry_only_methods(&[Method::Get, Method::Patch]),
                 ConfigError::MethodNotIdempotent(Method::Patch),
             ),
         ];
@@ -443,9 +453,9 @@ mod tests {
     }
 
     #[test]
-    fn retry_methods_replaces_the_default_set() {
+    fn retry_only_methods_replaces_the_default_set() {
         let p = Policy::builder()
-            .retry_methods(&[Method::Put])
+            .retry_only_methods(&[Method::Put])
             .build()
             .unwrap_or_default();
         assert!(p.retry_methods().contains(Method::Put));

@@ -297,7 +297,7 @@ fn get_head_options_are_retried_by_default_put_and_delete_only_when_added() {
             "{method}"
         );
 
-        let added = Policy::builder().retry_method(method).build().unwrap();
+        let added = Policy::builder().add_retry_method(method).build().unwrap();
         let mut sim = Sim::new(added, Request::new(method));
         sim.start();
         sim.status(503);
@@ -339,7 +339,7 @@ fn post_and_patch_need_the_opt_in_and_an_idempotency_key() {
 #[test]
 fn post_is_not_added_as_a_plain_retry_method() {
     assert!(Policy::builder()
-        .retry_method(Method::Post)
+        .add_retry_method(Method::Post)
         .build()
         .is_err());
 }

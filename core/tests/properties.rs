@@ -56,7 +56,7 @@ fn policy() -> impl Strategy<Value = Policy> {
                     b = b.retry_after_above_max(RetryAfterAboveMax::Clamp);
                 }
                 if put {
-                    b = b.retry_method(Method::Put);
+                    b = b.add_retry_method(Method::Put);
                 }
                 b.build().expect("the strategy only builds valid policies")
             },

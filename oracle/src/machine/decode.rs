@@ -143,9 +143,9 @@ fn decode_policy(r: &mut Bytes<'_>) -> PolicyBuilder {
             .map(|(_, m)| *m)
             .collect();
         b = if r.bool() {
-            b.retry_methods(&methods)
+            b.retry_only_methods(&methods)
         } else {
-            methods.iter().fold(b, |b, m| b.retry_method(*m))
+            methods.iter().fold(b, |b, m| b.add_retry_method(*m))
         };
     }
     if set & 128 != 0 {
@@ -243,10 +243,12 @@ fn decode_action(r: &mut Bytes<'_>) -> Action {
             wall_clock: r.bool().then(|| decode_wall_clock(r)),
         },
         5 => {
-            let error = AttemptError::new(ErrorKind::ALL[usize::from(r.below(12))]);
-            Action::Error(match r.below(8) {
-                c @ 0..=4 => error.with_class(ErrorClass::ALL[usize::from(c)]),
-                _ => error,
+            let kinds = ErrorKind::ALL;
+            let error = AttemptError::new(kinds[usize::from(r.u8()) % kinds.len()]);
+            // Mostly an explicit class (an override), else the kind's own.
+            Action::Error(match ErrorClass::ALL.get(usize::from(r.below(8))) {
+                Some(&class) => error.with_class(class),
+                None => error,
             })
         }
         6 => Action::TimePassed,

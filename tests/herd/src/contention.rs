@@ -102,7 +102,7 @@ impl Strategy {
             .max_elapsed(forever)
             .attempt_timeout(forever)
             .retryable_statuses(&[409])
-            .retry_method(Method::Put)
+            .add_retry_method(Method::Put)
             .backoff(backoff)
             .jitter(jitter)
             .build()
