@@ -8,7 +8,7 @@
 
 use core::time::Duration;
 
-use rand_core::RngCore;
+use rand_core::Rng;
 
 /// How a backoff delay is randomised.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -40,7 +40,7 @@ impl Jitter {
     /// assert!(w >= Duration::from_secs(1) && w <= d);
     /// ```
     #[must_use]
-    pub fn apply<R: RngCore + ?Sized>(
+    pub fn apply<R: Rng + ?Sized>(
         self,
         d: Duration,
         base: Duration,
@@ -65,7 +65,7 @@ impl Jitter {
 
 /// A uniform draw from `[lo, hi]` (inclusive, `lo <= hi` assumed; otherwise `lo`), at
 /// nanosecond resolution. Spans beyond `u64::MAX` nanoseconds (584 years) are clamped to it.
-pub(crate) fn uniform<R: RngCore + ?Sized>(rng: &mut R, lo: Duration, hi: Duration) -> Duration {
+pub(crate) fn uniform<R: Rng + ?Sized>(rng: &mut R, lo: Duration, hi: Duration) -> Duration {
     let span = hi.saturating_sub(lo).as_nanos();
     if span == 0 {
         return lo;

@@ -6,7 +6,7 @@
 //! [`RetryMachine`] takes [`Event`]s (attempt started, response, network error, time passed,
 //! abort) and returns [`Decision`]s (send attempt N with its timeout, wait until T, return this
 //! response, give up), each with its reason. Time ([`Instant`]) and randomness (a `rand_core`
-//! RNG) are inputs, so every decision is reproducible. Adapters (`backstop-ureq`,
+//! 0.10 [`Rng`](rand_core::Rng)) are inputs, so every decision is reproducible. Adapters (`backstop-ureq`,
 //! `backstop-smol`, `backstop-tokio`) drive it against real HTTP clients.
 //!
 //! ```

@@ -6,7 +6,7 @@
 
 use core::time::Duration;
 
-use rand_core::RngCore;
+use rand_core::Rng;
 
 use crate::budget::{Budget, Unlimited};
 use crate::classify::{AttemptError, ErrorClass, ErrorKind};
@@ -103,7 +103,7 @@ enum State {
     },
 }
 
-impl<R: RngCore> RetryMachine<R, Unlimited> {
+impl<R: Rng> RetryMachine<R, Unlimited> {
     /// A machine for one operation, created at `now` (the `max_elapsed` deadline runs from
     /// here), with no retry budget.
     pub fn new(policy: Policy, request: Request, rng: R, now: Instant) -> Self {
@@ -111,7 +111,7 @@ impl<R: RngCore> RetryMachine<R, Unlimited> {
     }
 }
 
-impl<R: RngCore, B: Budget> RetryMachine<R, B> {
+impl<R: Rng, B: Budget> RetryMachine<R, B> {
     /// A machine that consults `budget` before every retry.
     pub fn with_budget(policy: Policy, request: Request, rng: R, budget: B, now: Instant) -> Self {
         budget.on_operation_start(now);

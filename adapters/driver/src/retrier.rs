@@ -185,17 +185,19 @@ impl LazyRng {
     }
 }
 
-impl rand_core::RngCore for LazyRng {
-    fn next_u32(&mut self) -> u32 {
-        self.rng().next_u32()
+impl rand_core::TryRng for LazyRng {
+    type Error = core::convert::Infallible;
+
+    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+        self.rng().try_next_u32()
     }
 
-    fn next_u64(&mut self) -> u64 {
-        self.rng().next_u64()
+    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+        self.rng().try_next_u64()
     }
 
-    fn fill_bytes(&mut self, dest: &mut [u8]) {
-        self.rng().fill_bytes(dest);
+    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), Self::Error> {
+        self.rng().try_fill_bytes(dest)
     }
 }
 

@@ -264,7 +264,7 @@ where
 }
 
 /// Reports an attempt timeout to the machine (which may already have applied it).
-fn timed_out<R: rand_core::RngCore, B: backstop::Budget>(
+fn timed_out<R: rand_core::Rng, B: backstop::Budget>(
     machine: &mut RetryMachine<R, B>,
     now: Instant,
 ) -> AttemptResult {

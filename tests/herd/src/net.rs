@@ -1,6 +1,6 @@
 //! Randomness for the simulation: seed derivation and the network's hop latency.
 
-use rand_core::{RngCore, SeedableRng};
+use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 /// Nanoseconds per millisecond.
@@ -26,7 +26,7 @@ pub fn rng(seed: u64, parts: &[u64]) -> Pcg64Mcg {
 }
 
 /// A uniform draw from `(0, 1]`.
-pub fn unit(rng: &mut impl RngCore) -> f64 {
+pub fn unit(rng: &mut impl Rng) -> f64 {
     // 53 random bits; adding one keeps ln() finite.
     ((rng.next_u64() >> 11) + 1) as f64 / (1u64 << 53) as f64
 }
