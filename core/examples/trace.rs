@@ -1,5 +1,5 @@
 //! Prints the machine's decision trace, each line with its reason, on virtual time:
-//! the seed's demo (503 with `Retry-After: 0.1` twice, then 200) and two bounded failures.
+//! the classic demo (503 with `Retry-After: 0.1` twice, then 200) and two bounded failures.
 //!
 //! Run with `cargo run -p backstop --example trace`.
 

@@ -1,6 +1,6 @@
 //! The delay before a retry when the server gave no `Retry-After`.
 //!
-//! Rule (the seed's requirement 5; DESIGN.md "Semantics"): for retry `n` (`n = 1` is the first
+//! Rule (the usual capped exponential backoff, AWS Architecture Blog 2015): for retry `n` (`n = 1` is the first
 //! retry) the exponential delay is `min(cap, base * 2^(n-1))`, the linear delay
 //! `min(cap, base * n)`, the constant delay `base`. Arithmetic saturates: attempt 10,000 gets
 //! the cap, never an overflow. Jitter ([`crate::Jitter`]) is applied to this value afterwards and

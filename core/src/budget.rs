@@ -1,6 +1,6 @@
 //! A retry budget shared across operations.
 //!
-//! Rule (DESIGN.md "Semantics"; gRPC gRFC A6 retry throttling, the AWS SDKs' retry quota, the
+//! Rule (gRPC gRFC A6 retry throttling, the AWS SDKs' retry quota, the
 //! Google SRE book): retries across a whole client are capped so that an outage cannot be
 //! multiplied by the clients' retries. The machine consults the budget before every retry and
 //! informs it of every attempt's result; a denied retry ends the operation with reason

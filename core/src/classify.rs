@@ -1,6 +1,7 @@
 //! What a network error means for a retry.
 //!
-//! Rule (the seed's requirement 2, DESIGN.md "Semantics"): an error is classified by whether the
+//! Rule (RFC 9110 §9.2.2: only a request that cannot have been processed is safe to repeat
+//! for any method): an error is classified by whether the
 //! request can have reached the server, not by its type name. A request that was never sent is
 //! safe to retry for any method; one that may have been sent only for a retryable method; a
 //! cancellation by the caller is never retried and is told apart from a timeout; a permanent

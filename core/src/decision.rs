@@ -1,6 +1,6 @@
 //! What the machine tells its driver to do, and why.
 //!
-//! Rule (STYLE.md rules 2 and 4): one output enum; plain data, `#[must_use]`,
+//! Rule: one output enum, so a driver has one place to look; plain data, `#[must_use]`,
 //! `#[non_exhaustive]`; every variant says what the driver must do next, and carries the reason
 //! (which rule fired, which bound was hit) so the driver can log it and a test can assert it.
 
@@ -174,7 +174,7 @@ impl StopReason {
     }
 
     /// Whether the operation hit one of its limits (attempts, deadline, `Retry-After`
-    /// ceiling, budget): the seed's "exhausted" metric.
+    /// ceiling, budget): what an "exhausted" metric counts.
     #[must_use]
     pub const fn is_limit(self) -> bool {
         matches!(

@@ -1,6 +1,6 @@
 //! What the driver tells the machine: the one input funnel.
 //!
-//! Rule (STYLE.md rule 2): one input enum. Each event is plain data; a response carries only the
+//! Rule: one input enum, so every change to the machine enters through one door. Each event is plain data; a response carries only the
 //! parts that bear on a retry (its status, `Retry-After`, `Date`), never its body.
 
 use crate::classify::AttemptError;

@@ -1,6 +1,6 @@
 //! Randomising a backoff delay so that clients that failed together do not retry together.
 //!
-//! Rule (DESIGN.md "Semantics"; Brooker, "Exponential Backoff And Jitter", 2015): with `d` the
+//! Rule (Brooker, "Exponential Backoff And Jitter", AWS Architecture Blog, 2015): with `d` the
 //! backoff delay, full jitter (the default) waits `U[0, d]`, equal jitter `d/2 + U[0, d/2]`,
 //! decorrelated jitter `min(cap, U[base, 3 * previous])` (with `previous` the last wait, starting
 //! at `base`), and none waits `d`. Randomness is an input: the caller's `rand_core` RNG.

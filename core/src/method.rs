@@ -1,6 +1,6 @@
 //! Request methods and which of them may be retried.
 //!
-//! Rule (RFC 9110 §9.2.2, the seed's requirement 3): a client may retry a request automatically
+//! Rule (RFC 9110 §9.2.2): a client may retry a request automatically
 //! only if its method is idempotent. backstop retries GET, HEAD and OPTIONS by default; PUT and
 //! DELETE (idempotent, but with effects) only when the caller adds them; POST and PATCH (not
 //! idempotent) only when the caller opts in *and* the request carries an `Idempotency-Key`.

@@ -1,6 +1,6 @@
 //! The retry policy: every bound and rule, validated once.
 //!
-//! Rule (DESIGN.md "Semantics", STYLE.md rule 5): configuration is checked when it is built,
+//! Rule (bad configuration is an error, never a panic): configuration is checked when it is built,
 //! never asserted later; a [`Policy`] that exists is valid. Defaults are given on each
 //! builder method and in the README's semantics table.
 
@@ -20,7 +20,7 @@ pub enum RetryAfterAboveMax {
     /// the caller asked for.
     #[default]
     GiveUp,
-    /// Wait `max_retry_after` instead and retry (the seed's behaviour; the server may well
+    /// Wait `max_retry_after` instead and retry (the classic `fetchWithRetry` behaviour; the server may well
     /// answer 429 again).
     Clamp,
 }

@@ -1,10 +1,10 @@
 //! Parsing the `Retry-After` response field.
 //!
-//! Rule (RFC 9110 §10.2.3, §5.6.7; the seed's requirement 6): `Retry-After` is either
+//! Rule (RFC 9110 §10.2.3, §5.6.7): `Retry-After` is either
 //! delay-seconds or an HTTP-date. backstop accepts:
 //!
-//! - delay-seconds as `1*DIGIT`, and also a decimal fraction (`0.1`), because the seed's own
-//!   demo sends one. Signs, exponents, hex, `NaN`, empty fractions (`1.`, `.5`) and anything
+//! - delay-seconds as `1*DIGIT`, and also a decimal fraction (`0.1`), because servers send
+//!   them (the classic `fetchWithRetry` demo among them). Signs, exponents, hex, `NaN`, empty fractions (`1.`, `.5`) and anything
 //!   else are rejected. Values too large for a [`Duration`] saturate at [`Duration::MAX`]; the
 //!   parser never overflows. Digits past the ninth fractional digit are truncated.
 //! - an HTTP-date in any of its three forms (IMF-fixdate, obsolete RFC 850, asctime), through

@@ -1,6 +1,6 @@
 //! Which response statuses are transient and worth another attempt.
 //!
-//! Rule (the seed's requirement 1; RFC 9110 §15, RFC 6585 §4, RFC 8470 §5.2): by default only
+//! Rule (RFC 9110 §15, RFC 6585 §4, RFC 8470 §5.2): by default only
 //! 408 Request Timeout, 425 Too Early, 429 Too Many Requests, 500 Internal Server Error,
 //! 502 Bad Gateway, 503 Service Unavailable and 504 Gateway Timeout are retried. Every other
 //! status, 400, 401, 403 and 404 among them, goes straight back to the caller.

@@ -1,6 +1,6 @@
 //! Time as an input: the machine never reads a clock.
 //!
-//! Rule (DESIGN.md, "The machine"): every method that needs the time takes `now`, and core only
+//! Rule (so that every decision is reproducible): every method that needs the time takes `now`, and core only
 //! ever compares instants the caller gave it. Two kinds of time appear:
 //!
 //! - [`Instant`]: a monotonic instant, the time since an epoch the caller chooses (for example

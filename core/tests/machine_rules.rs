@@ -1,4 +1,4 @@
-//! One test per rule of the machine (DESIGN.md "Semantics"), on virtual time.
+//! One test per rule of the machine, named after the rule, on virtual time.
 
 mod support;
 

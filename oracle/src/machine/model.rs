@@ -57,7 +57,7 @@ impl Model {
     }
 
     /// Whether the request may be sent again once it may have reached the server, from the
-    /// rule itself (DESIGN.md "Methods"), not from `Policy::may_retry`, which it also checks:
+    /// rule itself (RFC 9110 §9.2.2), not from `Policy::may_retry`, which it also checks:
     /// an idempotent method the policy lists, or POST/PATCH with opt-in and `Idempotency-Key`.
     pub(super) fn may_retry(&self) -> bool {
         let Request {

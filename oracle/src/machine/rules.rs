@@ -153,7 +153,7 @@ impl Model {
     }
 
     /// Checks the decision `d` that follows an attempt that ended with `cause` at `self.now`,
-    /// from the rules alone (DESIGN.md "Semantics"): which stop reasons apply, whether one of
+    /// from the rules alone (the policy's documented semantics): which stop reasons apply, whether one of
     /// them must stop the operation at once (a wait that cannot lead to a retry is not waited),
     /// and that nothing stops it when none applies. The order in which the machine tests the
     /// rules is its own business: any applicable reason is accepted.

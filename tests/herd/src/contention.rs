@@ -8,9 +8,9 @@
 //!
 //! Each client is one backstop [`RetryMachine`] for one `PUT` (an "attempt" is one read plus
 //! one write), with 409 retryable, no attempt or time limit, and the machine's own backoff and
-//! jitter deciding every sleep. The strategies map HERD.md's formulas onto the machine:
+//! jitter deciding every sleep. The strategies map the formulas of Brooker's 2015 article onto the machine:
 //!
-//! | HERD.md (retry `n`, base 5 ms, cap 2 s) | backstop policy |
+//! | strategy (retry `n`, base 5 ms, cap 2 s) | backstop policy |
 //! |---|---|
 //! | none: 0 | `Backoff::constant(0)`, `Jitter::None` |
 //! | exponential `min(cap, 5 * 2^n)` | `Backoff::exponential(10 ms, 2 s)` (`10 * 2^(n-1)` is the same), `Jitter::None` |
@@ -272,7 +272,7 @@ pub fn sweep_point(strategy: Strategy, clients: u32, runs: u32, seed: u64) -> Re
     }
 }
 
-/// HERD.md's published shape at one N, checked against measured results: each entry is the
+/// The published shape (Brooker 2015) at one N, checked against measured results: each entry is the
 /// statement and whether it holds. `results` must hold every strategy at the same N.
 #[must_use]
 pub fn shape_checks(results: &[Result]) -> Vec<(&'static str, bool)> {

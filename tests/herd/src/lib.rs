@@ -1,4 +1,4 @@
-//! The thundering-herd experiment (`shared/HERD.md`): a deterministic discrete-event
+//! The thundering-herd experiment (docs/HERD-RESULTS.md describes it and its results): a deterministic discrete-event
 //! simulation that drives backstop's real [`RetryMachine`](backstop::RetryMachine) on virtual
 //! time.
 //!

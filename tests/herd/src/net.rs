@@ -53,7 +53,7 @@ impl Network {
         }
     }
 
-    /// HERD.md's network: `|Normal(10 ms, 2 ms)|`.
+    /// The simulated network: `|Normal(10 ms, 2 ms)|` per hop.
     #[must_use]
     pub fn herd(rng: Pcg64Mcg) -> Self {
         Network::new(rng, 10.0, 2.0)
