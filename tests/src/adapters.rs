@@ -190,7 +190,7 @@ fn ureq_run<RT: Runtime>(
     })
 }
 
-async fn hyper_answer<E>(
+pub(crate) async fn hyper_answer<E>(
     result: Result<Retried<hyper::body::Incoming>, RetryError<E>>,
 ) -> Result<Answer, Failure> {
     let done = result.map_err(failure)?;

@@ -27,6 +27,8 @@
 #![deny(missing_docs)]
 
 pub mod adapters;
+pub mod certs;
+pub mod https;
 pub mod overhead;
 pub mod server;
 

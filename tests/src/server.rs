@@ -4,14 +4,26 @@
 //! runs out): answer with any status, headers and body after an optional delay; hang until the
 //! server is dropped; reset the connection after reading the request; close mid-body; or send
 //! raw bytes (broken status lines, invalid UTF-8 in headers). Every request is counted and its
-//! head recorded. Dropping the server stops it: its threads end and are joined.
+//! head recorded, and every connection accepted is counted. Dropping the server stops it: its
+//! threads end and are joined.
+//!
+//! [`Server::start_tls`] serves the same script over TLS (rustls, a certificate made at test
+//! time: [`crate::certs`]); a connection whose handshake fails is counted, its request never
+//! arrives. Over TLS, `Reset` closes the connection without answering (the client's bytes are
+//! already read from the socket, so no RST).
+
+mod conn;
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+use conn::Conn;
+
+use crate::certs::ServerCert;
 
 /// A response to send.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -155,6 +167,8 @@ struct State {
     streams: Mutex<Vec<(u64, TcpStream)>>,
     next_stream: std::sync::atomic::AtomicU64,
     threads: Mutex<Vec<JoinHandle<()>>>,
+    connections: AtomicUsize,
+    tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -215,11 +229,32 @@ impl Server {
     /// If no loopback port can be bound (a broken test machine).
     #[must_use]
     pub fn start(script: impl IntoIterator<Item = Action>) -> Self {
+        Server::start_with(script, None)
+    }
+
+    /// Starts a server that follows `script` over TLS, presenting `cert`: its URLs are
+    /// `https://127.0.0.1:PORT` (make `cert` for the name `127.0.0.1` to be trusted there).
+    ///
+    /// # Panics
+    ///
+    /// If no loopback port can be bound (a broken test machine).
+    #[must_use]
+    pub fn start_tls(script: impl IntoIterator<Item = Action>, cert: &ServerCert) -> Self {
+        Server::start_with(script, Some(cert.server_config()))
+    }
+
+    fn start_with(
+        script: impl IntoIterator<Item = Action>,
+        tls: Option<Arc<rustls::ServerConfig>>,
+    ) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
         let addr = listener
             .local_addr()
             .expect("a bound listener has an address");
-        let state = Arc::new(State::default());
+        let state = Arc::new(State {
+            tls,
+            ..State::default()
+        });
         *lock(&state.script) = script.into_iter().collect();
         let s = state.clone();
         let accept = std::thread::spawn(move || accept_loop(&listener, &s));
@@ -242,10 +277,22 @@ impl Server {
         self.addr
     }
 
-    /// `http://127.0.0.1:PORT` followed by `path_and_query`.
+    /// `http://127.0.0.1:PORT` (`https://` for a TLS server) followed by `path_and_query`.
     #[must_use]
     pub fn url(&self, path_and_query: &str) -> String {
-        format!("http://{}{}", self.addr, path_and_query)
+        let scheme = if self.state.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}{}", self.addr, path_and_query)
+    }
+
+    /// Connections accepted so far, whether or not a request (or a TLS handshake) completed
+    /// on them: requests over fewer connections were sent on reused ones.
+    #[must_use]
+    pub fn connections(&self) -> usize {
+        self.state.connections.load(Ordering::SeqCst)
     }
 
     /// Requests received so far (each counted once its head arrived).
@@ -309,6 +356,7 @@ fn accept_loop(listener: &TcpListener, state: &Arc<State>) {
             return;
         }
         let Ok(stream) = stream else { continue };
+        state.connections.fetch_add(1, Ordering::SeqCst);
         let _ = stream.set_nodelay(true);
         let id = state.next_stream.fetch_add(1, Ordering::Relaxed);
         if let Ok(clone) = stream.try_clone() {
@@ -316,7 +364,13 @@ fn accept_loop(listener: &TcpListener, state: &Arc<State>) {
         }
         let s = state.clone();
         let handle = std::thread::spawn(move || {
-            serve(stream, &s);
+            let conn = match &s.tls {
+                None => Some(Conn::Plain(stream)),
+                Some(config) => Conn::tls(stream, config.clone()),
+            };
+            if let Some(conn) = conn {
+                serve(conn, &s);
+            }
             // Drop the server's clone too, so the socket really closes (a RST when a request
             // was left unread).
             lock(&s.streams).retain(|(i, _)| *i != id);
@@ -328,10 +382,10 @@ fn accept_loop(listener: &TcpListener, state: &Arc<State>) {
 /// The most bytes a request head may have.
 const MAX_HEAD: usize = 64 * 1024;
 
-fn serve(mut stream: TcpStream, state: &State) {
+fn serve(mut stream: Conn, state: &State) {
     // Bounded: each pass handles one request; the client or the server's drop ends it.
     loop {
-        let Some((head_len, recorded, body_len)) = peek_request(&stream, state) else {
+        let Some((head_len, recorded, body_len)) = peek_request(&mut stream, state) else {
             return;
         };
         let action = state.next_action();
@@ -385,16 +439,16 @@ fn serve(mut stream: TcpStream, state: &State) {
                 let mut out = reply.head();
                 out.extend_from_slice(&reply.body[..reply.body.len() / 2]);
                 let _ = stream.write_all(&out);
-                let _ = stream.shutdown(Shutdown::Both);
+                stream.shutdown();
                 return;
             }
             Action::Raw(bytes) => {
                 let _ = stream.write_all(&bytes);
-                let _ = stream.shutdown(Shutdown::Both);
+                stream.shutdown();
                 return;
             }
             Action::Close | Action::Reset => {
-                let _ = stream.shutdown(Shutdown::Both);
+                stream.shutdown();
                 return;
             }
         }
@@ -408,7 +462,7 @@ fn record(state: &State, recorded: Recorded) {
 
 /// Peeks at the next request head without consuming it: its length, its parsed head, and its
 /// body length. `None` when the connection closed or the server stopped.
-fn peek_request(stream: &TcpStream, state: &State) -> Option<(usize, Recorded, usize)> {
+fn peek_request(stream: &mut Conn, state: &State) -> Option<(usize, Recorded, usize)> {
     let mut buf = vec![0; MAX_HEAD];
     // Bounded: a partial head is peeked again at most this many times (1 ms apart).
     for _ in 0..5_000 {
@@ -565,6 +619,22 @@ mod tests {
             "{answer}"
         );
         assert_eq!(get(server.addr()), b"HTTP/1.1 2OO \xff\r\n\r\n");
+    }
+
+    #[test]
+    fn connections_are_counted_apart_from_requests() {
+        let server = Server::always(Reply::status(204));
+        let mut kept = TcpStream::connect(server.addr()).expect("connect");
+        for _ in 0..2 {
+            kept.write_all(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+                .expect("write");
+            let mut answer = [0; 64];
+            let n = kept.read(&mut answer).expect("read");
+            assert!(answer[..n].starts_with(b"HTTP/1.1 204"));
+        }
+        let _ = get(server.addr());
+        assert!(server.wait_for_requests(3, Duration::from_secs(5)));
+        assert_eq!((server.requests(), server.connections()), (3, 2));
     }
 
     #[test]

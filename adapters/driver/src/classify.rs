@@ -1,8 +1,10 @@
 //! Helpers for adapters that map their client's errors to [`ErrorKind`]s.
 //!
 //! Rule (the seed's requirement 2): classify by whether the request can have reached the
-//! server, not by the error's type name.
+//! server, not by the error's type name. A failure while connecting (resolving, the TCP
+//! connect, the TLS handshake) happened before anything was sent.
 
+use core::fmt;
 use std::error::Error;
 use std::io;
 
@@ -29,17 +31,133 @@ pub fn io_error_kind(e: &io::Error) -> ErrorKind {
     }
 }
 
-/// The first [`io::Error`] in an error's `source()` chain (the error itself included).
+/// The kind of an error that ended an attempt before the request was sent: while resolving
+/// the host, connecting, or in the TLS handshake.
+///
+/// In this order: a TLS failure anywhere in the chain is [`ErrorKind::Tls`] (with the
+/// `rustls` feature); a [`ResolveError`] is [`ErrorKind::Dns`]; an I/O time-out is
+/// [`ErrorKind::ConnectTimeout`]; anything else is [`ErrorKind::ConnectionRefused`] (the
+/// connection was never made, so nothing was sent).
+///
+/// ```
+/// use backstop::ErrorKind;
+/// use backstop_driver::{connect_error_kind, ResolveError};
+///
+/// let unknown = ResolveError::new(std::io::Error::other("no such host"));
+/// assert_eq!(connect_error_kind(&unknown), ErrorKind::Dns);
+/// let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+/// assert_eq!(connect_error_kind(&refused), ErrorKind::ConnectionRefused);
+/// ```
+#[must_use]
+pub fn connect_error_kind(error: &(dyn Error + 'static)) -> ErrorKind {
+    #[cfg(feature = "rustls")]
+    if crate::tls_error::find_tls_error(error).is_some() {
+        return ErrorKind::Tls;
+    }
+    if find_error::<ResolveError>(error).is_some() {
+        return ErrorKind::Dns;
+    }
+    let timed_out = error_chain(error)
+        .filter_map(|e| e.downcast_ref::<io::Error>())
+        .any(|e| e.kind() == io::ErrorKind::TimedOut);
+    if timed_out {
+        ErrorKind::ConnectTimeout
+    } else {
+        ErrorKind::ConnectionRefused
+    }
+}
+
+/// A host name that did not resolve. An adapter wraps its resolver's error in it, so that
+/// [`connect_error_kind`] finds it anywhere in the chain and says [`ErrorKind::Dns`] whatever
+/// the resolver's own error looks like.
+#[derive(Debug)]
+pub struct ResolveError {
+    source: io::Error,
+}
+
+impl ResolveError {
+    /// Marks `source`, the resolver's error, as a failure to resolve.
+    #[must_use]
+    pub fn new(source: io::Error) -> Self {
+        ResolveError { source }
+    }
+}
+
+impl fmt::Display for ResolveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the host name did not resolve")
+    }
+}
+
+impl Error for ResolveError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+impl From<ResolveError> for io::Error {
+    /// An I/O error that carries the `ResolveError`, for resolvers that must return one.
+    fn from(e: ResolveError) -> Self {
+        io::Error::new(e.source.kind(), e)
+    }
+}
+
+/// The errors in `error`'s chain, `error` first. Unlike `source()` alone, it steps into the
+/// error an [`io::Error`] carries (`io::Error::get_ref`): `io::Error::source` skips that
+/// error, and clients report TLS failures as an `io::Error` around a `rustls::Error`.
+pub fn error_chain<'a>(
+    error: &'a (dyn Error + 'static),
+) -> impl Iterator<Item = &'a (dyn Error + 'static)> + 'a {
+    // Bounded: a chain deeper than this (a cycle, say) is cut there.
+    core::iter::successors(Some(error), |e| next_in_chain(*e)).take(32)
+}
+
+fn next_in_chain<'a>(e: &'a (dyn Error + 'static)) -> Option<&'a (dyn Error + 'static)> {
+    match e.downcast_ref::<io::Error>().and_then(io::Error::get_ref) {
+        Some(inner) => Some(inner),
+        None => e.source(),
+    }
+}
+
+/// The first error of type `T` in `error`'s chain (see [`error_chain`]).
+///
+/// ```
+/// let inner = std::io::Error::from(std::io::ErrorKind::TimedOut);
+/// let outer = std::io::Error::other(inner);
+/// let found = backstop_driver::find_error::<std::io::Error>(&outer).map(|e| e.kind());
+/// assert_eq!(found, Some(std::io::ErrorKind::Other));
+/// ```
+#[must_use]
+pub fn find_error<'a, T: Error + 'static>(error: &'a (dyn Error + 'static)) -> Option<&'a T> {
+    error_chain(error).find_map(|e| e.downcast_ref::<T>())
+}
+
+/// The first [`io::Error`] in an error's chain (the error itself included).
 #[must_use]
 pub fn find_io_error<'a>(error: &'a (dyn Error + 'static)) -> Option<&'a io::Error> {
-    let mut current = Some(error);
-    // Bounded: a chain deeper than this is treated as having no I/O error.
-    for _ in 0..32 {
-        let e = current?;
-        if let Some(io) = e.downcast_ref::<io::Error>() {
-            return Some(io);
+    find_error(error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_chain_steps_into_an_io_errors_payload() {
+        let resolve = ResolveError::new(io::Error::other("lookup failed"));
+        let wrapped = io::Error::other(io::Error::from(resolve));
+        // `source()` alone skips the payloads, the `ResolveError` with them.
+        let mut by_source: Option<&(dyn Error + 'static)> = Some(&wrapped);
+        while let Some(e) = by_source {
+            assert!(!e.is::<ResolveError>());
+            by_source = e.source();
         }
-        current = e.source();
+        assert_eq!(connect_error_kind(&wrapped), ErrorKind::Dns);
     }
-    None
+
+    #[test]
+    fn a_connect_timeout_is_not_a_refusal() {
+        let timeout = io::Error::other(io::Error::from(io::ErrorKind::TimedOut));
+        assert_eq!(connect_error_kind(&timeout), ErrorKind::ConnectTimeout);
+    }
 }

@@ -17,6 +17,17 @@
 //!
 //! No retry rule lives here or in an adapter: every rule is the machine's.
 //!
+//! Written once for the adapters, by feature:
+//!
+//! - always: [`connect_error_kind`] for a failure before the request was sent (DNS through
+//!   [`ResolveError`], refused, connect time-out, TLS), and [`error_chain`], which also steps
+//!   into the error an `io::Error` carries;
+//! - `hyper`: [`exchange_error_kind`], hyper's errors once connected;
+//! - `rustls`: [`TlsBuilder`] makes a rustls `ClientConfig` (bundled or platform [`Roots`],
+//!   private CAs from PEM); [`TlsFailure`] finds and names a TLS failure in an error chain,
+//!   and with this feature [`connect_error_kind`] and [`exchange_error_kind`] say
+//!   [`ErrorKind::Tls`](backstop::ErrorKind::Tls) for it: permanent, never retried.
+//!
 //! ```
 //! use backstop::ErrorKind;
 //! use backstop_driver::{run, Retrier, RetryRequest, StdRuntime, VirtualTime};
@@ -48,17 +59,27 @@
 
 mod abort;
 mod classify;
+#[cfg(feature = "hyper")]
+mod hyper_error;
 mod observe;
 mod outcome;
 mod request;
 mod retrier;
 mod run;
 mod runtime;
+#[cfg(feature = "rustls")]
+mod tls_config;
+#[cfg(feature = "rustls")]
+mod tls_error;
 mod virtual_time;
 mod wall_clock;
 
 pub use abort::{Abort, HookGuard};
-pub use classify::{find_io_error, io_error_kind};
+pub use classify::{
+    connect_error_kind, error_chain, find_error, find_io_error, io_error_kind, ResolveError,
+};
+#[cfg(feature = "hyper")]
+pub use hyper_error::exchange_error_kind;
 pub use observe::events::{AttemptResult, EventKind, FinalResult, RetryEvent};
 pub use observe::metrics::{Metrics, MetricsSnapshot};
 pub use observe::redact::{redact_uri, redact_url};
@@ -67,5 +88,12 @@ pub use request::{Attempt, RequestBody, RetryRequest, IDEMPOTENCY_KEY};
 pub use retrier::{ClassifyOverride, Observer, Retrier};
 pub use run::run;
 pub use runtime::{Epoch, Purpose, Runtime, Sleep, StdRuntime};
+/// The rustls crate these helpers are built on, so callers name its types in the same version.
+#[cfg(feature = "rustls")]
+pub use rustls;
+#[cfg(feature = "rustls")]
+pub use tls_config::{Roots, TlsBuilder, TlsConfigError};
+#[cfg(feature = "rustls")]
+pub use tls_error::{find_tls_error, TlsFailure};
 pub use virtual_time::VirtualTime;
 pub use wall_clock::{SkewedClock, SystemClock, WallClock};

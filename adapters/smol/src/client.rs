@@ -1,93 +1,77 @@
-//! The ready integration: hyper's HTTP/1 client over smol's TCP, via `smol-hyper`.
+//! The ready integration: hyper's HTTP/1 client over smol's TCP, via `smol-hyper`, and over
+//! futures-rustls for `https://` (feature `rustls`, on by default).
 //!
 //! One connection per attempt (hyper's connection-level API; no pool): a retried attempt never
 //! reuses the connection of a failed one.
 
-use core::fmt;
-use std::io;
+#[cfg(feature = "rustls")]
+use std::sync::Arc;
 
 use bytes::Bytes;
+use futures_lite::{AsyncRead, AsyncWrite};
 use http_body_util::Full;
 use hyper::body::Incoming;
 use smol_hyper::rt::FuturesIo;
 
-use backstop::ErrorKind;
-use backstop_driver::{io_error_kind, run, Retried, Retrier, RetryError, RetryRequest, Runtime};
+use backstop_driver::{run, Retried, Retrier, RetryError, RetryRequest, Runtime};
 
+use crate::connect::{self, Target};
+use crate::error::{error_kind, HttpError};
 use crate::runtime::SmolRuntime;
-
-/// Why one attempt of the smol client failed.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum HttpError {
-    /// The URI has no host, or a scheme other than `http`.
-    InvalidUri,
-    /// Connecting failed: nothing was sent.
-    Connect(io::Error),
-    /// The HTTP exchange failed.
-    Http(hyper::Error),
-}
-
-impl fmt::Display for HttpError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            HttpError::InvalidUri => f.write_str("the URI needs an http scheme and a host"),
-            HttpError::Connect(e) => write!(f, "connect failed: {e}"),
-            HttpError::Http(e) => write!(f, "HTTP exchange failed: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for HttpError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            HttpError::InvalidUri => None,
-            HttpError::Connect(e) => Some(e),
-            HttpError::Http(e) => Some(e),
-        }
-    }
-}
-
-/// The kind of a smol client error.
-#[must_use]
-pub fn error_kind(error: &HttpError) -> ErrorKind {
-    match error {
-        HttpError::InvalidUri => ErrorKind::InvalidRequest,
-        HttpError::Connect(e) => match e.kind() {
-            io::ErrorKind::TimedOut => ErrorKind::ConnectTimeout,
-            io::ErrorKind::NotFound => ErrorKind::Dns,
-            // Whatever else went wrong, the connection was never made: nothing was sent.
-            _ => ErrorKind::ConnectionRefused,
-        },
-        HttpError::Http(e) => {
-            let io = backstop_driver::find_io_error(e).map(io_error_kind);
-            match io.filter(|k| *k != ErrorKind::Other) {
-                Some(kind) => kind,
-                None if e.is_incomplete_message() => ErrorKind::UnexpectedEof,
-                None if e.is_parse() || e.is_parse_status() => ErrorKind::Protocol,
-                None => ErrorKind::Other,
-            }
-        }
-    }
-}
 
 /// What [`Client::run`] returns.
 pub type Result = core::result::Result<Retried<Incoming>, RetryError<HttpError>>;
 
-/// A retrying HTTP client on smol: hyper's HTTP/1 client over `smol::net::TcpStream`.
+/// A retrying HTTP client on smol: hyper's HTTP/1 client over `smol::net::TcpStream`, and
+/// rustls for `https://`.
 #[derive(Clone, Debug)]
 pub struct Client<RT = SmolRuntime> {
     retrier: Retrier,
     runtime: RT,
+    #[cfg(feature = "rustls")]
+    tls: Arc<backstop_driver::rustls::ClientConfig>,
 }
 
 impl Client<SmolRuntime> {
-    /// A client for plain `http://` URLs.
+    /// A client for `http://` URLs, and with the `rustls` feature for `https://` ones too,
+    /// trusting Mozilla's roots (`webpki-roots`); see [`Client::with_tls`] for other roots or
+    /// a private CA.
     #[must_use]
     pub fn new(retrier: Retrier) -> Self {
         Client {
             retrier,
             runtime: SmolRuntime::new(),
+            #[cfg(feature = "rustls")]
+            tls: Arc::new(
+                backstop_driver::TlsBuilder::new().build().expect(
+                    "bundled roots and ring's default protocol versions always make a config",
+                ),
+            ),
+        }
+    }
+
+    /// A client for `http://` and `https://` with the caller's TLS configuration: one from
+    /// [`TlsBuilder`](crate::TlsBuilder) (platform roots, a private CA) or any rustls
+    /// `ClientConfig`.
+    ///
+    /// ```
+    /// use backstop_smol::{Client, Retrier, Roots, TlsBuilder};
+    /// # let ca = rcgen::generate_simple_self_signed(["ca.internal".to_owned()])?;
+    /// # let ca_pem = ca.cert.pem();
+    ///
+    /// // Trust a private CA only (its PEM text, or `ca_pem_file(path)`).
+    /// let tls = TlsBuilder::new().roots(Roots::Custom).ca_pem(ca_pem).build()?;
+    /// let client = Client::with_tls(Retrier::default(), tls);
+    /// # let _ = client;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(feature = "rustls")]
+    #[must_use]
+    pub fn with_tls(retrier: Retrier, tls: backstop_driver::rustls::ClientConfig) -> Self {
+        Client {
+            retrier,
+            runtime: SmolRuntime::new(),
+            tls: Arc::new(tls),
         }
     }
 }
@@ -99,6 +83,8 @@ impl<RT: Runtime> Client<RT> {
         Client {
             retrier: self.retrier,
             runtime,
+            #[cfg(feature = "rustls")]
+            tls: self.tls,
         }
     }
 
@@ -114,43 +100,52 @@ impl<RT: Runtime> Client<RT> {
     /// # Errors
     ///
     /// [`RetryError`] when the operation ends without a response. A final error status (the
-    /// last 503, a 404) is `Ok`.
+    /// last 503, a 404) is `Ok`. A TLS failure is never retried: `ErrorKind::Tls`.
     pub async fn run(&self, request: RetryRequest) -> Result {
         run(
             &self.retrier,
             &self.runtime,
             request,
             error_kind,
-            |attempt| send(attempt.request),
+            |attempt| self.send(attempt.request),
         )
         .await
     }
+
+    /// One attempt on a new connection.
+    async fn send(
+        &self,
+        request: http::Request<Bytes>,
+    ) -> core::result::Result<http::Response<Incoming>, HttpError> {
+        let target = Target::of(request.uri())?;
+        let tcp = connect::tcp(&target).await?;
+        #[cfg(feature = "rustls")]
+        if target.https {
+            let tls = connect::tls(&self.tls, &target, tcp).await?;
+            return exchange(tls, request).await;
+        }
+        exchange(tcp, request).await
+    }
 }
 
-/// One HTTP/1 exchange on a new connection, up to the response head. The connection task
-/// keeps running (detached) while the body is read, and ends with it.
-async fn send(
+/// One HTTP/1 exchange on `io`, up to the response head. The connection task keeps running
+/// (detached) while the body is read, and ends with it.
+async fn exchange<IO>(
+    io: IO,
     mut request: http::Request<Bytes>,
-) -> core::result::Result<http::Response<Incoming>, HttpError> {
-    let uri = request.uri().clone();
-    if uri.scheme_str().is_some_and(|s| s != "http") {
-        return Err(HttpError::InvalidUri);
-    }
-    let authority = uri.authority().ok_or(HttpError::InvalidUri)?.clone();
-    let port = authority.port_u16().unwrap_or(80);
-    let stream = smol::net::TcpStream::connect((authority.host(), port))
-        .await
-        .map_err(HttpError::Connect)?;
-    let _ = stream.set_nodelay(true);
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(FuturesIo::new(stream))
+) -> core::result::Result<http::Response<Incoming>, HttpError>
+where
+    IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(FuturesIo::new(io))
         .await
         .map_err(HttpError::Http)?;
     smol::spawn(connection).detach();
     // hyper's connection API wants the origin form and a Host header.
+    let uri = request.uri().clone();
     if !request.headers().contains_key(http::header::HOST) {
-        if let Ok(host) =
-            http::HeaderValue::from_str(authority.as_str().rsplit('@').next().unwrap_or_default())
-        {
+        let authority = uri.authority().map_or("", |a| a.as_str());
+        if let Ok(host) = http::HeaderValue::from_str(authority.rsplit('@').next().unwrap_or("")) {
             request.headers_mut().insert(http::header::HOST, host);
         }
     }

@@ -4,6 +4,12 @@
 //! timers ([`SmolRuntime`]), for any async request function ([`run`]) and ready-made over
 //! hyper's HTTP/1 client on smol's TCP through `smol-hyper` ([`Client`]).
 //!
+//! `https://` works out of the box (feature `rustls`, on by default: futures-rustls on
+//! rustls' `ring` provider, Mozilla's roots). [`Client::with_tls`] takes a configuration from
+//! [`TlsBuilder`] (the platform's roots, a private CA's PEM) or any rustls `ClientConfig`. A
+//! TLS failure (a rejected certificate, a failed handshake) is `ErrorKind::Tls`: permanent,
+//! never retried, and the error's text names the cause.
+//!
 //! Each attempt races its timeout and the operation's [`Abort`]; the loser is dropped, which
 //! cancels the request in flight (hyper closes its connection). After an abort nothing is sent.
 //!
@@ -40,15 +46,20 @@
 #![deny(missing_docs)]
 
 mod client;
+mod connect;
+mod error;
 mod runtime;
 
 use core::future::Future;
 
+#[cfg(feature = "rustls")]
+pub use backstop_driver::{rustls, Roots, TlsBuilder, TlsConfigError};
 pub use backstop_driver::{
     Abort, Attempt, Metrics, Retried, Retrier, RetryError, RetryEvent, RetryRequest, Runtime,
     VirtualTime,
 };
-pub use client::{error_kind, Client, HttpError, Result};
+pub use client::{Client, Result};
+pub use error::{error_kind, HttpError};
 pub use runtime::SmolRuntime;
 
 /// Runs one operation on smol's clock with any async attempt function (see

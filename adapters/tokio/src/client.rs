@@ -1,45 +1,95 @@
-//! The ready integration: hyper-util's pooled HTTP/1 client on tokio.
+//! The ready integration: hyper-util's pooled HTTP/1 client on tokio, over hyper-rustls for
+//! `https://` (feature `rustls`, on by default).
 
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::connect::{Connect, HttpConnector};
 use hyper_util::rt::TokioExecutor;
 
-use backstop::ErrorKind;
-use backstop_driver::{
-    find_io_error, io_error_kind, run, Retried, Retrier, RetryError, RetryRequest, Runtime,
-};
+use backstop_driver::{run, Retried, Retrier, RetryError, RetryRequest, Runtime};
 
+use crate::error::{error_kind, HttpError};
+use crate::resolve::Resolver;
 use crate::runtime::TokioRuntime;
-
-/// The client's error type.
-pub type HttpError = hyper_util::client::legacy::Error;
 
 /// What [`Client::run`] returns.
 pub type Result = core::result::Result<Retried<Incoming>, RetryError<HttpError>>;
 
-/// A retrying HTTP client on tokio: hyper-util's legacy (pooled) client over plain TCP.
+/// The connector of [`Client::new`]: hyper-util's TCP connector with the DNS-marking
+/// [`Resolver`], under hyper-rustls (`http://` and `https://`) with the `rustls` feature.
+#[cfg(feature = "rustls")]
+pub type DefaultConnector = hyper_rustls::HttpsConnector<HttpConnector<Resolver>>;
+
+/// The connector of [`Client::new`]: hyper-util's TCP connector with the DNS-marking
+/// [`Resolver`] (`http://` only; `https://` needs the `rustls` feature).
+#[cfg(not(feature = "rustls"))]
+pub type DefaultConnector = HttpConnector<Resolver>;
+
+/// A retrying HTTP client on tokio: hyper-util's legacy (pooled) client over connector `C`.
 #[derive(Clone, Debug)]
-pub struct Client<RT = TokioRuntime> {
-    http: hyper_util::client::legacy::Client<HttpConnector, Full<Bytes>>,
+pub struct Client<RT = TokioRuntime, C = DefaultConnector> {
+    http: hyper_util::client::legacy::Client<C, Full<Bytes>>,
     retrier: Retrier,
     runtime: RT,
 }
 
-impl Client<TokioRuntime> {
-    /// A client with hyper-util's defaults (HTTP/1, connection pool, no TLS).
+impl Client {
+    /// A client with hyper-util's defaults (HTTP/1, connection pool). With the `rustls`
+    /// feature it speaks `https://` too, trusting Mozilla's roots (`webpki-roots`); see
+    /// [`Client::with_tls`] for other roots or a private CA.
     #[must_use]
     pub fn new(retrier: Retrier) -> Self {
-        let http = hyper_util::client::legacy::Client::builder(TokioExecutor::new()).build_http();
-        Client::with_http(retrier, http)
+        #[cfg(feature = "rustls")]
+        let connector = {
+            let tls = backstop_driver::TlsBuilder::new()
+                .build()
+                .expect("bundled roots and ring's default protocol versions always make a config");
+            https_connector(tls)
+        };
+        #[cfg(not(feature = "rustls"))]
+        let connector = HttpConnector::new_with_resolver(Resolver::new());
+        Client::with_http(retrier, pooled(connector))
     }
 
-    /// A client around a hyper-util client of the caller's.
+    /// A client for `http://` and `https://` with the caller's TLS configuration: one from
+    /// [`TlsBuilder`](crate::TlsBuilder) (platform roots, a private CA) or any rustls
+    /// `ClientConfig`.
+    ///
+    /// ```
+    /// use backstop_tokio::{Client, Retrier, Roots, TlsBuilder};
+    /// # let dir = std::env::temp_dir().join(format!("backstop-tokio-doc-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let ca = rcgen::generate_simple_self_signed(["ca.internal".to_owned()])?;
+    /// # let ca_file = dir.join("ca.pem");
+    /// # std::fs::write(&ca_file, ca.cert.pem())?;
+    ///
+    /// // Trust the operating system's roots and a private CA from a PEM file.
+    /// let tls = TlsBuilder::new().roots(Roots::Platform).ca_pem_file(&ca_file).build();
+    /// # // A machine without a platform store still trusts the private CA alone.
+    /// # let tls = tls.or_else(|_| TlsBuilder::new().roots(Roots::Custom).ca_pem_file(&ca_file).build());
+    /// let client = Client::with_tls(Retrier::default(), tls?);
+    /// # let _ = client;
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(feature = "rustls")]
+    #[must_use]
+    pub fn with_tls(retrier: Retrier, tls: backstop_driver::rustls::ClientConfig) -> Self {
+        Client::with_http(retrier, pooled(https_connector(tls)))
+    }
+}
+
+impl<C: Connect + Clone + Send + Sync + 'static> Client<TokioRuntime, C> {
+    /// A client around a hyper-util client of the caller's, over any connector (a proxy, a
+    /// connector of your own with hyper-rustls).
+    ///
+    /// Without the [`Resolver`] in its connector, an unknown host is classified
+    /// `ConnectionRefused`, not `Dns`.
     #[must_use]
     pub fn with_http(
         retrier: Retrier,
-        http: hyper_util::client::legacy::Client<HttpConnector, Full<Bytes>>,
+        http: hyper_util::client::legacy::Client<C, Full<Bytes>>,
     ) -> Self {
         Client {
             http,
@@ -49,10 +99,10 @@ impl Client<TokioRuntime> {
     }
 }
 
-impl<RT: Runtime> Client<RT> {
+impl<RT: Runtime, C: Connect + Clone + Send + Sync + 'static> Client<RT, C> {
     /// The same client on another clock and sleep (for example `VirtualTime`).
     #[must_use]
-    pub fn with_runtime<R2: Runtime>(self, runtime: R2) -> Client<R2> {
+    pub fn with_runtime<R2: Runtime>(self, runtime: R2) -> Client<R2, C> {
         Client {
             http: self.http,
             retrier: self.retrier,
@@ -72,38 +122,57 @@ impl<RT: Runtime> Client<RT> {
     /// # Errors
     ///
     /// [`RetryError`] when the operation ends without a response. A final error status (the
-    /// last 503, a 404) is `Ok`.
+    /// last 503, a 404) is `Ok`. A TLS failure is never retried: `ErrorKind::Tls`.
     pub async fn run(&self, request: RetryRequest) -> Result {
         run(
             &self.retrier,
             &self.runtime,
             request,
             error_kind,
-            |attempt| {
-                let mut request = attempt.request.map(Full::new);
-                without_userinfo(request.uri_mut());
-                self.http.request(request)
-            },
+            |attempt| self.send(attempt.request),
         )
         .await
     }
+
+    async fn send(
+        &self,
+        request: http::Request<Bytes>,
+    ) -> core::result::Result<http::Response<Incoming>, HttpError> {
+        let mut request = request.map(Full::new);
+        check_uri(request.uri())?;
+        without_userinfo(request.uri_mut());
+        self.http.request(request).await.map_err(HttpError::Client)
+    }
 }
 
-/// The kind of a hyper-util client error.
-#[must_use]
-pub fn error_kind(error: &HttpError) -> ErrorKind {
-    let io = find_io_error(error).map(io_error_kind);
-    if error.is_connect() {
-        // The connection was never made: nothing was sent.
-        return match io {
-            Some(ErrorKind::Timeout) => ErrorKind::ConnectTimeout,
-            _ => ErrorKind::ConnectionRefused,
-        };
+fn pooled<C: Connect + Clone>(connector: C) -> hyper_util::client::legacy::Client<C, Full<Bytes>> {
+    hyper_util::client::legacy::Client::builder(TokioExecutor::new()).build(connector)
+}
+
+#[cfg(feature = "rustls")]
+fn https_connector(tls: backstop_driver::rustls::ClientConfig) -> DefaultConnector {
+    let mut tcp = HttpConnector::new_with_resolver(Resolver::new());
+    // hyper-rustls hands `https://` URIs down to the TCP connector.
+    tcp.enforce_http(false);
+    hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(tcp)
+}
+
+/// A URI the client can send to: a host, and a scheme it speaks. Checked here so that a bad
+/// URI is `InvalidRequest` as on the other adapters, whatever the connector says of it.
+fn check_uri(uri: &http::Uri) -> core::result::Result<(), HttpError> {
+    let scheme_ok = match uri.scheme_str() {
+        Some("https") => cfg!(feature = "rustls"),
+        scheme => scheme == Some("http"),
+    };
+    if scheme_ok && uri.host().is_some_and(|h| !h.is_empty()) {
+        Ok(())
+    } else {
+        Err(HttpError::InvalidUri)
     }
-    if let Some(kind) = io.filter(|k| *k != ErrorKind::Other) {
-        return kind;
-    }
-    crate::hyper_error::kind(error).unwrap_or(ErrorKind::Other)
 }
 
 /// Removes the userinfo from `uri`. hyper-util never sends it (it sets no `Authorization` from
@@ -132,5 +201,15 @@ mod tests {
         let mut uri: http::Uri = "http://a:b@127.0.0.1:8/p?q=1".parse().expect("uri");
         super::without_userinfo(&mut uri);
         assert_eq!(uri, "http://127.0.0.1:8/p?q=1");
+    }
+
+    #[test]
+    fn a_uri_without_a_host_or_with_another_scheme_is_invalid() {
+        for bad in ["/relative", "ftp://127.0.0.1/"] {
+            let uri: http::Uri = bad.parse().expect("uri");
+            assert!(super::check_uri(&uri).is_err(), "{bad}");
+        }
+        let uri: http::Uri = "http://127.0.0.1:8/".parse().expect("uri");
+        assert!(super::check_uri(&uri).is_ok());
     }
 }

@@ -4,6 +4,13 @@
 //! and timers ([`TokioRuntime`], which follows `tokio::time::pause()`), for any async request
 //! function ([`run`]) and ready-made over hyper-util's pooled client ([`Client`]).
 //!
+//! `https://` works out of the box (feature `rustls`, on by default: hyper-rustls on rustls'
+//! `ring` provider, Mozilla's roots). [`Client::with_tls`] takes a configuration from
+//! [`TlsBuilder`] (the platform's roots, a private CA's PEM) or any rustls `ClientConfig`;
+//! [`Client::with_http`] takes any hyper-util client. A TLS failure (a rejected certificate,
+//! a failed handshake) is `ErrorKind::Tls`: permanent, never retried, and the error's text
+//! names the cause.
+//!
 //! Each attempt races its timeout and the operation's [`Abort`]; the loser is dropped, which
 //! cancels the request in flight (hyper closes its connection). After an abort nothing is sent.
 //!
@@ -61,16 +68,21 @@
 #![deny(missing_docs)]
 
 mod client;
-mod hyper_error;
+mod error;
+mod resolve;
 mod runtime;
 
 use core::future::Future;
 
+#[cfg(feature = "rustls")]
+pub use backstop_driver::{rustls, Roots, TlsBuilder, TlsConfigError};
 pub use backstop_driver::{
     Abort, Attempt, Metrics, Retried, Retrier, RetryError, RetryEvent, RetryRequest, Runtime,
     VirtualTime,
 };
-pub use client::{error_kind, Client, HttpError, Result};
+pub use client::{Client, DefaultConnector, Result};
+pub use error::{error_kind, HttpError};
+pub use resolve::{Resolver, Resolving};
 pub use runtime::TokioRuntime;
 
 /// Runs one operation on tokio's clock with any async attempt function (see

@@ -1,0 +1,48 @@
+//! A server behind a private CA, trusted by the client: 503, 503, 200 over https, the body
+//! intact, on every adapter that takes a TLS configuration.
+
+use backstop::StopReason;
+use backstop_driver::{Retrier, RetryRequest, Roots, TlsBuilder};
+use backstop_tests::certs::TestCa;
+use backstop_tests::https::{for_each_https_adapter, run_https, TERMINATES_WITHIN};
+use backstop_tests::server::{Reply, Server};
+
+#[test]
+fn https_with_a_trusted_private_ca_retries_503_then_returns_the_200() {
+    let ca = TestCa::new();
+    let tls = TlsBuilder::new()
+        .roots(Roots::Custom)
+        .ca_pem(ca.pem())
+        .build()
+        .expect("a TLS configuration");
+    let busy = Reply::status(503).header("Retry-After", "1");
+    for_each_https_adapter(|adapter| {
+        let server = Server::start_tls(
+            [
+                busy.clone().into(),
+                busy.clone().into(),
+                Reply::status(200).body("over tls").into(),
+            ],
+            &ca.server_cert(&["127.0.0.1"]),
+        );
+        let request = RetryRequest::get(server.url("/data").parse().expect("uri"));
+        let https = run_https(adapter, &Retrier::default(), request, &tls);
+        let run = &https.run;
+        assert_eq!(run.status(), Some(200), "{adapter:?}: {https:?}");
+        assert_eq!(run.body(), Some(&b"over tls"[..]), "{adapter:?}");
+        let outcome = run.outcome();
+        assert_eq!(
+            (outcome.attempts, outcome.reason),
+            (3, StopReason::FinalStatus),
+            "{adapter:?}"
+        );
+        assert_eq!(server.requests(), 3, "{adapter:?}");
+        // A new connection per attempt, or one kept across them: never more than the attempts.
+        assert!(
+            (1..=3).contains(&server.connections()),
+            "{adapter:?}: {} connections",
+            server.connections()
+        );
+        assert!(run.real < TERMINATES_WITHIN, "{adapter:?}: {:?}", run.real);
+    });
+}
