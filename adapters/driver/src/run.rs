@@ -8,6 +8,7 @@
 
 use core::future::Future;
 use core::pin::{pin, Pin};
+use core::time::Duration;
 
 use backstop::{
     AttemptError, AttemptOutcome, Decision, ErrorClass, ErrorKind, Event, Instant, Method, Outcome,
@@ -95,9 +96,6 @@ where
             } => {
                 // The previous response will not be returned: release it before sending again.
                 last = Last::Nothing;
-                if machine.handle(now, Event::AttemptStarted).is_err() {
-                    break;
-                }
                 let timeout_at = now.saturating_add(timeout);
                 // Pinned here, in the loop's own state: the race borrows it instead of
                 // moving it into a future of its own.
@@ -107,10 +105,19 @@ where
                     deadline: timeout_at,
                     request: request.for_attempt(),
                 }));
-                let raced = if abort.is_some_and(Abort::is_aborted) {
-                    // An abort that came first wins, as in the race, and nothing is sent.
-                    Raced::Aborted
-                } else if let Some(output) = future::poll_once(attempt_future.as_mut()).await {
+                if abort.is_some_and(Abort::is_aborted) {
+                    // An abort that came first wins: the attempt is neither sent nor counted.
+                    let _ = machine.handle(now, Event::Abort);
+                    continue;
+                }
+                if machine.handle(now, Event::AttemptStarted).is_err() {
+                    break;
+                }
+                // The attempt's own result is reported at the last instant still in time
+                // when the clock, read after it, has reached its timeout: what the client
+                // produced wins over a timeout that no decision has reported yet.
+                let in_time = now.saturating_add(timeout.saturating_sub(Duration::from_nanos(1)));
+                let raced = if let Some(output) = future::poll_once(attempt_future.as_mut()).await {
                     // One poll of the attempt alone: a blocking attempt completes in it (its
                     // client enforces the timeout and the abort), and so may an async one,
                     // with no abort listener or timer made for it.
@@ -146,7 +153,10 @@ where
                             Response::new(response.status().as_u16())
                         };
                         let status = facts.status;
-                        if machine.handle(ended, Event::Response(facts)).is_ok() {
+                        if machine
+                            .handle(ended.min(in_time), Event::Response(facts))
+                            .is_ok()
+                        {
                             last = Last::Response(response);
                             AttemptResult::Status(status)
                         } else {
@@ -162,7 +172,7 @@ where
                             .and_then(|f| f(kind, &error))
                             .unwrap_or_else(|| kind.class());
                         let e = AttemptError::new(kind).with_class(class);
-                        if machine.handle(ended, Event::Error(e)).is_ok() {
+                        if machine.handle(ended.min(in_time), Event::Error(e)).is_ok() {
                             last = Last::Error(error, kind);
                             AttemptResult::Error { kind, class }
                         } else {
