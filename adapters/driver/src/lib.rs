@@ -54,6 +54,7 @@ mod request;
 mod retrier;
 mod run;
 mod runtime;
+mod thread_timer;
 mod virtual_time;
 mod wall_clock;
 

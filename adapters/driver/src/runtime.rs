@@ -12,6 +12,7 @@ use core::time::Duration;
 use backstop::Instant;
 
 use crate::abort::Abort;
+use crate::thread_timer::ThreadTimer;
 
 /// A boxed sleep: resolves at (or, rarely, a little before) the instant it was made for.
 pub type Sleep = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
@@ -106,8 +107,9 @@ impl Epoch {
     }
 }
 
-/// The blocking runtime: `std::time::Instant` for the clock, and a sleep that parks the thread
-/// (inside `poll`) until the deadline or an abort. Used by `backstop-ureq`, and by any caller
+/// The blocking runtime: `std::time::Instant` for the clock; a wait parks the thread (inside
+/// `poll`) until its end or an abort, and an attempt's timeout is a timer thread that wakes
+/// the executor, so it bounds any attempt future. Used by `backstop-ureq`, and by any caller
 /// that runs the loop with `futures_lite::future::block_on`.
 #[derive(Clone, Copy, Debug)]
 pub struct StdRuntime {
@@ -137,9 +139,9 @@ impl Runtime for StdRuntime {
 
     fn sleep_until(&self, until: Instant, purpose: Purpose, abort: Option<&Abort>) -> Sleep {
         if purpose == Purpose::AttemptTimeout {
-            // A blocking attempt enforces its own timeout (the client's I/O timeouts); a timer
-            // raced against it would never be polled while it blocks.
-            return Box::pin(core::future::pending());
+            // Raced against an attempt that is pending: the thread waits in the executor for
+            // whichever wakes it first, so the timer must wake it from elsewhere.
+            return Box::pin(ThreadTimer::at(self.epoch.to_std(until)));
         }
         Box::pin(BlockingSleep {
             until: self.epoch.to_std(until),
