@@ -60,12 +60,13 @@ mod wall_clock;
 
 pub use abort::{Abort, HookGuard};
 pub use classify::{find_io_error, io_error_kind};
-pub use observe::events::{AttemptResult, EventKind, FinalResult, RetryEvent};
+pub use observe::events::{EventKind, RetryEvent};
 pub use observe::metrics::{Metrics, MetricsSnapshot};
-pub use observe::redact::{redact_uri, redact_url};
+pub use observe::redact::redact_uri;
+pub use observe::Observer;
 pub use outcome::{Retried, RetryError};
-pub use request::{Attempt, RequestBody, RetryRequest, IDEMPOTENCY_KEY};
-pub use retrier::{ClassifyOverride, Observer, Retrier};
+pub use request::{Attempt, RetryRequest, IDEMPOTENCY_KEY};
+pub use retrier::{ClassifyOverride, Retrier};
 pub use run::run;
 pub use runtime::{Epoch, Purpose, Runtime, Sleep, StdRuntime};
 pub use virtual_time::VirtualTime;

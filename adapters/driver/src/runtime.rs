@@ -42,15 +42,6 @@ pub trait Runtime {
     /// Async runtimes ignore `abort` (the loop races every sleep against it). A runtime that
     /// blocks the thread inside `poll` must return early when `abort` fires.
     fn sleep_until(&self, until: Instant, purpose: Purpose, abort: Option<&Abort>) -> Sleep;
-
-    /// The `std` instant of `at`, when this clock is the real monotonic clock (`None` by
-    /// default: a virtual or foreign clock). A blocking client uses it to time its attempt
-    /// from the loop's own reading ([`Attempt::deadline`](crate::Attempt::deadline)) rather
-    /// than read the clock again.
-    fn std_instant(&self, at: Instant) -> Option<std::time::Instant> {
-        let _ = at;
-        None
-    }
 }
 
 impl<R: Runtime + ?Sized> Runtime for &R {
@@ -60,10 +51,6 @@ impl<R: Runtime + ?Sized> Runtime for &R {
 
     fn sleep_until(&self, until: Instant, purpose: Purpose, abort: Option<&Abort>) -> Sleep {
         (**self).sleep_until(until, purpose, abort)
-    }
-
-    fn std_instant(&self, at: Instant) -> Option<std::time::Instant> {
-        (**self).std_instant(at)
     }
 }
 
@@ -147,10 +134,6 @@ impl Runtime for StdRuntime {
             until: self.epoch.to_std(until),
             abort: abort.cloned(),
         })
-    }
-
-    fn std_instant(&self, at: Instant) -> Option<std::time::Instant> {
-        self.epoch.to_std(at)
     }
 }
 

@@ -168,7 +168,6 @@ impl<RT: Runtime> Client<RT> {
         let agent = &self.agent;
         let agent_timeout = self.agent_timeout;
         let watchdog = &*self.watchdog;
-        let runtime = &self.runtime;
         let operation = core::pin::pin!(run(
             &self.retrier,
             &self.runtime,
@@ -180,9 +179,7 @@ impl<RT: Runtime> Client<RT> {
                 async move {
                     // The loop's clock reading plus the timeout: no second reading. A clock
                     // that is not the real one (virtual time) gives none: read it here.
-                    let deadline = runtime
-                        .std_instant(attempt.deadline)
-                        .or_else(|| std::time::Instant::now().checked_add(attempt.timeout));
+                    let deadline = std::time::Instant::now().checked_add(attempt.timeout);
                     let (parts, body) = attempt.request.into_parts();
                     let timeouts = Timeouts {
                         attempt: attempt.timeout,

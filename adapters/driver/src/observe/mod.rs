@@ -12,10 +12,15 @@ pub(crate) mod redact;
 #[cfg(feature = "tracing")]
 mod trace;
 
-use crate::observe::events::{EventKind, RetryEvent};
-use crate::retrier::Retrier;
+use std::sync::Arc;
 
-/// Sends events to the retrier's observers, the metrics and `tracing`.
+use crate::observe::events::{EventKind, RetryEvent};
+use crate::observe::metrics::Metrics;
+use crate::runtime::Runtime;
+
+/// A callback that receives every event (attempts, waits, outcomes).
+pub type Observer = Arc<dyn Fn(&RetryEvent<'_>) + Send + Sync>;
+
 /// Whether a `tracing` subscriber wants backstop's events (never without the feature).
 fn trace_enabled() -> bool {
     #[cfg(feature = "tracing")]
@@ -25,8 +30,10 @@ fn trace_enabled() -> bool {
     false
 }
 
+/// Sends one operation's events to the observers, the metrics and `tracing`.
 pub(crate) struct Emitter<'r> {
-    retrier: &'r Retrier,
+    observers: &'r [Observer],
+    metrics: Option<&'r Metrics>,
     operation: String,
     method: http::Method,
     url: String,
@@ -35,19 +42,21 @@ pub(crate) struct Emitter<'r> {
 
 impl<'r> Emitter<'r> {
     pub(crate) fn new(
-        retrier: &'r Retrier,
+        observers: &'r [Observer],
+        metrics: Option<&'r Metrics>,
         name: Option<&str>,
         method: &http::Method,
         uri: &http::Uri,
     ) -> Self {
-        let active = !retrier.observers.is_empty() || trace_enabled();
+        let active = !observers.is_empty() || trace_enabled();
         let url = if active {
             redact::redact_uri(uri)
         } else {
             String::new()
         };
         Emitter {
-            retrier,
+            observers,
+            metrics,
             operation: name.unwrap_or_default().to_owned(),
             method: method.clone(),
             url,
@@ -57,7 +66,7 @@ impl<'r> Emitter<'r> {
 
     /// The clock after an event was emitted at `read`: `read` itself when no callback ran
     /// (only counters were updated since), else a fresh reading.
-    pub(crate) fn clock_after<RT: crate::Runtime + ?Sized>(
+    pub(crate) fn clock_after<RT: Runtime + ?Sized>(
         &self,
         runtime: &RT,
         read: backstop::Instant,
@@ -70,7 +79,7 @@ impl<'r> Emitter<'r> {
     }
 
     pub(crate) fn emit(&self, kind: EventKind) {
-        if let Some(metrics) = &self.retrier.metrics {
+        if let Some(metrics) = self.metrics {
             metrics.record(&kind);
         }
         if !self.active {
@@ -85,7 +94,7 @@ impl<'r> Emitter<'r> {
         #[cfg(feature = "tracing")]
         trace::emit(&event);
         // The events are plain data; nothing else is done with them here.
-        for observer in &self.retrier.observers {
+        for observer in self.observers {
             observer(&event);
         }
     }
