@@ -1,6 +1,6 @@
 //! Helpers for adapters that map their client's errors to [`ErrorKind`]s.
 //!
-//! Rule (the seed's requirement 2): classify by whether the request can have reached the
+//! Rule: classify by whether the request can have reached the
 //! server, not by the error's type name.
 
 use std::error::Error;

@@ -1,6 +1,6 @@
 //! The request an operation repeats: replayable body, one `Idempotency-Key` for all attempts.
 //!
-//! Rule (the seed's requirements 3 and 8): the body is replayed for every attempt (bytes are
+//! Rule: the body is replayed for every attempt (bytes are
 //! shared, a factory is called once per attempt); an opted-in POST carries the same
 //! `Idempotency-Key` on every attempt (IETF httpapi `Idempotency-Key` draft), generated for the
 //! caller if asked.

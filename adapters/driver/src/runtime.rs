@@ -1,6 +1,6 @@
 //! What an executor supplies to the retry loop: its clock and its sleep.
 //!
-//! Rule (DESIGN.md "Adapters"; quinn's `runtime` module): the loop exists once, and each
+//! Rule: the loop exists once, so that a fix made there reaches every adapter, and each
 //! executor is a small trait implementation. The clock is injected so that tests and
 //! simulations run on virtual time ([`VirtualTime`](crate::VirtualTime)).
 

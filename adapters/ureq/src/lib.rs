@@ -7,9 +7,9 @@
 //!   deadline) with its own settings, made from that timeout for every attempt: resolving a
 //!   host name, connecting (TLS included), sending the request head, sending its body, and
 //!   receiving the response head each get the attempt's timeout. ureq starts a phase's budget
-//!   when the previous phase ends, so a server that stalls in two phases in turn (a slow
-//!   accept, then a slow answer) stretches an attempt up to twice its timeout; a silent server,
-//!   the usual case, stalls in one. No attempt starts after the deadline. Not
+//!   when the previous phase ends, so a peer that stalls in several phases in turn (a slow
+//!   accept, then a slow answer) stretches an attempt by one timeout per phase it stalls in; a
+//!   silent server, the usual case, stalls in one. No attempt starts after the deadline. Not
 //!   `timeout_global`, which would also bound the response body, read by the caller after
 //!   `run` returns: that is the caller's to bound. A host that is an IP address gets no
 //!   resolve timeout: ureq then resolves it on the calling thread, where nothing can block,

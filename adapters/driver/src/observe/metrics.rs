@@ -1,8 +1,8 @@
-//! The seed's metrics, as shared counters.
+//! The retry metrics, as shared counters.
 //!
-//! Rule (the seed's requirement 9): the share of operations that retried, the mean attempts per
-//! operation, the successes after a retry, the operations that exhausted a limit, and the
-//! counts of 429, 503 and 504 responses.
+//! Rule: what tells whether retries help or hurt: the share of operations that retried, the mean
+//! attempts per operation, the successes after a retry, the operations that exhausted a limit, and
+//! the counts of 429, 503 and 504 responses.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

@@ -1,10 +1,11 @@
 //! Observability: every attempt, wait and outcome as structured data.
 //!
-//! Rule (the seed's requirement 9): the operation name, method, URL without query or userinfo,
-//! attempt number, status or error kind, reason, actual delay slept, total elapsed and final
-//! result are reported; the body, the query, the userinfo, every header (`Authorization`,
-//! `Cookie`, `Proxy-Authorization`, the raw `Idempotency-Key`) never are. The one place that
-//! builds an event is [`Emitter`], and it holds nothing secret to leak: only the redacted URL.
+//! Rule: what an operator needs to see, and nothing secret. The operation name, method, URL without
+//! query or userinfo, attempt number, status or error kind, reason, actual delay slept, total
+//! elapsed and final result are reported; the body, the query, the userinfo, every header
+//! (`Authorization`, `Cookie`, `Proxy-Authorization`, the raw `Idempotency-Key`) never are. The one
+//! place that builds an event is [`Emitter`], and it holds nothing secret to leak: only the
+//! redacted URL.
 
 pub(crate) mod events;
 pub(crate) mod metrics;

@@ -1,6 +1,6 @@
 //! URLs without secrets.
 //!
-//! Rule (the seed's requirement 9): a URL in a log or metric never shows its userinfo, its
+//! Rule: a URL in a log or metric never shows its userinfo, its
 //! query or its fragment, where tokens and passwords live.
 
 /// The URI as `scheme://host[:port]/path`: no userinfo, no query, no fragment.
