@@ -39,8 +39,11 @@ pub trait Runtime {
 
     /// A future that resolves at `until`.
     ///
-    /// Async runtimes ignore `abort` (the loop races every sleep against it). A runtime that
-    /// blocks the thread inside `poll` must return early when `abort` fires.
+    /// An [`AttemptTimeout`](Purpose::AttemptTimeout) sleep is raced against an attempt that
+    /// is pending on the same task: it must wake the task through its waker, never block the
+    /// thread. Async runtimes ignore `abort` (the loop races every sleep against it); a
+    /// runtime that blocks the thread inside `poll` for a [`Wait`](Purpose::Wait) must return
+    /// early when `abort` fires.
     fn sleep_until(&self, until: Instant, purpose: Purpose, abort: Option<&Abort>) -> Sleep;
 }
 
