@@ -101,7 +101,7 @@ fn print_human(event: &RetryEvent<'_>) {
             source.as_str()
         ),
         EventKind::WaitEnded { slept, .. } => println!("  slept {slept:.1?}"),
-        EventKind::Finished { result, reason, .. } => println!("done: {result} (reason: {reason})"),
+        EventKind::Finished { outcome } => println!("done: {outcome}"),
         _ => {}
     }
 }
@@ -256,14 +256,14 @@ fn json_line(e: &RetryEvent<'_>) -> String {
             ms(slept),
             ms(elapsed)
         ),
-        EventKind::Finished {
-            attempts,
-            reason,
-            result,
-            elapsed,
-        } => format!(
-            r#"{{"event":"finished",{head},"attempts":{attempts},"reason":"{reason}","result":"{result}","elapsed_ms":{:.3}}}"#,
-            ms(elapsed)
+        EventKind::Finished { outcome } => format!(
+            r#"{{"event":"finished",{head},"attempts":{},"reason":"{}","last":"{}","elapsed_ms":{:.3}}}"#,
+            outcome.attempts,
+            outcome.reason,
+            outcome
+                .last
+                .map_or_else(String::new, |last| last.to_string()),
+            ms(outcome.elapsed)
         ),
         _ => format!(r#"{{"event":"other",{head}}}"#),
     }

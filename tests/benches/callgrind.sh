@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Instructions per GET for bare ureq and backstop-ureq (see tests/examples/callgrind_probe.rs).
-# Usage: tests/benches/callgrind.sh [modes...]   (default: bare timed same adapter abort)
+# Usage: tests/benches/callgrind.sh [modes...]   (default: bare same adapter abort)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 cargo build -q --release -p backstop-tests --example callgrind_probe
@@ -11,7 +11,7 @@ server=$!
 trap 'kill $server 2>/dev/null; rm -rf "$out"' EXIT
 for _ in $(seq 50); do [ -s "$out/addr" ] && break; sleep 0.1; done
 addr=$(head -1 "$out/addr")
-for mode in "${@:-bare timed same adapter abort}"; do
+for mode in "${@:-bare same adapter abort}"; do
   for m in $mode; do
     for n in 200 1200; do
       valgrind --tool=callgrind --callgrind-out-file="$out/$m.$n.out" "$bin" "$m" "$n" "$addr" \

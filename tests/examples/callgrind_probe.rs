@@ -1,18 +1,18 @@
-//! The instruction-count probe behind the adapter overhead figures in adapters/README.md.
+//! The instruction-count probe behind the ureq adapter overhead figures in docs/PERFORMANCE.md.
 //!
 //! Wall-clock medians on a shared machine move by microseconds; instruction counts do not.
-//! This program does N GETs in one of four ways against a loopback server in another process,
+//! This program does N GETs in one of the ways against a loopback server in another process,
 //! and `tests/benches/callgrind.sh` runs it under `valgrind --tool=callgrind` at 200 and 1,200
 //! GETs: the difference divided by 1,000 is the count per GET, start-up excluded.
 //!
 //! ```sh
 //! cargo build --release -p backstop-tests --example callgrind_probe
-//! tests/benches/callgrind.sh                 # bare, timed, same, adapter, abort
+//! tests/benches/callgrind.sh                 # bare, same, adapter, abort
 //! ```
 //!
 //! Modes: `serve` (print the address, answer every request with 200 "ok"), or one of the
-//! [`Way`]s of `backstop_tests::overhead` by name: `bare`, `timed`, `same` (ureq called as the
-//! adapter calls it), `adapter`, `abort`.
+//! [`Way`]s of `backstop_tests::overhead` by name: `bare`, `same` (ureq with the adapter's
+//! timeouts, called as the adapter calls it), `adapter`, `abort`.
 
 use std::io::{Read, Write};
 
@@ -49,7 +49,7 @@ fn serve() {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: callgrind_probe serve | (bare|timed|same|adapter|abort) N ADDR";
+    let usage = "usage: callgrind_probe serve | (bare|same|adapter|abort) N ADDR";
     let mode = args.get(1).expect(usage).as_str();
     if mode == "serve" {
         return serve();

@@ -1,7 +1,7 @@
-//! The ways of making one GET that the adapter-overhead measurements compare: bare ureq three
-//! ways, and `backstop-ureq` with and without an [`Abort`]. Used by the benchmark
-//! (`tests/benches/adapters.rs`) and by the instruction-count probe
-//! (`tests/examples/callgrind_probe.rs`), so both measure exactly the same calls.
+//! The ways of making one GET that the adapter-overhead measurements compare: bare ureq with no
+//! timeouts and with the adapter's timeouts, and `backstop-ureq` with and without an
+//! [`Abort`]. Used by the benchmark (`tests/benches/adapters.rs`) and by the instruction-count
+//! probe (`tests/examples/callgrind_probe.rs`), so both measure exactly the same calls.
 
 use backstop::Policy;
 use backstop_driver::{Abort, Retrier, RetryRequest};
@@ -11,12 +11,10 @@ use backstop_driver::{Abort, Retrier, RetryRequest};
 pub enum Way {
     /// Bare ureq, `agent.get(url).call()`, ureq's defaults (no timeouts at all).
     Bare,
-    /// Bare ureq with the policy's attempt timeout on every phase, through `Agent::run`.
-    PhaseTimeouts,
-    /// Bare ureq configured and called as the adapter's client does it: connect timeout only,
-    /// statuses as responses, `Agent::run`. One difference remains: ureq's default resolver,
-    /// where the adapter takes an IP-address host straight from the URI.
-    AdaptersCall,
+    /// Bare ureq configured and called as the adapter's client does it for an attempt with the
+    /// policy's timeout to an IP-address host: that timeout on connect, send and receive
+    /// (request head, body, response head), statuses as responses, `Agent::run`.
+    SameTimeouts,
     /// `backstop-ureq`, default policy.
     Adapter,
     /// `backstop-ureq` with an [`Abort`] handle on the request.
@@ -25,10 +23,9 @@ pub enum Way {
 
 impl Way {
     /// Every way, in a fixed order (index with `way as usize`).
-    pub const ALL: [Way; 5] = [
+    pub const ALL: [Way; 4] = [
         Way::Bare,
-        Way::PhaseTimeouts,
-        Way::AdaptersCall,
+        Way::SameTimeouts,
         Way::Adapter,
         Way::AdapterWithAbort,
     ];
@@ -38,8 +35,7 @@ impl Way {
     pub const fn name(self) -> &'static str {
         match self {
             Way::Bare => "bare",
-            Way::PhaseTimeouts => "timed",
-            Way::AdaptersCall => "same",
+            Way::SameTimeouts => "same",
             Way::Adapter => "adapter",
             Way::AdapterWithAbort => "abort",
         }
@@ -55,7 +51,6 @@ impl Way {
 /// A client for every [`Way`], each with its own connection pool.
 pub struct Getters {
     bare: ureq::Agent,
-    timed: ureq::Agent,
     same: ureq::Agent,
     client: backstop_ureq::Client,
     abort: Abort,
@@ -74,16 +69,12 @@ impl Getters {
         let t = Some(Policy::default().attempt_timeout());
         Getters {
             bare: ureq::Agent::new_with_defaults(),
-            timed: ureq::Agent::config_builder()
+            same: ureq::Agent::config_builder()
+                .http_status_as_error(false)
                 .timeout_connect(t)
                 .timeout_send_request(t)
                 .timeout_send_body(t)
                 .timeout_recv_response(t)
-                .build()
-                .into(),
-            same: ureq::Agent::config_builder()
-                .http_status_as_error(false)
-                .timeout_connect(t)
                 .build()
                 .into(),
             client: backstop_ureq::Client::new(Retrier::default()),
@@ -99,12 +90,7 @@ impl Getters {
     pub fn get(&self, way: Way, url: &str) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
         Ok(match way {
             Way::Bare => self.bare.get(url).call()?.body_mut().read_to_vec()?,
-            Way::PhaseTimeouts => self
-                .timed
-                .run(http::Request::get(url).body(())?)?
-                .body_mut()
-                .read_to_vec()?,
-            Way::AdaptersCall => self
+            Way::SameTimeouts => self
                 .same
                 .run(http::Request::get(url).body(())?)?
                 .body_mut()

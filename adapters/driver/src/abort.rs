@@ -1,6 +1,6 @@
 //! Abort: one cancellation concept for every adapter.
 //!
-//! Rule (the seed's requirement 7): an abort interrupts the request in flight, its timeout and
+//! Rule: an abort interrupts the request in flight, its timeout and
 //! the wait between attempts, and no request is sent after it. An [`Abort`] is a cheap,
 //! cloneable handle: one clone goes with the operation, another to whoever may cancel it (any
 //! thread or task). Async waits listen for it; blocking waits park on it with a deadline; a

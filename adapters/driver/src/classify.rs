@@ -1,8 +1,8 @@
 //! Helpers for adapters that map their client's errors to [`ErrorKind`]s.
 //!
-//! Rule (the seed's requirement 2): classify by whether the request can have reached the
-//! server, not by the error's type name. A failure while connecting (resolving, the TCP
-//! connect, the TLS handshake) happened before anything was sent.
+//! Rule (RFC 9110 §9.2.2): classify by whether the request can have reached the server, not
+//! by the error's type name. A failure while connecting (resolving, the TCP connect, the TLS
+//! handshake) happened before anything was sent.
 
 use core::fmt;
 use std::error::Error;

@@ -67,6 +67,7 @@ mod request;
 mod retrier;
 mod run;
 mod runtime;
+mod thread_timer;
 #[cfg(feature = "rustls")]
 mod tls_config;
 #[cfg(feature = "rustls")]
@@ -80,12 +81,13 @@ pub use classify::{
 };
 #[cfg(feature = "hyper")]
 pub use hyper_error::exchange_error_kind;
-pub use observe::events::{AttemptResult, EventKind, FinalResult, RetryEvent};
+pub use observe::events::{EventKind, RetryEvent};
 pub use observe::metrics::{Metrics, MetricsSnapshot};
-pub use observe::redact::{redact_uri, redact_url};
+pub use observe::redact::redact_uri;
+pub use observe::Observer;
 pub use outcome::{Retried, RetryError};
-pub use request::{Attempt, RequestBody, RetryRequest, IDEMPOTENCY_KEY};
-pub use retrier::{ClassifyOverride, Observer, Retrier};
+pub use request::{Attempt, RetryRequest, IDEMPOTENCY_KEY};
+pub use retrier::{ClassifyOverride, Retrier};
 pub use run::run;
 pub use runtime::{Epoch, Purpose, Runtime, Sleep, StdRuntime};
 /// The rustls crate these helpers are built on, so callers name its types in the same version.

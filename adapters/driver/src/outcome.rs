@@ -1,6 +1,6 @@
 //! What an operation hands back to its caller.
 //!
-//! Rule (MISSION.md, "Where the seed is wrong"): nothing the server said is lost. Whenever the
+//! Rule: nothing the server said is lost. Whenever the
 //! last attempt produced a response — a success, a 404, the last 503 after the attempts ran
 //! out, a 429 whose `Retry-After` was too long — the caller gets that response, body and all,
 //! with the reason the loop stopped. An abort is reported apart from a timeout.

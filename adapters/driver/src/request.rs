@@ -1,6 +1,6 @@
 //! The request an operation repeats: replayable body, one `Idempotency-Key` for all attempts.
 //!
-//! Rule (the seed's requirements 3 and 8): the body is replayed for every attempt (bytes are
+//! Rule: the body is replayed for every attempt (bytes are
 //! shared, a factory is called once per attempt); an opted-in POST carries the same
 //! `Idempotency-Key` on every attempt (IETF httpapi `Idempotency-Key` draft), generated for the
 //! caller if asked.
@@ -20,7 +20,7 @@ type Factory = Box<dyn FnMut() -> Bytes + Send>;
 
 /// A request body that can be sent again on every attempt.
 #[derive(Default)]
-pub enum RequestBody {
+enum RequestBody {
     /// No body.
     #[default]
     Empty,
@@ -229,12 +229,9 @@ pub struct Attempt {
     /// The attempt's number; the first is 1.
     pub number: u32,
     /// How long the attempt may take (already bounded by the overall deadline). The loop
-    /// enforces it by racing the attempt against a timer; a blocking client must apply it
-    /// itself.
+    /// enforces it by racing the attempt against a timer; a blocking client, which completes
+    /// its attempt within the loop's first poll of it, must apply it itself.
     pub timeout: Duration,
-    /// When the attempt times out, on the runtime's clock: the clock reading the loop decided
-    /// on plus `timeout` (see [`Runtime::std_instant`](crate::Runtime::std_instant)).
-    pub deadline: backstop::Instant,
     /// The request to send.
     pub request: http::Request<Bytes>,
 }

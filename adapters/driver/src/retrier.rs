@@ -12,10 +12,8 @@ use rand_pcg::Pcg64Mcg;
 
 use crate::observe::events::RetryEvent;
 use crate::observe::metrics::Metrics;
+use crate::observe::Observer;
 use crate::wall_clock::{SystemClock, WallClock};
-
-/// A callback that receives every event (attempts, waits, outcomes).
-pub type Observer = Arc<dyn Fn(&RetryEvent<'_>) + Send + Sync>;
 
 /// The caller's error classification: given the adapter's [`ErrorKind`] and the client's
 /// error, `Some(class)` overrides the default class, `None` keeps it.

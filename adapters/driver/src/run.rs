@@ -1,6 +1,6 @@
 //! The retry loop: the one place where decisions become actions.
 //!
-//! Rule (DESIGN.md "Adapters", the machine's driver contract): poll the machine, act on its
+//! Rule (the machine's driver contract, `backstop::RetryMachine`): poll the machine, act on its
 //! decision, report what happened, repeat until it returns or gives up. Every attempt races its
 //! timeout and the abort; every wait races the abort; after every timer the clock is read again
 //! and the machine decides (a timer is never trusted). A discarded response is dropped before
@@ -8,34 +8,21 @@
 
 use core::future::Future;
 use core::pin::{pin, Pin};
+use core::time::Duration;
 
 use backstop::{
-    AttemptError, AttemptOutcome, Decision, ErrorClass, ErrorKind, Event, Instant, Method, Outcome,
-    Request, Response, RetryMachine, StopReason,
+    AttemptError, AttemptOutcome, Decision, ErrorKind, Event, Instant, Method, Outcome, Request,
+    Response, RetryMachine, StopReason, WaitReason,
 };
 use futures_lite::future;
 
 use crate::abort::Abort;
-use crate::observe::events::{AttemptResult, EventKind, FinalResult};
+use crate::observe::events::EventKind;
 use crate::observe::Emitter;
 use crate::outcome::{Retried, RetryError};
 use crate::request::{Attempt, RetryRequest};
-use crate::retrier::Retrier;
+use crate::retrier::{LazyRng, Retrier, SharedBudget};
 use crate::runtime::{Purpose, Runtime};
-
-/// What the last attempt left for the caller.
-enum Last<B, E> {
-    Nothing,
-    Response(http::Response<B>),
-    Error(E, ErrorKind),
-}
-
-/// How a raced attempt ended.
-enum Raced<T> {
-    Done(T),
-    TimedOut,
-    Aborted,
-}
 
 /// Runs one operation: sends `request` through `send` until the policy is satisfied.
 ///
@@ -61,267 +48,290 @@ where
     Fut: Future<Output = Result<http::Response<B>, E>>,
 {
     let abort = request.abort.clone();
-    let abort = abort.as_ref();
-    let emitter = Emitter::new(
-        retrier,
-        request.name.as_deref(),
-        &request.method,
-        &request.uri,
-    );
     let start = runtime.now();
     let facts = Request::new(Method::from(&request.method))
         .with_idempotency_key(request.has_idempotency_key());
-    let mut machine = RetryMachine::with_budget(
-        *retrier.policy(),
-        facts,
-        retrier.next_rng(),
-        retrier.budget.clone(),
+    let mut operation = Operation {
+        retrier,
+        runtime,
+        abort: abort.as_ref(),
+        emitter: Emitter::new(
+            &retrier.observers,
+            retrier.metrics.as_ref(),
+            request.name.as_deref(),
+            &request.method,
+            &request.uri,
+        ),
+        machine: RetryMachine::with_budget(
+            *retrier.policy(),
+            facts,
+            retrier.next_rng(),
+            retrier.budget.clone(),
+            start,
+        ),
         start,
-    );
-    let mut last: Last<B, E> = Last::Nothing;
-    let since_start = |now: Instant| now.saturating_duration_since(start);
+    };
+    let mut last = Last::Nothing;
     // The clock as last read. It is read again after every attempt and every wait; a reading
     // is reused for the next decision only when nothing but bookkeeping ran in between (no
     // observer callback, which may take any time).
     let mut now = start;
-
+    // Bounded by the machine: every pass sends an attempt or waits, and both end by the
+    // deadline, after which the machine returns or gives up.
     loop {
-        if abort.is_some_and(Abort::is_aborted) {
-            let _ = machine.handle(now, Event::Abort);
-        }
-        match machine.poll(now) {
+        now = match operation.machine.poll(now) {
             Decision::Send {
                 attempt, timeout, ..
             } => {
                 // The previous response will not be returned: release it before sending again.
                 last = Last::Nothing;
-                if machine.handle(now, Event::AttemptStarted).is_err() {
-                    break;
-                }
-                let timeout_at = now.saturating_add(timeout);
-                // Pinned here, in the loop's own state: the race borrows it instead of
-                // moving it into a future of its own.
-                let mut attempt_future = pin!(send(Attempt {
+                let future = send(Attempt {
                     number: attempt,
                     timeout,
-                    deadline: timeout_at,
                     request: request.for_attempt(),
-                }));
-                let raced = if abort.is_some_and(Abort::is_aborted) {
-                    // An abort that came first wins, as in the race, and nothing is sent.
-                    Raced::Aborted
-                } else if let Some(output) = future::poll_once(attempt_future.as_mut()).await {
-                    // One poll of the attempt alone: a blocking attempt completes in it (its
-                    // client enforces the timeout and the abort), and so may an async one,
-                    // with no abort listener or timer made for it.
-                    Raced::Done(output)
-                } else {
-                    race_attempt(runtime, abort, timeout_at, attempt_future).await
-                };
-                let ended = runtime.now();
-                let aborted = abort.is_some_and(Abort::is_aborted);
-                let result = match raced {
-                    _ if aborted => {
-                        let _ = machine.handle(ended, Event::Abort);
-                        AttemptResult::Aborted
-                    }
-                    Raced::Aborted => {
-                        let _ = machine.handle(ended, Event::Abort);
-                        AttemptResult::Aborted
-                    }
-                    Raced::TimedOut => timed_out(&mut machine, ended),
-                    Raced::Done(Ok(response)) => {
-                        let headers = response.headers();
-                        // `Date` matters only as the reference of a `Retry-After` (an
-                        // HTTP-date one): without that field, skip both lookups.
-                        let facts = if headers.contains_key(http::header::RETRY_AFTER) {
-                            let facts = Response::from_http(response.status(), headers);
-                            if facts.retry_after.is_some() {
-                                // Only an HTTP-date `Retry-After` needs the wall clock.
-                                facts.wall_clock(retrier.wall_clock.now())
-                            } else {
-                                facts
-                            }
-                        } else {
-                            Response::new(response.status().as_u16())
-                        };
-                        let status = facts.status;
-                        if machine.handle(ended, Event::Response(facts)).is_ok() {
-                            last = Last::Response(response);
-                            AttemptResult::Status(status)
-                        } else {
-                            // The machine had already timed the attempt out at `ended`.
-                            timed_out(&mut machine, ended)
-                        }
-                    }
-                    Raced::Done(Err(error)) => {
-                        let kind = classify(&error);
-                        let class = retrier
-                            .classify
-                            .as_ref()
-                            .and_then(|f| f(kind, &error))
-                            .unwrap_or_else(|| kind.class());
-                        let e = AttemptError::new(kind).with_class(class);
-                        if machine.handle(ended, Event::Error(e)).is_ok() {
-                            last = Last::Error(error, kind);
-                            AttemptResult::Error { kind, class }
-                        } else {
-                            timed_out(&mut machine, ended)
-                        }
-                    }
-                };
-                emitter.emit(EventKind::AttemptEnded {
-                    attempt,
-                    result,
-                    took: ended.saturating_duration_since(now),
-                    elapsed: since_start(ended),
                 });
-                now = emitter.clock_after(runtime, ended);
+                operation
+                    .attempt(now, attempt, timeout, future, &classify, &mut last)
+                    .await
             }
             Decision::Wait {
                 until,
                 delay,
                 reason,
-            } => {
-                emitter.emit(EventKind::WaitStarted {
-                    next_attempt: reason.next_attempt,
-                    delay,
-                    cause: attempt_result(reason.cause),
-                    source: reason.source,
-                    elapsed: since_start(now),
-                });
-                let sleep = runtime.sleep_until(until, Purpose::Wait, abort);
-                match abort {
-                    Some(a) => future::or(a.aborted(), sleep).await,
-                    None => sleep.await,
-                }
-                let woke = runtime.now();
-                emitter.emit(EventKind::WaitEnded {
-                    next_attempt: reason.next_attempt,
-                    slept: woke.saturating_duration_since(now),
-                    elapsed: since_start(woke),
-                });
-                now = emitter.clock_after(runtime, woke);
-            }
+            } => operation.wait(now, until, delay, reason).await,
             Decision::Return(outcome) | Decision::GiveUp(outcome) => {
-                return finish(&emitter, outcome, last);
+                return operation.finish(outcome, last);
             }
-            Decision::AwaitResponse { .. } => {
-                // The loop awaits every attempt inline, so the machine never waits on one here;
-                // should it, the attempt is gone: report it as timed out.
-                let _ = machine.handle(now, Event::Error(AttemptError::new(ErrorKind::Timeout)));
-                now = runtime.now();
-            }
-            // A decision this loop does not know: stop rather than guess.
-            _ => break,
-        }
+            // The loop awaits every attempt where it sends it, so the machine never has one in
+            // flight (`AwaitResponse`), and it has no other decision.
+            other => unreachable!("the retry loop cannot act on `{other}`"),
+        };
     }
-    let now = runtime.now();
-    let _ = machine.handle(now, Event::Abort);
-    let outcome = machine.outcome().unwrap_or(Outcome {
-        attempts: machine.attempts(),
-        elapsed: since_start(now),
-        reason: StopReason::Aborted,
-        last: None,
-    });
-    finish(&emitter, outcome, Last::Nothing)
 }
 
-/// Races a pending attempt against its timeout and the abort. A timer that fires before the
-/// clock reaches `timeout_at` is re-armed: the attempt keeps running.
-async fn race_attempt<RT, T>(
-    runtime: &RT,
-    abort: Option<&Abort>,
-    timeout_at: Instant,
-    mut attempt: Pin<&mut impl Future<Output = T>>,
-) -> Raced<T>
-where
-    RT: Runtime + ?Sized,
-{
-    // The attempt was polled once already (see `run`) and is pending. The timer's instant is
-    // absolute, and `Abort::aborted` checks the flag after it starts listening, so nothing
-    // that happened since is missed.
-    // Bounded: each pass sleeps until `timeout_at`; only an early timer comes round again.
-    loop {
-        let aborted = async {
-            match abort {
-                Some(a) => a.aborted().await,
-                None => future::pending().await,
-            }
+/// What the last attempt left for the caller.
+enum Last<B, E> {
+    Nothing,
+    Response(http::Response<B>),
+    Error(E, ErrorKind),
+}
+
+/// How a raced attempt ended.
+enum Raced<T> {
+    Done(T),
+    TimedOut,
+    Aborted,
+}
+
+/// One operation's state between the loop's steps.
+struct Operation<'a, RT: ?Sized> {
+    retrier: &'a Retrier,
+    runtime: &'a RT,
+    abort: Option<&'a Abort>,
+    emitter: Emitter<'a>,
+    machine: RetryMachine<LazyRng, SharedBudget>,
+    start: Instant,
+}
+
+impl<RT: Runtime + ?Sized> Operation<'_, RT> {
+    fn aborted(&self) -> bool {
+        self.abort.is_some_and(Abort::is_aborted)
+    }
+
+    fn since_start(&self, now: Instant) -> Duration {
+        now.saturating_duration_since(self.start)
+    }
+
+    /// Sends attempt `number`, decided at `now`, races it against its timeout and the abort,
+    /// and reports how it ended. Returns the clock after.
+    async fn attempt<B, E: std::error::Error + 'static>(
+        &mut self,
+        now: Instant,
+        number: u32,
+        timeout: Duration,
+        future: impl Future<Output = Result<http::Response<B>, E>>,
+        classify: impl Fn(&E) -> ErrorKind,
+        last: &mut Last<B, E>,
+    ) -> Instant {
+        if self.aborted() {
+            // An abort that came first wins: the attempt is neither sent nor counted.
+            let _ = self.machine.handle(now, Event::Abort);
+            return now;
+        }
+        // Cannot fail: the machine has just decided to send.
+        let _ = self.machine.handle(now, Event::AttemptStarted);
+        let raced = self.race(now.saturating_add(timeout), pin!(future)).await;
+        let ended = self.runtime.now();
+        // An abort wins over whatever the attempt ended with: a blocking client reports the
+        // abort that interrupted it as an error of its own.
+        let raced = if self.aborted() {
             Raced::Aborted
+        } else {
+            raced
         };
-        let done = async { Raced::Done(attempt.as_mut().await) };
-        let timer = runtime.sleep_until(timeout_at, Purpose::AttemptTimeout, abort);
-        let timed_out = async {
-            timer.await;
-            Raced::TimedOut
-        };
-        match future::or(aborted, future::or(done, timed_out)).await {
-            Raced::TimedOut if runtime.now() < timeout_at => continue,
-            other => return other,
+        let result = self.report(classify, ended, raced, last);
+        self.emitter.emit(EventKind::AttemptEnded {
+            attempt: number,
+            result,
+            took: ended.saturating_duration_since(now),
+            elapsed: self.since_start(ended),
+        });
+        self.emitter.clock_after(self.runtime, ended)
+    }
+
+    /// Races the attempt against its timeout and the abort. A timer that fires before the
+    /// clock reaches `timeout_at` is re-armed: the attempt keeps running.
+    async fn race<T>(
+        &self,
+        timeout_at: Instant,
+        mut attempt: Pin<&mut impl Future<Output = T>>,
+    ) -> Raced<T> {
+        // One poll of the attempt alone: a blocking attempt completes in it (its client
+        // enforces the timeout and the abort), and so may an async one, with no abort
+        // listener or timer made for it.
+        if let Some(output) = future::poll_once(attempt.as_mut()).await {
+            return Raced::Done(output);
+        }
+        // The timer's instant is absolute, and `Abort::aborted` checks the flag after it
+        // starts listening, so nothing that happened since the first poll is missed.
+        // Bounded: each pass sleeps until `timeout_at`; only an early timer comes round again.
+        loop {
+            let aborted = async {
+                match self.abort {
+                    Some(a) => a.aborted().await,
+                    None => future::pending().await,
+                }
+                Raced::Aborted
+            };
+            let done = async { Raced::Done(attempt.as_mut().await) };
+            let timer = self
+                .runtime
+                .sleep_until(timeout_at, Purpose::AttemptTimeout, self.abort);
+            let timed_out = async {
+                timer.await;
+                Raced::TimedOut
+            };
+            match future::or(aborted, future::or(done, timed_out)).await {
+                Raced::TimedOut if self.runtime.now() < timeout_at => continue,
+                other => return other,
+            }
         }
     }
-}
 
-/// Reports an attempt timeout to the machine (which may already have applied it).
-fn timed_out<R: rand_core::Rng, B: backstop::Budget>(
-    machine: &mut RetryMachine<R, B>,
-    now: Instant,
-) -> AttemptResult {
-    let error = AttemptError::new(ErrorKind::Timeout);
-    let _ = machine.handle(now, Event::Error(error));
-    AttemptResult::Error {
-        kind: ErrorKind::Timeout,
-        class: ErrorClass::Timeout,
-    }
-}
-
-fn attempt_result(outcome: AttemptOutcome) -> AttemptResult {
-    match outcome {
-        AttemptOutcome::Response(status) => AttemptResult::Status(status),
-        AttemptOutcome::Error(e) => AttemptResult::Error {
-            kind: e.kind,
-            class: e.class,
-        },
-    }
-}
-
-/// Turns the machine's final outcome and the last attempt's leftovers into the caller's result.
-fn finish<B, E>(
-    emitter: &Emitter<'_>,
-    outcome: Outcome,
-    last: Last<B, E>,
-) -> Result<Retried<B>, RetryError<E>> {
-    let (result, value) = match last {
-        _ if outcome.reason == StopReason::Aborted => {
-            (FinalResult::Aborted, Err(RetryError::Aborted(outcome)))
+    /// Reports how the attempt ended (the clock read `ended` after it) to the machine, keeps
+    /// what the caller may get in `last`, and says what it was.
+    fn report<B, E: std::error::Error + 'static>(
+        &mut self,
+        classify: impl Fn(&E) -> ErrorKind,
+        ended: Instant,
+        raced: Raced<Result<http::Response<B>, E>>,
+        last: &mut Last<B, E>,
+    ) -> AttemptOutcome {
+        // The attempt's own result is reported at `ended` even when the clock has reached its
+        // timeout by then: the machine takes what the client produced over a timeout that no
+        // decision has reported yet (as it takes the abort).
+        match raced {
+            Raced::Aborted => {
+                let _ = self.machine.handle(ended, Event::Abort);
+                AttemptOutcome::Error(AttemptError::new(ErrorKind::Aborted))
+            }
+            // The clock has reached the timeout: the machine times the attempt out itself at
+            // the next decision.
+            Raced::TimedOut => AttemptOutcome::Error(AttemptError::new(ErrorKind::Timeout)),
+            Raced::Done(Ok(response)) => {
+                let facts = self.response_facts(&response);
+                let status = facts.status;
+                // Cannot fail: the attempt is in flight until its result is reported.
+                let _ = self.machine.handle(ended, Event::Response(facts));
+                *last = Last::Response(response);
+                AttemptOutcome::Response(status)
+            }
+            Raced::Done(Err(error)) => {
+                let kind = classify(&error);
+                let class = self
+                    .retrier
+                    .classify
+                    .as_ref()
+                    .and_then(|f| f(kind, &error))
+                    .unwrap_or_else(|| kind.class());
+                let e = AttemptError::new(kind).with_class(class);
+                // Cannot fail: the attempt is in flight until its result is reported.
+                let _ = self.machine.handle(ended, Event::Error(e));
+                *last = Last::Error(error, kind);
+                AttemptOutcome::Error(e)
+            }
         }
-        Last::Response(response) => (
-            FinalResult::Status(response.status().as_u16()),
-            Ok(Retried { response, outcome }),
-        ),
-        Last::Error(_, ErrorKind::Timeout) => (
-            FinalResult::Error(ErrorKind::Timeout),
-            Err(RetryError::TimedOut(outcome)),
-        ),
-        Last::Error(error, kind) => (
-            FinalResult::Error(kind),
-            Err(RetryError::Failed {
+    }
+
+    /// The parts of `response` that bear on a retry.
+    fn response_facts<'r, B>(&self, response: &'r http::Response<B>) -> Response<'r> {
+        let headers = response.headers();
+        // `Date` matters only as the reference of a `Retry-After`: without that field, skip
+        // both lookups.
+        if !headers.contains_key(http::header::RETRY_AFTER) {
+            return Response::new(response.status().as_u16());
+        }
+        let facts = Response::from_http(response.status(), headers);
+        if facts.retry_after.is_some() {
+            // Only an HTTP-date `Retry-After` needs the wall clock.
+            facts.wall_clock(self.retrier.wall_clock.now())
+        } else {
+            facts
+        }
+    }
+
+    /// Waits until `until` (decided at `now`), or until the abort. Returns the clock after.
+    async fn wait(
+        &mut self,
+        now: Instant,
+        until: Instant,
+        delay: Duration,
+        reason: WaitReason,
+    ) -> Instant {
+        self.emitter.emit(EventKind::WaitStarted {
+            next_attempt: reason.next_attempt,
+            delay,
+            cause: reason.cause,
+            source: reason.source,
+            elapsed: self.since_start(now),
+        });
+        let sleep = self.runtime.sleep_until(until, Purpose::Wait, self.abort);
+        match self.abort {
+            Some(a) => future::or(a.aborted(), sleep).await,
+            None => sleep.await,
+        }
+        let woke = self.runtime.now();
+        if self.aborted() {
+            let _ = self.machine.handle(woke, Event::Abort);
+        }
+        self.emitter.emit(EventKind::WaitEnded {
+            next_attempt: reason.next_attempt,
+            slept: woke.saturating_duration_since(now),
+            elapsed: self.since_start(woke),
+        });
+        self.emitter.clock_after(self.runtime, woke)
+    }
+
+    /// Turns the machine's final outcome and the last attempt's leftovers into the caller's
+    /// result.
+    fn finish<B, E>(
+        &self,
+        outcome: Outcome,
+        last: Last<B, E>,
+    ) -> Result<Retried<B>, RetryError<E>> {
+        self.emitter.emit(EventKind::Finished { outcome });
+        match last {
+            _ if outcome.reason == StopReason::Aborted => Err(RetryError::Aborted(outcome)),
+            Last::Response(response) => Ok(Retried { response, outcome }),
+            // The client's own timeout is a time-out like the loop's.
+            Last::Error(_, ErrorKind::Timeout) | Last::Nothing => {
+                Err(RetryError::TimedOut(outcome))
+            }
+            Last::Error(error, kind) => Err(RetryError::Failed {
                 error,
                 kind,
                 outcome,
             }),
-        ),
-        Last::Nothing => (
-            FinalResult::Error(ErrorKind::Timeout),
-            Err(RetryError::TimedOut(outcome)),
-        ),
-    };
-    emitter.emit(EventKind::Finished {
-        attempts: outcome.attempts,
-        reason: outcome.reason,
-        result,
-        elapsed: outcome.elapsed,
-    });
-    value
+        }
+    }
 }

@@ -1,6 +1,6 @@
 //! What an executor supplies to the retry loop: its clock and its sleep.
 //!
-//! Rule (DESIGN.md "Adapters"; quinn's `runtime` module): the loop exists once, and each
+//! Rule: the loop exists once, so that a fix made there reaches every adapter, and each
 //! executor is a small trait implementation. The clock is injected so that tests and
 //! simulations run on virtual time ([`VirtualTime`](crate::VirtualTime)).
 
@@ -12,6 +12,7 @@ use core::time::Duration;
 use backstop::Instant;
 
 use crate::abort::Abort;
+use crate::thread_timer::ThreadTimer;
 
 /// A boxed sleep: resolves at (or, rarely, a little before) the instant it was made for.
 pub type Sleep = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
@@ -38,18 +39,12 @@ pub trait Runtime {
 
     /// A future that resolves at `until`.
     ///
-    /// Async runtimes ignore `abort` (the loop races every sleep against it). A runtime that
-    /// blocks the thread inside `poll` must return early when `abort` fires.
+    /// An [`AttemptTimeout`](Purpose::AttemptTimeout) sleep is raced against an attempt that
+    /// is pending on the same task: it must wake the task through its waker, never block the
+    /// thread. Async runtimes ignore `abort` (the loop races every sleep against it); a
+    /// runtime that blocks the thread inside `poll` for a [`Wait`](Purpose::Wait) must return
+    /// early when `abort` fires.
     fn sleep_until(&self, until: Instant, purpose: Purpose, abort: Option<&Abort>) -> Sleep;
-
-    /// The `std` instant of `at`, when this clock is the real monotonic clock (`None` by
-    /// default: a virtual or foreign clock). A blocking client uses it to time its attempt
-    /// from the loop's own reading ([`Attempt::deadline`](crate::Attempt::deadline)) rather
-    /// than read the clock again.
-    fn std_instant(&self, at: Instant) -> Option<std::time::Instant> {
-        let _ = at;
-        None
-    }
 }
 
 impl<R: Runtime + ?Sized> Runtime for &R {
@@ -59,10 +54,6 @@ impl<R: Runtime + ?Sized> Runtime for &R {
 
     fn sleep_until(&self, until: Instant, purpose: Purpose, abort: Option<&Abort>) -> Sleep {
         (**self).sleep_until(until, purpose, abort)
-    }
-
-    fn std_instant(&self, at: Instant) -> Option<std::time::Instant> {
-        (**self).std_instant(at)
     }
 }
 
@@ -106,8 +97,9 @@ impl Epoch {
     }
 }
 
-/// The blocking runtime: `std::time::Instant` for the clock, and a sleep that parks the thread
-/// (inside `poll`) until the deadline or an abort. Used by `backstop-ureq`, and by any caller
+/// The blocking runtime: `std::time::Instant` for the clock; a wait parks the thread (inside
+/// `poll`) until its end or an abort, and an attempt's timeout is a timer thread that wakes
+/// the executor, so it bounds any attempt future. Used by `backstop-ureq`, and by any caller
 /// that runs the loop with `futures_lite::future::block_on`.
 #[derive(Clone, Copy, Debug)]
 pub struct StdRuntime {
@@ -137,18 +129,14 @@ impl Runtime for StdRuntime {
 
     fn sleep_until(&self, until: Instant, purpose: Purpose, abort: Option<&Abort>) -> Sleep {
         if purpose == Purpose::AttemptTimeout {
-            // A blocking attempt enforces its own timeout (the client's I/O timeouts); a timer
-            // raced against it would never be polled while it blocks.
-            return Box::pin(core::future::pending());
+            // Raced against an attempt that is pending: the thread waits in the executor for
+            // whichever wakes it first, so the timer must wake it from elsewhere.
+            return Box::pin(ThreadTimer::at(self.epoch.to_std(until)));
         }
         Box::pin(BlockingSleep {
             until: self.epoch.to_std(until),
             abort: abort.cloned(),
         })
-    }
-
-    fn std_instant(&self, at: Instant) -> Option<std::time::Instant> {
-        self.epoch.to_std(at)
     }
 }
 

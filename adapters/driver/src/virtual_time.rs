@@ -1,6 +1,6 @@
 //! Virtual time for tests and simulations.
 //!
-//! Rule (DESIGN.md "Testing"): timing decisions are tested on virtual time, not with sleeps.
+//! Rule: timing decisions are tested on virtual time, not with sleeps (fast and exact).
 //! [`VirtualTime`] wraps a real runtime and adds an offset to its clock: a wait between
 //! attempts moves the offset forward at once instead of sleeping, while an attempt's timeout
 //! still runs on the real timer (the HTTP traffic it bounds is real).

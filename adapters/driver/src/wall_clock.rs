@@ -1,8 +1,8 @@
 //! The wall clock, injected.
 //!
-//! Rule (DESIGN.md "Semantics"): an HTTP-date `Retry-After` is measured against the response's
-//! `Date` when it has one, else against the caller's wall clock. The wall clock is an input so
-//! that a test can skew it and prove that the server's `Date` wins.
+//! Rule (RFC 9110 §10.2.3, §6.6.1): an HTTP-date `Retry-After` is measured against the response's
+//! `Date` when it has one, else against the caller's wall clock. The wall clock is an input so that
+//! a test can skew it and prove that the server's `Date` wins.
 
 use core::time::Duration;
 

@@ -1,6 +1,6 @@
 //! ureq's errors as backstop's [`ErrorKind`]s.
 //!
-//! Rule (the seed's requirement 2): classify by whether the request can have reached the
+//! Rule: classify by whether the request can have reached the
 //! server. A refused connection or an unknown host was never sent; a reset, a broken pipe or a
 //! cut-off response may have been.
 

@@ -3,7 +3,7 @@
 use core::fmt;
 use core::time::Duration;
 
-use backstop::{DelaySource, ErrorClass, ErrorKind, StopReason};
+use backstop::{AttemptOutcome, DelaySource, Outcome};
 
 /// One event of one operation. It borrows the operation's name, method and redacted URL.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,8 +27,8 @@ pub enum EventKind {
     AttemptEnded {
         /// The attempt's number (the first is 1).
         attempt: u32,
-        /// What it ended with.
-        result: AttemptResult,
+        /// What it ended with (an abort: an error of kind and class `aborted`).
+        result: AttemptOutcome,
         /// How long the attempt took.
         took: Duration,
         /// Time since the operation started.
@@ -41,7 +41,7 @@ pub enum EventKind {
         /// The decided delay.
         delay: Duration,
         /// What the previous attempt ended with (the reason for the retry).
-        cause: AttemptResult,
+        cause: AttemptOutcome,
         /// What decided the length (backoff, or the server's `Retry-After`).
         source: DelaySource,
         /// Time since the operation started.
@@ -58,64 +58,10 @@ pub enum EventKind {
     },
     /// The operation ended.
     Finished {
-        /// Attempts started.
-        attempts: u32,
-        /// Why it ended.
-        reason: StopReason,
-        /// What the caller gets.
-        result: FinalResult,
-        /// Total time of the operation.
-        elapsed: Duration,
+        /// Attempts started, total time, why it ended, and what the last attempt ended with:
+        /// the caller gets that response or error, or nothing if the reason is `aborted`.
+        outcome: Outcome,
     },
-}
-
-/// What an attempt ended with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum AttemptResult {
-    /// A response with this status.
-    Status(u16),
-    /// An error of this kind and class.
-    Error {
-        /// What went wrong.
-        kind: ErrorKind,
-        /// How it bears on a retry (after the caller's override).
-        class: ErrorClass,
-    },
-    /// The caller aborted it.
-    Aborted,
-}
-
-/// What the caller gets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum FinalResult {
-    /// The response with this status.
-    Status(u16),
-    /// The last attempt's error, of this kind.
-    Error(ErrorKind),
-    /// Nothing: the caller aborted.
-    Aborted,
-}
-
-impl fmt::Display for AttemptResult {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            AttemptResult::Status(s) => write!(f, "status {s}"),
-            AttemptResult::Error { kind, class } => write!(f, "error {kind} ({class})"),
-            AttemptResult::Aborted => f.write_str("aborted"),
-        }
-    }
-}
-
-impl fmt::Display for FinalResult {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FinalResult::Status(s) => write!(f, "status {s}"),
-            FinalResult::Error(kind) => write!(f, "error {kind}"),
-            FinalResult::Aborted => f.write_str("aborted"),
-        }
-    }
 }
 
 impl fmt::Display for RetryEvent<'_> {
@@ -147,15 +93,7 @@ impl fmt::Display for RetryEvent<'_> {
                 source.as_str()
             ),
             EventKind::WaitEnded { slept, .. } => write!(f, "waited {slept:?}"),
-            EventKind::Finished {
-                attempts,
-                reason,
-                result,
-                elapsed,
-            } => write!(
-                f,
-                "finished with {result} after {attempts} attempt(s) in {elapsed:?} (reason: {reason})"
-            ),
+            EventKind::Finished { outcome } => write!(f, "finished: {outcome}"),
         }
     }
 }

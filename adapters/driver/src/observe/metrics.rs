@@ -1,13 +1,15 @@
-//! The seed's metrics, as shared counters.
+//! The retry metrics, as shared counters.
 //!
-//! Rule (the seed's requirement 9): the share of operations that retried, the mean attempts per
-//! operation, the successes after a retry, the operations that exhausted a limit, and the
-//! counts of 429, 503 and 504 responses.
+//! Rule: what tells whether retries help or hurt: the share of operations that retried, the mean
+//! attempts per operation, the successes after a retry, the operations that exhausted a limit, and
+//! the counts of 429, 503 and 504 responses.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::observe::events::{AttemptResult, EventKind, FinalResult};
+use backstop::{AttemptOutcome, StopReason};
+
+use crate::observe::events::EventKind;
 
 /// Shared counters; clone the handle to read them while operations run.
 ///
@@ -114,7 +116,7 @@ impl Metrics {
         };
         match *kind {
             EventKind::AttemptEnded {
-                result: AttemptResult::Status(status),
+                result: AttemptOutcome::Response(status),
                 ..
             } => match status {
                 429 => inc(&c.status_429),
@@ -122,24 +124,25 @@ impl Metrics {
                 504 => inc(&c.status_504),
                 _ => {}
             },
-            EventKind::Finished {
-                attempts,
-                reason,
-                result,
-                ..
-            } => {
+            EventKind::Finished { outcome } => {
                 inc(&c.operations);
-                c.attempts.fetch_add(u64::from(attempts), Ordering::Relaxed);
-                if attempts > 1 {
+                c.attempts
+                    .fetch_add(u64::from(outcome.attempts), Ordering::Relaxed);
+                let aborted = outcome.reason == StopReason::Aborted;
+                if outcome.attempts > 1 {
                     inc(&c.retried);
-                    if matches!(result, FinalResult::Status(s) if (200..400).contains(&s)) {
+                    let success = matches!(
+                        outcome.last,
+                        Some(AttemptOutcome::Response(s)) if (200..400).contains(&s)
+                    );
+                    if success && !aborted {
                         inc(&c.successes_after_retry);
                     }
                 }
-                if reason.is_limit() {
+                if outcome.reason.is_limit() {
                     inc(&c.exhausted);
                 }
-                if result == FinalResult::Aborted {
+                if aborted {
                     inc(&c.aborted);
                 }
             }

@@ -1,10 +1,11 @@
 //! Observability: every attempt, wait and outcome as structured data.
 //!
-//! Rule (the seed's requirement 9): the operation name, method, URL without query or userinfo,
-//! attempt number, status or error kind, reason, actual delay slept, total elapsed and final
-//! result are reported; the body, the query, the userinfo, every header (`Authorization`,
-//! `Cookie`, `Proxy-Authorization`, the raw `Idempotency-Key`) never are. The one place that
-//! builds an event is [`Emitter`], and it holds nothing secret to leak: only the redacted URL.
+//! Rule: what an operator needs to see, and nothing secret. The operation name, method, URL without
+//! query or userinfo, attempt number, status or error kind, reason, actual delay slept, total
+//! elapsed and final result are reported; the body, the query, the userinfo, every header
+//! (`Authorization`, `Cookie`, `Proxy-Authorization`, the raw `Idempotency-Key`) never are. The one
+//! place that builds an event is [`Emitter`], and it holds nothing secret to leak: only the
+//! redacted URL.
 
 pub(crate) mod events;
 pub(crate) mod metrics;
@@ -12,10 +13,15 @@ pub(crate) mod redact;
 #[cfg(feature = "tracing")]
 mod trace;
 
-use crate::observe::events::{EventKind, RetryEvent};
-use crate::retrier::Retrier;
+use std::sync::Arc;
 
-/// Sends events to the retrier's observers, the metrics and `tracing`.
+use crate::observe::events::{EventKind, RetryEvent};
+use crate::observe::metrics::Metrics;
+use crate::runtime::Runtime;
+
+/// A callback that receives every event (attempts, waits, outcomes).
+pub type Observer = Arc<dyn Fn(&RetryEvent<'_>) + Send + Sync>;
+
 /// Whether a `tracing` subscriber wants backstop's events (never without the feature).
 fn trace_enabled() -> bool {
     #[cfg(feature = "tracing")]
@@ -25,8 +31,10 @@ fn trace_enabled() -> bool {
     false
 }
 
+/// Sends one operation's events to the observers, the metrics and `tracing`.
 pub(crate) struct Emitter<'r> {
-    retrier: &'r Retrier,
+    observers: &'r [Observer],
+    metrics: Option<&'r Metrics>,
     operation: String,
     method: http::Method,
     url: String,
@@ -35,19 +43,21 @@ pub(crate) struct Emitter<'r> {
 
 impl<'r> Emitter<'r> {
     pub(crate) fn new(
-        retrier: &'r Retrier,
+        observers: &'r [Observer],
+        metrics: Option<&'r Metrics>,
         name: Option<&str>,
         method: &http::Method,
         uri: &http::Uri,
     ) -> Self {
-        let active = !retrier.observers.is_empty() || trace_enabled();
+        let active = !observers.is_empty() || trace_enabled();
         let url = if active {
             redact::redact_uri(uri)
         } else {
             String::new()
         };
         Emitter {
-            retrier,
+            observers,
+            metrics,
             operation: name.unwrap_or_default().to_owned(),
             method: method.clone(),
             url,
@@ -57,7 +67,7 @@ impl<'r> Emitter<'r> {
 
     /// The clock after an event was emitted at `read`: `read` itself when no callback ran
     /// (only counters were updated since), else a fresh reading.
-    pub(crate) fn clock_after<RT: crate::Runtime + ?Sized>(
+    pub(crate) fn clock_after<RT: Runtime + ?Sized>(
         &self,
         runtime: &RT,
         read: backstop::Instant,
@@ -70,7 +80,7 @@ impl<'r> Emitter<'r> {
     }
 
     pub(crate) fn emit(&self, kind: EventKind) {
-        if let Some(metrics) = &self.retrier.metrics {
+        if let Some(metrics) = self.metrics {
             metrics.record(&kind);
         }
         if !self.active {
@@ -85,7 +95,7 @@ impl<'r> Emitter<'r> {
         #[cfg(feature = "tracing")]
         trace::emit(&event);
         // The events are plain data; nothing else is done with them here.
-        for observer in &self.retrier.observers {
+        for observer in self.observers {
             observer(&event);
         }
     }

@@ -45,17 +45,13 @@ pub(crate) fn emit(event: &RetryEvent<'_>) {
             elapsed_ms = elapsed.as_secs_f64() * 1e3,
             "wait ended"
         ),
-        EventKind::Finished {
-            attempts,
-            reason,
-            result,
-            elapsed,
-        } => tracing::info!(
+        EventKind::Finished { outcome } => tracing::info!(
             target: "backstop",
-            operation = op, method, url, attempts,
-            reason = reason.as_str(),
-            result = %result,
-            elapsed_ms = elapsed.as_secs_f64() * 1e3,
+            operation = op, method, url,
+            attempts = outcome.attempts,
+            reason = outcome.reason.as_str(),
+            last = outcome.last.map(|last| last.to_string()),
+            elapsed_ms = outcome.elapsed.as_secs_f64() * 1e3,
             "operation finished"
         ),
     }
