@@ -1,4 +1,4 @@
-//! The seed's metrics: share of operations that retried, mean attempts, successes after retry,
+//! The usual retry metrics: share of operations that retried, mean attempts, successes after retry,
 //! operations that exhausted a limit, and the 429/503/504 counts.
 
 use backstop::Policy;

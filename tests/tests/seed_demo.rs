@@ -1,4 +1,4 @@
-//! The seed's demo: 503 with `Retry-After: 0.1` twice, then 200 with a JSON body. The client
+//! The classic retry demo: 503 with `Retry-After: 0.1` twice, then 200 with a JSON body. The client
 //! waits as told (virtual time) and gets the 200 on its third attempt.
 
 use std::time::Duration;
