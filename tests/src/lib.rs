@@ -29,6 +29,7 @@
 pub mod adapters;
 pub mod certs;
 pub mod https;
+pub mod middleware;
 pub mod overhead;
 pub mod server;
 
