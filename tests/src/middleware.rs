@@ -182,4 +182,3 @@ pub fn tower_request(method: http::Method, url: &str) -> http::Request<Full<Byte
 
 /// A generous bound on one scenario's real time: a hang, not a slow machine, exceeds it.
 pub const TERMINATES_WITHIN: Duration = Duration::from_secs(20);
-
