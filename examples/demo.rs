@@ -62,7 +62,7 @@ fn seed_demo() -> Result<(), String> {
     let retrier = Retrier::new(policy).on_event(print_human);
     let url = server.url("/data");
     println!("GET {url} (server answers 503 + Retry-After: 0.1 twice, then 200)");
-    let request = RetryRequest::get(url.parse().map_err(|e| format!("{e}"))?).name("seed-demo");
+    let request = RetryRequest::get(url).name("seed-demo");
     let client = backstop_ureq::Client::new(retrier);
     let mut done = client.run(request).map_err(|e| e.to_string())?;
     let body = done
@@ -177,7 +177,7 @@ fn any_url(o: &Options) -> Result<(), String> {
         .build()
         .map_err(|e| e.to_string())?;
     let retrier = Retrier::new(policy).on_event(|e| println!("{}", json_line(e)));
-    let uri = o.url.parse().map_err(|e| format!("--url: {e}"))?;
+    let uri: http::Uri = o.url.parse().map_err(|e| format!("--url: {e}"))?;
     let mut request = RetryRequest::new(o.method.clone(), uri).name("demo");
     if let Some(body) = &o.body {
         request = request.body(body.clone());

@@ -16,7 +16,7 @@
 //!
 //! for_each_adapter(|adapter| {
 //!     let server = Server::always(Reply::status(404));
-//!     let request = RetryRequest::get(server.url("/missing").parse().unwrap());
+//!     let request = RetryRequest::get(server.url("/missing"));
 //!     let run = adapter.run(&Retrier::default(), request, Clock::Real);
 //!     assert_eq!(run.status(), Some(404), "{adapter:?}");
 //!     assert_eq!(server.requests(), 1);
@@ -29,6 +29,7 @@
 pub mod adapters;
 pub mod certs;
 pub mod https;
+pub mod middleware;
 pub mod overhead;
 pub mod server;
 

@@ -97,13 +97,13 @@ impl Getters {
                 .read_to_vec()?,
             Way::Adapter => self
                 .client
-                .run(RetryRequest::get(url.parse()?))?
+                .run(RetryRequest::get(url))?
                 .response
                 .body_mut()
                 .read_to_vec()?,
             Way::AdapterWithAbort => self
                 .client
-                .run(RetryRequest::get(url.parse()?).abort_on(&self.abort))?
+                .run(RetryRequest::get(url).abort_on(&self.abort))?
                 .response
                 .body_mut()
                 .read_to_vec()?,

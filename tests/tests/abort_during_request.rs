@@ -27,7 +27,7 @@ fn abort_during_the_request_interrupts_it_and_sends_nothing_more() {
                 arrived
             })
         };
-        let request = RetryRequest::get(server.url("/hang").parse().expect("url")).abort_on(&abort);
+        let request = RetryRequest::get(server.url("/hang")).abort_on(&abort);
         let run = adapter.run(&Retrier::new(policy), request, Clock::Real);
 
         assert!(

@@ -33,7 +33,7 @@ fn abort_during_the_wait_returns_aborted_and_sends_nothing_more() {
                 started
             })
         };
-        let request = RetryRequest::get(server.url("/").parse().expect("url")).abort_on(&abort);
+        let request = RetryRequest::get(server.url("/")).abort_on(&abort);
         let run = adapter.run(&retrier, request, Clock::Real);
 
         assert!(

@@ -11,7 +11,7 @@ fn exhausted_attempts_return_the_last_503_and_its_body() {
         let server =
             Server::start(["first", "second", "third"].map(|b| Reply::status(503).body(b).into()));
         let policy = Policy::builder().max_attempts(3).build().expect("policy");
-        let request = RetryRequest::get(server.url("/").parse().expect("url"));
+        let request = RetryRequest::get(server.url("/"));
         let run = adapter.run(&Retrier::new(policy), request, Clock::Virtual);
 
         assert_eq!(run.status(), Some(503), "{adapter:?}: {run:?}");

@@ -20,7 +20,7 @@ fn a_spent_budget_stops_retries_across_operations() {
             Reply::status(503).body("still down").into(),
             Reply::status(200).into(),
         ]);
-        let get = || RetryRequest::get(server.url("/").parse().expect("url"));
+        let get = || RetryRequest::get(server.url("/"));
 
         let first = adapter.run(&retrier, get(), Clock::Virtual);
         assert_eq!(first.status(), Some(200), "{adapter:?}: {first:?}");

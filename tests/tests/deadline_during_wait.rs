@@ -20,7 +20,7 @@ fn a_wait_past_the_deadline_returns_the_last_response_at_once() {
             .max_elapsed(Duration::from_secs(2))
             .build()
             .expect("policy");
-        let request = RetryRequest::get(server.url("/").parse().expect("url"));
+        let request = RetryRequest::get(server.url("/"));
         let run = adapter.run(&Retrier::new(policy), request, Clock::Real);
 
         assert_eq!(run.status(), Some(503), "{adapter:?}: {run:?}");

@@ -27,7 +27,7 @@ fn hanging_attempt_times_out_and_is_retried() {
                 seen.lock().expect("lock").push(cause);
             }
         });
-        let request = RetryRequest::get(server.url("/slow").parse().expect("url"));
+        let request = RetryRequest::get(server.url("/slow"));
         let run = adapter.run(&retrier, request, Clock::Virtual);
 
         assert_eq!(run.status(), Some(200), "{adapter:?}: {run:?}");

@@ -70,7 +70,7 @@ fn hostile_retry_after_values_never_crash_hang_or_lose_the_response() {
                 reply = reply.header("Retry-After", field);
             }
             let server = Server::start([reply.into(), Reply::status(200).body("ok").into()]);
-            let request = RetryRequest::get(server.url("/hostile").parse().expect("url"));
+            let request = RetryRequest::get(server.url("/hostile"));
             let retrier = Retrier::new(policy).seed(1);
             let run = adapter.run(&retrier, request, Clock::Virtual);
 

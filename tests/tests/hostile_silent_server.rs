@@ -26,7 +26,7 @@ fn a_server_that_reads_and_never_answers_times_out_within_bounds() {
     let policy = policy();
     for_each_adapter(|adapter| {
         let server = Server::always(Action::Hang);
-        let request = RetryRequest::get(server.url("/silent").parse().expect("url"));
+        let request = RetryRequest::get(server.url("/silent"));
         let run = adapter.run(&Retrier::new(policy).seed(6), request, Clock::Real);
         assert_timed_out(&run, &policy);
         assert_eq!(
@@ -42,7 +42,7 @@ fn a_server_that_never_even_reads_times_out_within_bounds() {
     let policy = policy();
     for_each_adapter(|adapter| {
         let server = Mute::start();
-        let request = RetryRequest::get(server.url.parse().expect("url"));
+        let request = RetryRequest::get(&server.url);
         let run = adapter.run(&Retrier::new(policy).seed(7), request, Clock::Real);
         assert_timed_out(&run, &policy);
     });

@@ -49,7 +49,7 @@ fn an_unparsable_status_line_is_retried_and_the_retry_answers() {
                 Action::Raw(bytes.clone()),
                 Reply::status(200).body("ok").into(),
             ]);
-            let request = RetryRequest::get(server.url("/").parse().expect("url"));
+            let request = RetryRequest::get(server.url("/"));
             let run = adapter.run(&Retrier::new(policy).seed(2), request, Clock::Virtual);
 
             let context = format!("{adapter:?}, {name}: {run:?}");
@@ -73,7 +73,7 @@ fn a_server_that_only_sends_garbage_ends_with_the_error() {
     for (name, bytes, expected) in garbage() {
         for_each_adapter(|adapter| {
             let server = Server::always(Action::Raw(bytes.clone()));
-            let request = RetryRequest::get(server.url("/").parse().expect("url"));
+            let request = RetryRequest::get(server.url("/"));
             let run = adapter.run(&Retrier::new(policy).seed(3), request, Clock::Virtual);
 
             let context = format!("{adapter:?}, {name}: {run:?}");

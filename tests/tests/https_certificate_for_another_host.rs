@@ -22,7 +22,7 @@ fn a_certificate_for_another_host_is_a_permanent_tls_error_after_one_attempt() {
             [Reply::status(200).into()],
             &ca.server_cert(&["other.example"]),
         );
-        let request = RetryRequest::get(server.url("/").parse().expect("uri"));
+        let request = RetryRequest::get(server.url("/"));
         let https = run_https(adapter, &Retrier::default(), request, &tls);
         let run = &https.run;
         let Err(Failure::Failed { kind, outcome }) = run.result else {

@@ -25,7 +25,7 @@ fn https_with_a_trusted_private_ca_retries_503_then_returns_the_200() {
             ],
             &ca.server_cert(&["127.0.0.1"]),
         );
-        let request = RetryRequest::get(server.url("/data").parse().expect("uri"));
+        let request = RetryRequest::get(server.url("/data"));
         let https = run_https(adapter, &Retrier::default(), request, &tls);
         let run = &https.run;
         assert_eq!(run.status(), Some(200), "{adapter:?}: {https:?}");

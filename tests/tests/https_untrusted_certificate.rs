@@ -21,7 +21,7 @@ fn an_untrusted_certificate_is_a_permanent_tls_error_after_one_attempt() {
             [Reply::status(200).into()],
             &ServerCert::self_signed(&["127.0.0.1"]),
         );
-        let request = RetryRequest::get(server.url("/").parse().expect("uri"));
+        let request = RetryRequest::get(server.url("/"));
         let https = run_https(adapter, &Retrier::default(), request, &tls);
         let run = &https.run;
         let Err(Failure::Failed { kind, outcome }) = run.result else {

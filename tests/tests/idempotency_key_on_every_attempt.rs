@@ -20,7 +20,7 @@ fn opted_in_post_keeps_one_idempotency_key_and_replays_its_body() {
         ]);
         let made = Arc::new(AtomicUsize::new(0));
         let counter = made.clone();
-        let request = RetryRequest::post(server.url("/orders").parse().expect("url"))
+        let request = RetryRequest::post(server.url("/orders"))
             .body_factory(move || {
                 counter.fetch_add(1, Ordering::SeqCst);
                 bytes::Bytes::from_static(br#"{"sku":42}"#)

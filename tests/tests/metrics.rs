@@ -12,7 +12,7 @@ fn metrics_count_retries_successes_exhaustion_and_statuses() {
         let metrics = Metrics::new();
         let policy = Policy::builder().max_attempts(3).build().expect("policy");
         let retrier = Retrier::new(policy).metrics(&metrics);
-        let get = |server: &Server| RetryRequest::get(server.url("/").parse().expect("url"));
+        let get = |server: &Server| RetryRequest::get(server.url("/"));
 
         // Succeeds after two retries: 503, 429, 200.
         let flaky = Server::start([

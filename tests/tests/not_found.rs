@@ -9,7 +9,7 @@ use backstop_tests::server::{Reply, Server};
 fn not_found_is_returned_after_one_request() {
     for_each_adapter(|adapter| {
         let server = Server::always(Reply::status(404).body("no such thing"));
-        let request = RetryRequest::get(server.url("/missing").parse().expect("url"));
+        let request = RetryRequest::get(server.url("/missing"));
         let run = adapter.run(&Retrier::default(), request, Clock::Virtual);
 
         assert_eq!(run.status(), Some(404), "{adapter:?}: {run:?}");

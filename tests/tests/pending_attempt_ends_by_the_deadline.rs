@@ -26,7 +26,7 @@ async fn never_answering(rt: &impl Runtime) -> Outcome {
     run(
         &Retrier::new(policy()),
         rt,
-        RetryRequest::get("http://example.invalid/".parse().expect("uri")),
+        RetryRequest::get("http://example.invalid/"),
         |_: &std::io::Error| ErrorKind::Other,
         |_attempt| future::pending::<Result<http::Response<()>, std::io::Error>>(),
     )

@@ -54,7 +54,7 @@ fn no_event_contains_userinfo_query_headers_key_or_body() {
         let url = server
             .url("/v1/orders?token=SECRET-QUERY#SECRET-FRAGMENT")
             .replace("http://", "http://alice:SECRET-PASSWORD@");
-        let request = RetryRequest::post(url.parse().expect("url"))
+        let request = RetryRequest::post(url)
             .name("create-order")
             .header(
                 header::AUTHORIZATION,

@@ -16,7 +16,7 @@ fn retry_after_above_the_ceiling_returns_the_response_at_once() {
                 .header("Retry-After", "3600")
                 .body("come back in an hour"),
         );
-        let request = RetryRequest::get(server.url("/").parse().expect("url"));
+        let request = RetryRequest::get(server.url("/"));
         let run = adapter.run(&Retrier::default(), request, Clock::Real);
 
         assert_eq!(run.status(), Some(503), "{adapter:?}: {run:?}");

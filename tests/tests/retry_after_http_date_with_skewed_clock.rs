@@ -25,7 +25,7 @@ fn http_date_retry_after_is_measured_against_the_servers_date_not_a_skewed_clien
         let retrier = Retrier::default()
             .seed(2)
             .wall_clock(SkewedClock::ahead(Duration::from_secs(3600)));
-        let request = RetryRequest::get(server.url("/limited").parse().expect("url"));
+        let request = RetryRequest::get(server.url("/limited"));
         let run = adapter.run(&retrier, request, Clock::Virtual);
 
         assert_eq!(run.status(), Some(200), "{adapter:?}: {run:?}");

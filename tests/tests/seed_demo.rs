@@ -23,7 +23,7 @@ fn seed_demo_gets_200_on_the_third_attempt_after_waiting_as_told() {
                 .body(r#"{"message":"ok","attempt":3}"#)
                 .into(),
         ]);
-        let request = RetryRequest::get(server.url("/data").parse().expect("url"));
+        let request = RetryRequest::get(server.url("/data"));
         let run = adapter.run(&Retrier::default().seed(1), request, Clock::Virtual);
 
         assert_eq!(run.status(), Some(200), "{adapter:?}: {run:?}");

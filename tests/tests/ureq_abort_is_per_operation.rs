@@ -26,7 +26,7 @@ fn aborting_one_ureq_operation_leaves_the_others_running() {
         let (client, slow) = (client.clone(), slow.clone());
         std::thread::spawn(move || {
             let mut done = client
-                .run(RetryRequest::get(slow.url("/").parse().expect("url")))
+                .run(RetryRequest::get(slow.url("/")))
                 .expect("the other operation completes");
             done.response.body_mut().read_to_vec().expect("body")
         })
@@ -41,7 +41,7 @@ fn aborting_one_ureq_operation_leaves_the_others_running() {
             both
         })
     };
-    let request = RetryRequest::get(hanging.url("/").parse().expect("url")).abort_on(&abort);
+    let request = RetryRequest::get(hanging.url("/")).abort_on(&abort);
     let result = client.run(request);
 
     assert!(

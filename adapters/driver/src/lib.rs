@@ -33,7 +33,7 @@
 //! use backstop_driver::{run, Retrier, RetryRequest, StdRuntime, VirtualTime};
 //!
 //! let retrier = Retrier::new(backstop::Policy::default());
-//! let request = RetryRequest::get("http://127.0.0.1:1/".parse()?);
+//! let request = RetryRequest::get("http://127.0.0.1:1/");
 //! let mut statuses = [503_u16, 200].into_iter();
 //! // An attempt function that answers from a list instead of the network, on virtual time.
 //! let result = futures_lite::future::block_on(run(
@@ -61,6 +61,7 @@ mod abort;
 mod classify;
 #[cfg(feature = "hyper")]
 mod hyper_error;
+mod invalid;
 mod observe;
 mod outcome;
 mod request;
@@ -79,8 +80,12 @@ pub use abort::{Abort, HookGuard};
 pub use classify::{
     connect_error_kind, error_chain, find_error, find_io_error, io_error_kind, ResolveError,
 };
+/// The `http` crate whose types the requests and responses are made of, so callers name them
+/// in the same version.
+pub use http;
 #[cfg(feature = "hyper")]
 pub use hyper_error::exchange_error_kind;
+pub use invalid::RequestError;
 pub use observe::events::{EventKind, RetryEvent};
 pub use observe::metrics::{Metrics, MetricsSnapshot};
 pub use observe::redact::redact_uri;

@@ -7,7 +7,9 @@
 
 use core::fmt;
 
-use backstop::{ErrorKind, Outcome};
+use backstop::{ErrorKind, Outcome, StopReason};
+
+use crate::invalid::RequestError;
 
 /// The response the operation ended with, and how it ended.
 #[derive(Debug)]
@@ -37,15 +39,38 @@ pub enum RetryError<E> {
         /// Attempts, elapsed time, and why the loop stopped.
         outcome: Outcome,
     },
+    /// The request could not be built (a URL or header that did not convert): nothing was
+    /// sent.
+    InvalidRequest {
+        /// What was invalid.
+        error: RequestError,
+        /// No attempt: `attempts` is 0 and the reason `PermanentError`.
+        outcome: Outcome,
+    },
 }
 
 impl<E> RetryError<E> {
+    /// The error for a request the builder could not make: no attempt was made.
+    pub(crate) fn invalid_request(error: RequestError) -> Self {
+        RetryError::InvalidRequest {
+            error,
+            outcome: Outcome {
+                attempts: 0,
+                elapsed: core::time::Duration::ZERO,
+                reason: StopReason::PermanentError,
+                last: None,
+            },
+        }
+    }
+
     /// How the operation ended.
     #[must_use]
     pub fn outcome(&self) -> &Outcome {
         match self {
             RetryError::Aborted(o) | RetryError::TimedOut(o) => o,
-            RetryError::Failed { outcome, .. } => outcome,
+            RetryError::Failed { outcome, .. } | RetryError::InvalidRequest { outcome, .. } => {
+                outcome
+            }
         }
     }
 
@@ -78,6 +103,9 @@ impl<E> fmt::Display for RetryError<E> {
                 "attempt {} failed: {kind} (stopped: {})",
                 o.attempts, o.reason
             ),
+            RetryError::InvalidRequest { error, .. } => {
+                write!(f, "nothing sent: {error}")
+            }
         }
     }
 }
@@ -86,6 +114,7 @@ impl<E: std::error::Error + 'static> std::error::Error for RetryError<E> {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             RetryError::Failed { error, .. } => Some(error),
+            RetryError::InvalidRequest { error, .. } => Some(error),
             _ => None,
         }
     }

@@ -3,7 +3,9 @@
 //! Rule: the body is replayed for every attempt (bytes are
 //! shared, a factory is called once per attempt); an opted-in POST carries the same
 //! `Idempotency-Key` on every attempt (IETF httpapi `Idempotency-Key` draft), generated for the
-//! caller if asked.
+//! caller if asked. The builder takes what converts (a `&str` URL, a header name as text), as
+//! `http`'s own builders do; the first part that does not convert is kept and [`run`](crate::run)
+//! returns it without sending anything, so a bad URL is an error, never a panic.
 
 use core::fmt;
 use core::time::Duration;
@@ -12,6 +14,7 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Uri, Version};
 
 use crate::abort::Abort;
+use crate::invalid::{Part, RequestError};
 
 /// The `Idempotency-Key` header name.
 pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
@@ -58,14 +61,25 @@ impl fmt::Debug for RequestBody {
 /// use backstop_driver::{Abort, RetryRequest};
 ///
 /// let abort = Abort::new();
-/// let request = RetryRequest::post("http://127.0.0.1:8080/orders".parse()?)
+/// let request = RetryRequest::post("http://127.0.0.1:8080/orders")
 ///     .name("create-order")
-///     .header(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"))
+///     .header("content-type", "application/json")
 ///     .body(r#"{"sku":42}"#)
 ///     .generate_idempotency_key()
 ///     .abort_on(&abort);
 /// assert!(request.has_idempotency_key());
-/// # Ok::<(), http::uri::InvalidUri>(())
+/// assert!(request.error().is_none());
+/// ```
+///
+/// A URL or header that does not convert is kept as the request's [`error`](Self::error), and
+/// [`run`](crate::run) returns it as
+/// [`RetryError::InvalidRequest`](crate::RetryError::InvalidRequest) without sending:
+///
+/// ```
+/// use backstop_driver::RetryRequest;
+///
+/// let request = RetryRequest::get("http://exa mple.com/").header("x-trace", "a\nb");
+/// assert_eq!(request.error().map(ToString::to_string).as_deref(), Some("invalid URL: invalid uri character"));
 /// ```
 #[derive(Debug)]
 pub struct RetryRequest {
@@ -76,12 +90,22 @@ pub struct RetryRequest {
     headers: HeaderMap,
     body: RequestBody,
     pub(crate) abort: Option<Abort>,
+    error: Option<RequestError>,
 }
 
 impl RetryRequest {
-    /// A request with `method` to `uri`, no headers and no body.
+    /// A request with `method` to `uri` (a `&str`, a `String` or a [`Uri`]), no headers and
+    /// no body. A URL that does not parse is kept as the request's [`error`](Self::error).
     #[must_use]
-    pub fn new(method: Method, uri: Uri) -> Self {
+    pub fn new<U>(method: Method, uri: U) -> Self
+    where
+        U: TryInto<Uri>,
+        U::Error: Into<http::Error>,
+    {
+        let (uri, error) = match uri.try_into() {
+            Ok(uri) => (uri, None),
+            Err(e) => (Uri::default(), Some(RequestError::new(Part::Uri, e.into()))),
+        };
         RetryRequest {
             name: None,
             method,
@@ -90,20 +114,51 @@ impl RetryRequest {
             headers: HeaderMap::new(),
             body: RequestBody::Empty,
             abort: None,
+            error,
         }
     }
 
-    /// A GET request.
+    /// A GET request (see [`new`](Self::new)).
     #[must_use]
-    pub fn get(uri: Uri) -> Self {
+    pub fn get<U>(uri: U) -> Self
+    where
+        U: TryInto<Uri>,
+        U::Error: Into<http::Error>,
+    {
         RetryRequest::new(Method::GET, uri)
     }
 
-    /// A POST request. It is retried after it may have been sent only when the policy opts in
-    /// and it carries an `Idempotency-Key`.
+    /// A POST request (see [`new`](Self::new)). It is retried after it may have been sent only
+    /// when the policy opts in and it carries an `Idempotency-Key`.
     #[must_use]
-    pub fn post(uri: Uri) -> Self {
+    pub fn post<U>(uri: U) -> Self
+    where
+        U: TryInto<Uri>,
+        U::Error: Into<http::Error>,
+    {
         RetryRequest::new(Method::POST, uri)
+    }
+
+    /// A PUT request (see [`new`](Self::new)). Retried after it may have been sent only when
+    /// the policy adds PUT (`add_retry_method`).
+    #[must_use]
+    pub fn put<U>(uri: U) -> Self
+    where
+        U: TryInto<Uri>,
+        U::Error: Into<http::Error>,
+    {
+        RetryRequest::new(Method::PUT, uri)
+    }
+
+    /// A DELETE request (see [`new`](Self::new)). Retried after it may have been sent only
+    /// when the policy adds DELETE (`add_retry_method`).
+    #[must_use]
+    pub fn delete<U>(uri: U) -> Self
+    where
+        U: TryInto<Uri>,
+        U::Error: Into<http::Error>,
+    {
+        RetryRequest::new(Method::DELETE, uri)
     }
 
     /// A request from an `http::Request` with a byte body.
@@ -118,6 +173,7 @@ impl RetryRequest {
             headers: parts.headers,
             body: RequestBody::Bytes(body),
             abort: None,
+            error: None,
         }
     }
 
@@ -128,11 +184,76 @@ impl RetryRequest {
         self
     }
 
-    /// Adds a header (appended: a name may repeat).
+    /// Adds a header (appended: a name may repeat). Name and value are anything that converts
+    /// (`"content-type"`, a [`HeaderName`], a `String`, a [`HeaderValue`]); one that does not
+    /// is kept as the request's [`error`](Self::error).
     #[must_use]
-    pub fn header(mut self, name: HeaderName, value: HeaderValue) -> Self {
-        self.headers.append(name, value);
+    pub fn header<K, V>(mut self, name: K, value: V) -> Self
+    where
+        K: TryInto<HeaderName>,
+        K::Error: Into<http::Error>,
+        V: TryInto<HeaderValue>,
+        V::Error: Into<http::Error>,
+    {
+        let name = name
+            .try_into()
+            .map_err(|e| RequestError::new(Part::HeaderName, e.into()));
+        let value = value
+            .try_into()
+            .map_err(|e| RequestError::new(Part::HeaderValue, e.into()));
+        match (name, value) {
+            (Ok(name), Ok(value)) => {
+                self.headers.append(name, value);
+            }
+            (Err(e), _) | (_, Err(e)) => self.keep_first(e),
+        }
         self
+    }
+
+    /// The body `value` as JSON, with `Content-Type: application/json` unless the request has
+    /// a content type. A value that does not serialize is kept as the request's
+    /// [`error`](Self::error).
+    ///
+    /// ```
+    /// let request = backstop_driver::RetryRequest::post("http://127.0.0.1:8080/orders")
+    ///     .json(&serde_json::json!({ "sku": 42 }));
+    /// assert!(request.error().is_none());
+    /// ```
+    #[cfg(feature = "json")]
+    #[must_use]
+    pub fn json<T: serde::Serialize + ?Sized>(mut self, value: &T) -> Self {
+        match serde_json::to_vec(value) {
+            Ok(body) => {
+                if !self.headers.contains_key(http::header::CONTENT_TYPE) {
+                    self.headers.insert(
+                        http::header::CONTENT_TYPE,
+                        HeaderValue::from_static("application/json"),
+                    );
+                }
+                self.body = RequestBody::Bytes(body.into());
+            }
+            Err(e) => self.keep_first(RequestError::json(e)),
+        }
+        self
+    }
+
+    /// Why the request cannot be sent: the first URL, header or body given to the builder that
+    /// did not convert. [`run`](crate::run) returns it without sending anything.
+    #[must_use]
+    pub fn error(&self) -> Option<&RequestError> {
+        self.error.as_ref()
+    }
+
+    /// Takes the builder's error out of the request.
+    pub(crate) fn take_error(&mut self) -> Option<RequestError> {
+        self.error.take()
+    }
+
+    /// Keeps `error` unless an earlier one is kept: the first mistake is the one to fix.
+    fn keep_first(&mut self, error: RequestError) {
+        if self.error.is_none() {
+            self.error = Some(error);
+        }
     }
 
     /// The headers every attempt sends.
@@ -155,10 +276,20 @@ impl RetryRequest {
         self
     }
 
-    /// Sends `key` as `Idempotency-Key` on every attempt (replacing any such header).
+    /// Sends `key` as `Idempotency-Key` on every attempt (replacing any such header). A key
+    /// that is not a valid header value is kept as the request's [`error`](Self::error).
     #[must_use]
-    pub fn idempotency_key(mut self, key: HeaderValue) -> Self {
-        self.headers.insert(IDEMPOTENCY_KEY, key);
+    pub fn idempotency_key<V>(mut self, key: V) -> Self
+    where
+        V: TryInto<HeaderValue>,
+        V::Error: Into<http::Error>,
+    {
+        match key.try_into() {
+            Ok(key) => {
+                self.headers.insert(IDEMPOTENCY_KEY, key);
+            }
+            Err(e) => self.keep_first(RequestError::new(Part::HeaderValue, e.into())),
+        }
         self
     }
 

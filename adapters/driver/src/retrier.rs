@@ -84,6 +84,25 @@ impl Retrier {
         &self.policy
     }
 
+    /// The same retrier (observers, metrics, budget, wall clock, classification, seed
+    /// sequence) under another policy: for one request that must be sent at most once, say.
+    ///
+    /// ```
+    /// use backstop_driver::Retrier;
+    ///
+    /// let once = backstop::Policy::builder().max_attempts(1).build()?;
+    /// let retrier = Retrier::default().on_event(|e| println!("{e}"));
+    /// assert_eq!(retrier.with_policy(once).policy().max_attempts(), 1);
+    /// # Ok::<(), backstop::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn with_policy(&self, policy: Policy) -> Self {
+        Retrier {
+            policy,
+            ..self.clone()
+        }
+    }
+
     /// Calls `observer` with every event. Several observers may be added.
     #[must_use]
     pub fn on_event(mut self, observer: impl Fn(&RetryEvent<'_>) + Send + Sync + 'static) -> Self {

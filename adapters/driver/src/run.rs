@@ -34,7 +34,9 @@ use crate::runtime::{Purpose, Runtime};
 ///   then picks the class.
 ///
 /// Returns the last response whenever there is one (even a 503 after the attempts ran out),
-/// else why there is none. See the crate docs for an example.
+/// else why there is none. A request the builder could not make (see
+/// [`RetryRequest::error`]) is returned as [`RetryError::InvalidRequest`] without sending.
+/// See the crate docs for an example.
 pub async fn run<RT, B, E, Fut>(
     retrier: &Retrier,
     runtime: &RT,
@@ -47,6 +49,9 @@ where
     E: std::error::Error + 'static,
     Fut: Future<Output = Result<http::Response<B>, E>>,
 {
+    if let Some(error) = request.take_error() {
+        return Err(RetryError::invalid_request(error));
+    }
     let abort = request.abort.clone();
     let start = runtime.now();
     let facts = Request::new(Method::from(&request.method))

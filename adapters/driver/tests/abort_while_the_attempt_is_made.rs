@@ -17,7 +17,7 @@ fn attempts_count_the_requests_actually_sent() {
     let result = future::block_on(run(
         &Retrier::default(),
         &ManualClock::default(),
-        RetryRequest::get("http://example.invalid/".parse().expect("uri")).abort_on(&abort),
+        RetryRequest::get("http://example.invalid/").abort_on(&abort),
         |_: &std::io::Error| ErrorKind::Other,
         |_attempt| {
             // The caller aborts (from anywhere) while the attempt is being made.

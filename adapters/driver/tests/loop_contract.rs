@@ -63,7 +63,7 @@ fn discarded_response_is_released_before_the_next_attempt() {
     let done = future::block_on(run(
         &Retrier::default(),
         &rt,
-        RetryRequest::get("http://example.invalid/".parse().expect("uri")),
+        RetryRequest::get("http://example.invalid/"),
         |_: &std::io::Error| ErrorKind::Other,
         |attempt| {
             attempts += 1;
@@ -95,7 +95,7 @@ fn early_timers_neither_time_out_an_attempt_nor_shorten_a_wait() {
     let done = future::block_on(run(
         &Retrier::default(),
         &rt,
-        RetryRequest::get("http://example.invalid/".parse().expect("uri")),
+        RetryRequest::get("http://example.invalid/"),
         |_: &std::io::Error| ErrorKind::Other,
         |attempt| {
             log.lock().expect("log").push(clock.now());

@@ -22,7 +22,7 @@ fn run_never_answering(rt: impl Runtime + Send + 'static) -> Option<RetryError<s
         let result = future::block_on(run(
             &Retrier::new(policy),
             &rt,
-            RetryRequest::get("http://example.invalid/".parse().expect("uri")),
+            RetryRequest::get("http://example.invalid/"),
             |_: &std::io::Error| ErrorKind::Other,
             |_attempt| future::pending::<Result<http::Response<()>, std::io::Error>>(),
         ));

@@ -34,7 +34,7 @@ fn run_with_answer_at_timeout(
     let result = future::block_on(run(
         &Retrier::new(policy(max_attempts)),
         &rt,
-        RetryRequest::get("http://example.invalid/".parse().expect("uri")),
+        RetryRequest::get("http://example.invalid/"),
         |_: &std::io::Error| ErrorKind::Other,
         |attempt| {
             sent.fetch_add(1, Ordering::SeqCst);

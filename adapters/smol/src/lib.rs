@@ -33,7 +33,7 @@
 //!
 //! smol::block_on(async {
 //!     let client = Client::new(Retrier::new(backstop::Policy::default()));
-//!     let done = client.run(RetryRequest::get(url.parse()?)).await?;
+//!     let done = client.run(RetryRequest::get(url)).await?;
 //!     assert_eq!((done.response.status().as_u16(), done.outcome.attempts), (200, 2));
 //!     let body = done.response.into_body().collect().await?.to_bytes();
 //!     assert_eq!(&body[..], b"ok");

@@ -35,7 +35,7 @@
 //! let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
 //! rt.block_on(async {
 //!     let client = Client::new(Retrier::new(backstop::Policy::default()));
-//!     let done = client.run(RetryRequest::get(url.parse()?)).await?;
+//!     let done = client.run(RetryRequest::get(url)).await?;
 //!     assert_eq!((done.response.status().as_u16(), done.outcome.attempts), (200, 2));
 //!     let body = done.response.into_body().collect().await?.to_bytes();
 //!     assert_eq!(&body[..], b"ok");
@@ -52,7 +52,7 @@
 //! let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
 //! let done = rt.block_on(run(
 //!     &Retrier::default(),
-//!     RetryRequest::get("http://example.invalid/".parse()?),
+//!     RetryRequest::get("http://example.invalid/"),
 //!     |_: &std::io::Error| backstop::ErrorKind::Other,
 //!     |attempt| async move {
 //!         // Send `attempt.request` with your client; here, answer 200 at once.

@@ -22,7 +22,7 @@ fn paused_tokio_clock_drives_the_waits() {
     let done = rt
         .block_on(run(
             &Retrier::new(policy),
-            RetryRequest::get("http://example.invalid/".parse().expect("uri")),
+            RetryRequest::get("http://example.invalid/"),
             |_: &std::io::Error| backstop::ErrorKind::Other,
             |_attempt| {
                 let status = statuses.next().unwrap_or(500);

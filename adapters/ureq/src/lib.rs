@@ -42,7 +42,7 @@
 //! # });
 //!
 //! let client = Client::new(Retrier::new(backstop::Policy::default()));
-//! let mut done = client.run(RetryRequest::get(url.parse()?))?;
+//! let mut done = client.run(RetryRequest::get(url))?;
 //! assert_eq!(done.response.status(), 200);
 //! assert_eq!(done.outcome.attempts, 2);
 //! assert_eq!(done.response.body_mut().read_to_string()?, "ok");

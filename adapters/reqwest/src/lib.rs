@@ -1,0 +1,82 @@
+//! # backstop-reqwest
+//!
+//! backstop's retries for [reqwest](https://docs.rs/reqwest), as a `reqwest-middleware`
+//! [`Middleware`](reqwest_middleware::Middleware). The whole setup is one line:
+//!
+//! ```
+//! use backstop_reqwest::{Retrier, RetryMiddleware};
+//! use reqwest_middleware::ClientBuilder;
+//! # use std::io::{Read, Write};
+//! # // The workspace builds reqwest on rustls without a provider of its own: install ring.
+//! # let _ = rustls::crypto::ring::default_provider().install_default();
+//! # let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+//! # let url = format!("http://{}/hello", listener.local_addr()?);
+//! # std::thread::spawn(move || {
+//! #     for (stream, answer) in listener.incoming().zip([
+//! #         "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 0\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+//! #         "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+//! #     ]) {
+//! #         let mut stream = stream.unwrap();
+//! #         let mut buf = [0; 1024];
+//! #         let _ = stream.read(&mut buf);
+//! #         let _ = stream.write_all(answer.as_bytes());
+//! #     }
+//! # });
+//!
+//! let client = ClientBuilder::new(reqwest::Client::new())
+//!     .with(RetryMiddleware::new(Retrier::default()))
+//!     .build();
+//!
+//! let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+//! rt.block_on(async {
+//!     let response = client.get(&url).send().await?;
+//!     // How the operation ended travels with the response.
+//!     let outcome = response.extensions().get::<backstop::Outcome>().copied();
+//!     assert_eq!(outcome.map(|o| o.attempts), Some(2));
+//!     assert_eq!(response.text().await?, "ok");
+//!     Ok::<(), Box<dyn std::error::Error>>(())
+//! })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Every request through the client runs the loop every backstop adapter runs
+//! (`backstop_driver::run`) on tokio's clock: the policy, `Retry-After` as a floor with a
+//! ceiling, the idempotency rules (a POST is retried after it may have been sent only when the
+//! policy opts in and it carries an `Idempotency-Key`), budgets, events, metrics, redaction.
+//!
+//! - **The last response is always returned**, with the operation's [`Outcome`] in its
+//!   extensions (`response.extensions().get::<backstop::Outcome>()`): a final 503 is `Ok`.
+//! - **An operation that ends without a response** is a `reqwest_middleware::Error::Middleware`
+//!   holding a [`RetryError`] (see [`retry_error`]): attempts, reason, and the client's error
+//!   as its source.
+//! - **A body that cannot be replayed** (a stream: `Request::try_clone` is `None`) is sent
+//!   once, never retried and never re-sent empty; the response (or the error) carries the
+//!   [`BodyNotReplayable`] marker.
+//! - **Timeouts.** Each attempt races the machine's attempt timeout (bounded by the overall
+//!   deadline); the loser is dropped, which cancels reqwest's request. The request's own
+//!   reqwest timeout (`RequestBuilder::timeout`, or the client's) still applies inside it.
+//! - **Abort.** Put an [`Abort`] in the request's extensions
+//!   (`client.get(url).with_extension(abort.clone())`) to cancel the operation from elsewhere.
+//! - **Errors as kinds** ([`error_kind`]): connect failures never sent, TLS permanent (feature
+//!   `rustls`, on by default), reqwest's timeouts, redirect loops permanent.
+//!
+//! reqwest's TLS is the caller's: with reqwest's default features (rustls on aws-lc)
+//! `reqwest::Client::new()` works as it is. To stay on ring, enable reqwest's
+//! `rustls-no-provider` and install ring as the process default (as the example does), or give
+//! `ClientBuilder::tls_backend_preconfigured` a configuration from [`TlsBuilder`].
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod error;
+mod middleware;
+
+pub use backstop_driver::{http, Abort, Metrics, Retrier, RetryError, RetryEvent};
+#[cfg(feature = "rustls")]
+pub use backstop_driver::{rustls, Roots, TlsBuilder};
+pub use backstop_tokio::TokioRuntime;
+pub use error::{error_kind, retry_error, Error};
+pub use middleware::{BodyNotReplayable, RetryMiddleware};
+
+#[doc(no_inline)]
+pub use backstop::Outcome;

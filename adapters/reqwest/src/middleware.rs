@@ -1,0 +1,207 @@
+//! The middleware: one reqwest request, run through the shared retry loop.
+//!
+//! Rule: a request is repeated only as it was first sent. Each attempt sends a clone of the
+//! caller's request down the rest of the chain; a request whose body cannot be cloned (a
+//! stream) is sent once under a one-attempt policy, never re-sent with an empty body.
+
+use core::fmt;
+
+use backstop::Policy;
+use backstop_driver::{run, Abort, Retried, Retrier, RetryRequest, Runtime, IDEMPOTENCY_KEY};
+use backstop_tokio::TokioRuntime;
+use http::Extensions;
+use reqwest::{Request, Response};
+use reqwest_middleware::{Middleware, Next};
+
+use crate::error::error_kind;
+
+/// Retries every request of a `reqwest_middleware` client under a [`Retrier`]'s policy.
+///
+/// ```
+/// use backstop_reqwest::{Retrier, RetryMiddleware};
+/// # let _ = rustls::crypto::ring::default_provider().install_default();
+///
+/// let policy = backstop::Policy::builder().max_attempts(3).build()?;
+/// let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+///     .with(RetryMiddleware::new(Retrier::new(policy)))
+///     .build();
+/// # drop(client);
+/// # Ok::<(), backstop::ConfigError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct RetryMiddleware<RT = TokioRuntime> {
+    retrier: Retrier,
+    /// The same retrier allowed one attempt, for a body that cannot be replayed.
+    once: Retrier,
+    runtime: RT,
+}
+
+impl RetryMiddleware {
+    /// Retries under `retrier`, on tokio's clock (paused time counts).
+    #[must_use]
+    pub fn new(retrier: Retrier) -> Self {
+        RetryMiddleware {
+            once: retrier.with_policy(one_attempt(retrier.policy())),
+            retrier,
+            runtime: TokioRuntime::new(),
+        }
+    }
+}
+
+impl<RT> RetryMiddleware<RT> {
+    /// The same middleware on another clock and sleep (for example `VirtualTime`).
+    #[must_use]
+    pub fn with_runtime<R2: Runtime>(self, runtime: R2) -> RetryMiddleware<R2> {
+        RetryMiddleware {
+            retrier: self.retrier,
+            once: self.once,
+            runtime,
+        }
+    }
+
+    /// The runtime.
+    #[must_use]
+    pub fn runtime(&self) -> &RT {
+        &self.runtime
+    }
+}
+
+/// Marks a response (in its extensions) or an error (as its context) of a request whose body
+/// could not be replayed: it was sent once and not retried, whatever the policy says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BodyNotReplayable;
+
+impl fmt::Display for BodyNotReplayable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the request body cannot be replayed: sent once, not retried")
+    }
+}
+
+/// One attempt's response, with the extensions the rest of the chain left.
+struct Exchange {
+    response: Response,
+    extensions: Extensions,
+}
+
+#[async_trait::async_trait]
+impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
+    async fn handle(
+        &self,
+        request: Request,
+        extensions: &mut Extensions,
+        next: Next<'_>,
+    ) -> reqwest_middleware::Result<Response> {
+        let replayable = request.try_clone().is_some();
+        let retrier = if replayable {
+            &self.retrier
+        } else {
+            &self.once
+        };
+        let plan = plan(&request, extensions);
+        let mut first = Some(request);
+        let result = run(retrier, &self.runtime, plan, error_kind, |_attempt| {
+            // Each attempt of a replayable request sends a clone; the other is sent itself, once
+            // (its one-attempt policy makes no second attempt).
+            let request = if replayable {
+                first.as_ref().and_then(Request::try_clone)
+            } else {
+                first.take()
+            };
+            let mut own = extensions.clone();
+            let next = next.clone();
+            async move {
+                let request = request
+                    .ok_or_else(|| reqwest_middleware::Error::middleware(BodyNotReplayableError))?;
+                let response = next.run(request, &mut own).await?;
+                Ok(head(response, own))
+            }
+        })
+        .await;
+        finish(result, extensions, replayable)
+    }
+}
+
+/// The facts the loop needs about `request`: method, URL (for events, redacted there), its
+/// `Idempotency-Key`, and an [`Abort`] from the extensions. The body stays in the request.
+fn plan(request: &Request, extensions: &Extensions) -> RetryRequest {
+    // A URL reqwest accepts but `http` does not only names the operation in events.
+    let uri = request
+        .url()
+        .as_str()
+        .parse::<http::Uri>()
+        .unwrap_or_default();
+    let mut plan = RetryRequest::new(request.method().clone(), uri);
+    if let Some(key) = request.headers().get(IDEMPOTENCY_KEY) {
+        plan = plan.idempotency_key(key.clone());
+    }
+    if let Some(abort) = extensions.get::<Abort>() {
+        plan = plan.abort_on(abort);
+    }
+    plan
+}
+
+/// The response head the loop decides on, carrying the response itself.
+fn head(response: Response, extensions: Extensions) -> http::Response<Exchange> {
+    let mut head = http::Response::new(Exchange {
+        response,
+        extensions,
+    });
+    let exchange = head.body();
+    let status = exchange.response.status();
+    let headers = exchange.response.headers().clone();
+    *head.status_mut() = status;
+    *head.headers_mut() = headers;
+    head
+}
+
+/// The caller's result: the last response with its [`Outcome`](backstop::Outcome) (and the
+/// chain's extensions), or the loop's error inside reqwest-middleware's.
+fn finish(
+    result: Result<Retried<Exchange>, crate::Error>,
+    extensions: &mut Extensions,
+    replayable: bool,
+) -> reqwest_middleware::Result<Response> {
+    match result {
+        Ok(done) => {
+            let Exchange {
+                mut response,
+                extensions: theirs,
+            } = done.response.into_body();
+            *extensions = theirs;
+            response.extensions_mut().insert(done.outcome);
+            if !replayable {
+                response.extensions_mut().insert(BodyNotReplayable);
+            }
+            Ok(response)
+        }
+        Err(e) if replayable => Err(reqwest_middleware::Error::Middleware(e.into())),
+        Err(e) => Err(reqwest_middleware::Error::Middleware(
+            anyhow::Error::new(e).context(BodyNotReplayable),
+        )),
+    }
+}
+
+/// The error of an attempt that had no request to send (cannot happen: see `handle`).
+#[derive(Debug)]
+struct BodyNotReplayableError;
+
+impl fmt::Display for BodyNotReplayableError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&BodyNotReplayable, f)
+    }
+}
+
+impl std::error::Error for BodyNotReplayableError {}
+
+/// `policy` allowed one attempt: same deadline, attempt timeout and retryable statuses (so the
+/// outcome says why it would have retried).
+fn one_attempt(policy: &Policy) -> Policy {
+    Policy::builder()
+        .max_attempts(1)
+        .max_elapsed(policy.max_elapsed())
+        .attempt_timeout(policy.attempt_timeout())
+        .retryable_status_set(policy.retryable_statuses())
+        .build()
+        // Cannot fail: the values come from a valid policy. Keep it whole otherwise.
+        .unwrap_or(*policy)
+}

@@ -1,0 +1,137 @@
+//! The layer and the service it makes.
+//!
+//! Rule: a request is repeated only as it was first sent. Each attempt sends a clone of the
+//! caller's request (body included, so the body must be `Clone`) to a clone of the inner
+//! service, made ready first: tower's contract is one `call` per `poll_ready`.
+
+use core::future::{poll_fn, Future};
+use core::pin::Pin;
+use core::task::{Context, Poll};
+
+use backstop_driver::{run, Abort, Retrier, RetryError, RetryRequest, Runtime, IDEMPOTENCY_KEY};
+use backstop_tokio::TokioRuntime;
+use tower_layer::Layer;
+use tower_service::Service;
+
+use crate::error::{error_kind, ServiceError};
+
+/// Wraps a service in [`Retry`]: every request it calls is retried under the [`Retrier`]'s
+/// policy.
+#[derive(Clone, Debug)]
+pub struct RetryLayer<RT = TokioRuntime> {
+    retrier: Retrier,
+    runtime: RT,
+}
+
+impl RetryLayer {
+    /// Retries under `retrier`, on tokio's clock (paused time counts).
+    #[must_use]
+    pub fn new(retrier: Retrier) -> Self {
+        RetryLayer {
+            retrier,
+            runtime: TokioRuntime::new(),
+        }
+    }
+}
+
+impl<RT> RetryLayer<RT> {
+    /// The same layer on another clock and sleep (for example `VirtualTime`).
+    #[must_use]
+    pub fn with_runtime<R2: Runtime>(self, runtime: R2) -> RetryLayer<R2> {
+        RetryLayer {
+            retrier: self.retrier,
+            runtime,
+        }
+    }
+}
+
+impl<S, RT: Clone> Layer<S> for RetryLayer<RT> {
+    type Service = Retry<S, RT>;
+
+    fn layer(&self, inner: S) -> Retry<S, RT> {
+        Retry {
+            inner,
+            retrier: self.retrier.clone(),
+            runtime: self.runtime.clone(),
+        }
+    }
+}
+
+/// A service that retries the inner service `S` (made by [`RetryLayer`]).
+#[derive(Clone, Debug)]
+pub struct Retry<S, RT = TokioRuntime> {
+    inner: S,
+    retrier: Retrier,
+    runtime: RT,
+}
+
+/// The future of [`Retry::call`].
+pub type RetryFuture<R> =
+    Pin<Box<dyn Future<Output = Result<http::Response<R>, RetryError<ServiceError>>> + Send>>;
+
+impl<S, B, R, RT> Service<http::Request<B>> for Retry<S, RT>
+where
+    S: Service<http::Request<B>, Response = http::Response<R>> + Clone + Send + 'static,
+    S::Future: Send,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: Clone + Send + 'static,
+    R: Send + 'static,
+    RT: Runtime + Clone + Send + Sync + 'static,
+{
+    type Response = http::Response<R>;
+    type Error = RetryError<ServiceError>;
+    type Future = RetryFuture<R>;
+
+    /// Always ready: each attempt readies its own clone of the inner service.
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        let inner = self.inner.clone();
+        let retrier = self.retrier.clone();
+        let runtime = self.runtime.clone();
+        Box::pin(async move {
+            let plan = plan(&request);
+            let done = run(&retrier, &runtime, plan, error_kind_of, move |_attempt| {
+                send(inner.clone(), request.clone())
+            })
+            .await?;
+            let mut response = done.response;
+            response.extensions_mut().insert(done.outcome);
+            Ok(response)
+        })
+    }
+}
+
+/// One attempt: readies `service`, then calls it.
+async fn send<S, B, R>(
+    mut service: S,
+    request: http::Request<B>,
+) -> Result<http::Response<R>, ServiceError>
+where
+    S: Service<http::Request<B>, Response = http::Response<R>>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    poll_fn(|cx| service.poll_ready(cx))
+        .await
+        .map_err(ServiceError::new)?;
+    service.call(request).await.map_err(ServiceError::new)
+}
+
+fn error_kind_of(error: &ServiceError) -> backstop::ErrorKind {
+    error_kind(error)
+}
+
+/// The facts the loop needs about `request`: method, URI (for events, redacted there), its
+/// `Idempotency-Key`, and an [`Abort`] from its extensions. The body stays in the request.
+fn plan<B>(request: &http::Request<B>) -> RetryRequest {
+    let mut plan = RetryRequest::new(request.method().clone(), request.uri().clone());
+    if let Some(key) = request.headers().get(IDEMPOTENCY_KEY) {
+        plan = plan.idempotency_key(key.clone());
+    }
+    if let Some(abort) = request.extensions().get::<Abort>() {
+        plan = plan.abort_on(abort);
+    }
+    plan
+}

@@ -1,0 +1,73 @@
+//! # backstop-tower
+//!
+//! backstop's retries as a tower [`Layer`](tower_layer::Layer) for any HTTP service:
+//! [`RetryLayer::new(retrier)`](RetryLayer::new) in front of a hyper-util client, a tonic
+//! channel's HTTP stack, or a stack of tower-http layers.
+//!
+//! ```
+//! use backstop_tower::{Retrier, RetryLayer};
+//! use bytes::Bytes;
+//! use http_body_util::{BodyExt, Full};
+//! use tower::{ServiceBuilder, ServiceExt};
+//! # use std::io::{Read, Write};
+//! # let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+//! # let url = format!("http://{}/hello", listener.local_addr()?);
+//! # std::thread::spawn(move || {
+//! #     for (stream, answer) in listener.incoming().zip([
+//! #         "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 0\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+//! #         "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+//! #     ]) {
+//! #         let mut stream = stream.unwrap();
+//! #         let mut buf = [0; 1024];
+//! #         let _ = stream.read(&mut buf);
+//! #         let _ = stream.write_all(answer.as_bytes());
+//! #     }
+//! # });
+//!
+//! let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+//! rt.block_on(async {
+//!     let http = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+//!         .build_http::<Full<Bytes>>();
+//!     let client = ServiceBuilder::new()
+//!         .layer(RetryLayer::new(Retrier::default()))
+//!         .service(http);
+//!
+//!     let request = http::Request::get(&url).body(Full::new(Bytes::new()))?;
+//!     let response = client.oneshot(request).await?;
+//!     let outcome = response.extensions().get::<backstop::Outcome>().copied();
+//!     assert_eq!(outcome.map(|o| o.attempts), Some(2));
+//!     let body = response.into_body().collect().await?.to_bytes();
+//!     assert_eq!(&body[..], b"ok");
+//!     Ok::<(), Box<dyn std::error::Error>>(())
+//! })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Every call runs the loop every backstop adapter runs (`backstop_driver::run`): the policy,
+//! `Retry-After` as a floor with a ceiling, the idempotency rules and `Idempotency-Key`,
+//! budgets, abort (an [`Abort`] in the request's extensions), events, metrics, redaction.
+//!
+//! - Each attempt sends a clone of the request (`B: Clone`: `Full<Bytes>`, `String`, ...) to a
+//!   clone of the inner service, made ready first.
+//! - The last response is always returned, with the operation's [`Outcome`] in its
+//!   extensions; an operation without a response is a [`RetryError`] whose source is the
+//!   last attempt's error ([`ServiceError`]).
+//! - Each attempt races the machine's attempt timeout (bounded by the deadline) on tokio's
+//!   clock by default ([`TokioRuntime`]; `with_runtime` for virtual time).
+//! - The inner service's errors are classified by [`error_kind`]: a hyper-util client's
+//!   connect failures are never sent, TLS permanent (feature `rustls`), the rest as the socket
+//!   or hyper says.
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod error;
+mod layer;
+
+pub use backstop_driver::{http, Abort, Metrics, Retrier, RetryError, RetryEvent};
+pub use backstop_tokio::TokioRuntime;
+pub use error::{error_kind, ServiceError};
+pub use layer::{Retry, RetryFuture, RetryLayer};
+
+#[doc(no_inline)]
+pub use backstop::Outcome;

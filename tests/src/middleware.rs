@@ -1,0 +1,184 @@
+//! The reqwest middleware and the tower layer against the scripted server: a client of each,
+//! on virtual time (waits between attempts take no real time; attempts are real HTTP on
+//! loopback), and the same uniform [`Answer`] and [`Failure`] as [`crate::adapters`].
+
+use std::time::Duration;
+
+use backstop_driver::{Retrier, RetryError, VirtualTime};
+use backstop_tokio::TokioRuntime;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use tower::ServiceExt;
+
+use crate::adapters::{Answer, Failure};
+
+/// The clock of a scenario: tokio's, with the waits between attempts skipped.
+pub type Clock = VirtualTime<TokioRuntime>;
+
+/// Runs `f` on a fresh current-thread tokio runtime with time and I/O.
+///
+/// # Panics
+///
+/// If a tokio runtime cannot be built (a broken test machine).
+pub fn block_on<T>(f: impl core::future::Future<Output = T>) -> T {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+        .block_on(f)
+}
+
+/// A rustls configuration trusting the bundled roots (nothing on loopback), on ring.
+///
+/// # Panics
+///
+/// If the driver cannot build one (it always can with the bundled roots).
+#[must_use]
+pub fn default_tls() -> rustls::ClientConfig {
+    backstop_driver::TlsBuilder::new()
+        .build()
+        .expect("a TLS configuration")
+}
+
+/// A reqwest client (rustls on ring with `tls`) with the retry middleware on `clock`.
+///
+/// # Panics
+///
+/// If reqwest cannot build the client.
+#[must_use]
+pub fn reqwest_client(
+    retrier: &Retrier,
+    clock: &Clock,
+    tls: rustls::ClientConfig,
+) -> reqwest_middleware::ClientWithMiddleware {
+    let http = reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .build()
+        .expect("a reqwest client");
+    reqwest_middleware::ClientBuilder::new(http)
+        .with(backstop_reqwest::RetryMiddleware::new(retrier.clone()).with_runtime(clock.clone()))
+        .build()
+}
+
+/// What a reqwest-middleware call gave: the answer (the body read) or the failure, and the
+/// error's `Display` when there is one.
+pub async fn reqwest_answer(
+    result: reqwest_middleware::Result<reqwest::Response>,
+) -> (Result<Answer, Failure>, Option<String>) {
+    let response = match result {
+        Ok(r) => r,
+        Err(e) => {
+            let text = e.to_string();
+            let failure = match backstop_reqwest::retry_error(&e) {
+                Some(e) => failure(e),
+                None => panic!("not an error of the retry loop: {e:?}"),
+            };
+            return (Err(failure), Some(text));
+        }
+    };
+    let outcome = *response
+        .extensions()
+        .get::<backstop::Outcome>()
+        .expect("the outcome travels with the response");
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let body = response
+        .bytes()
+        .await
+        .map(|b| b.to_vec())
+        .map_err(|e| e.to_string());
+    let answer = Answer {
+        status,
+        headers,
+        body,
+        outcome,
+    };
+    (Ok(answer), None)
+}
+
+/// The hyper-util client behind the tower layer: http and https (rustls on ring with `tls`).
+pub type TowerClient = backstop_tower::Retry<
+    hyper_util::client::legacy::Client<
+        hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
+        Full<Bytes>,
+    >,
+    Clock,
+>;
+
+/// A hyper-util client (http and https with `tls`) behind the retry layer on `clock`.
+#[must_use]
+pub fn tower_client(retrier: &Retrier, clock: &Clock, tls: rustls::ClientConfig) -> TowerClient {
+    let mut tcp = hyper_util::client::legacy::connect::HttpConnector::new();
+    tcp.enforce_http(false);
+    let https = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(tcp);
+    let http = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .build(https);
+    tower::ServiceBuilder::new()
+        .layer(backstop_tower::RetryLayer::new(retrier.clone()).with_runtime(clock.clone()))
+        .service(http)
+}
+
+/// Calls `client` once with `request`: the answer (the body read) or the failure, and the
+/// error's `Display` when there is one.
+pub async fn tower_answer(
+    client: TowerClient,
+    request: http::Request<Full<Bytes>>,
+) -> (Result<Answer, Failure>, Option<String>) {
+    let response = match client.oneshot(request).await {
+        Ok(r) => r,
+        Err(e) => return (Err(failure(&e)), Some(e.to_string())),
+    };
+    let outcome = *response
+        .extensions()
+        .get::<backstop::Outcome>()
+        .expect("the outcome travels with the response");
+    let (parts, body) = response.into_parts();
+    let body = body
+        .collect()
+        .await
+        .map(|b| b.to_bytes().to_vec())
+        .map_err(|e| e.to_string());
+    let answer = Answer {
+        status: parts.status.as_u16(),
+        headers: parts.headers,
+        body,
+        outcome,
+    };
+    (Ok(answer), None)
+}
+
+fn failure<E>(e: &RetryError<E>) -> Failure {
+    match e {
+        RetryError::Aborted(o) => Failure::Aborted(*o),
+        RetryError::TimedOut(o) => Failure::TimedOut(*o),
+        RetryError::Failed { kind, outcome, .. } => Failure::Failed {
+            kind: *kind,
+            outcome: *outcome,
+        },
+        other => Failure::Failed {
+            kind: backstop::ErrorKind::InvalidRequest,
+            outcome: *other.outcome(),
+        },
+    }
+}
+
+/// A request with an empty body for the tower client.
+///
+/// # Panics
+///
+/// If `url` is not a valid URI (a broken test).
+#[must_use]
+pub fn tower_request(method: http::Method, url: &str) -> http::Request<Full<Bytes>> {
+    http::Request::builder()
+        .method(method)
+        .uri(url)
+        .body(Full::new(Bytes::new()))
+        .expect("a request")
+}
+
+/// A generous bound on one scenario's real time: a hang, not a slow machine, exceeds it.
+pub const TERMINATES_WITHIN: Duration = Duration::from_secs(20);

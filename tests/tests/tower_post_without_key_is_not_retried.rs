@@ -1,0 +1,62 @@
+//! Through the tower layer: a POST without `Idempotency-Key` that gets a 503 is not retried (it may
+//! have had effects); the 503 comes back with the reason. The same POST with a key, under a
+//! policy that opts in, is retried with the same key.
+
+use backstop::{Policy, StopReason};
+use backstop_driver::{Retrier, VirtualTime};
+use backstop_tests::middleware::*;
+use backstop_tests::server::{Reply, Server};
+
+fn opted_in() -> Retrier {
+    Retrier::new(
+        Policy::builder()
+            .retry_non_idempotent(true)
+            .build()
+            .expect("policy"),
+    )
+}
+
+#[test]
+fn a_post_without_a_key_is_sent_once_and_its_503_returned() {
+    let server = Server::start([Reply::status(503).into(), Reply::status(201).into()]);
+    let clock = VirtualTime::new(backstop_tokio::TokioRuntime::new());
+    let url = server.url("/orders");
+    let retrier = opted_in();
+    let (result, _) = block_on(async {
+        let client = tower_client(&retrier, &clock, default_tls());
+        let request = tower_request(http::Method::POST, &url);
+
+        tower_answer(client, request).await
+    });
+    let answer = result.expect("the 503 is returned");
+    assert_eq!(answer.status, 503);
+    assert_eq!(
+        (answer.outcome.attempts, answer.outcome.reason),
+        (1, StopReason::NotIdempotent)
+    );
+    assert_eq!(server.requests(), 1);
+}
+
+#[test]
+fn a_post_with_a_key_is_retried_when_the_policy_opts_in() {
+    let server = Server::start([Reply::status(503).into(), Reply::status(201).into()]);
+    let clock = VirtualTime::new(backstop_tokio::TokioRuntime::new());
+    let url = server.url("/orders");
+    let retrier = opted_in();
+    let (result, _) = block_on(async {
+        let client = tower_client(&retrier, &clock, default_tls());
+        let mut request = tower_request(http::Method::POST, &url);
+        request
+            .headers_mut()
+            .insert("idempotency-key", http::HeaderValue::from_static("k-1"));
+        tower_answer(client, request).await
+    });
+    let answer = result.expect("a response");
+    assert_eq!((answer.status, answer.outcome.attempts), (201, 2));
+    let keys: Vec<_> = server
+        .recorded()
+        .iter()
+        .map(|r| r.header("idempotency-key").map(<[u8]>::to_vec))
+        .collect();
+    assert_eq!(keys, vec![Some(b"k-1".to_vec()); 2]);
+}
