@@ -155,6 +155,9 @@ pub enum StopReason {
     Budget,
     /// The caller aborted.
     Aborted,
+    /// The request's body cannot be sent again (a stream, consumed by its one attempt): the
+    /// request is not retried, whatever the policy says.
+    BodyNotReplayable,
 }
 
 impl StopReason {
@@ -170,6 +173,7 @@ impl StopReason {
             StopReason::RetryAfterAboveMax => "retry_after_above_max",
             StopReason::Budget => "budget",
             StopReason::Aborted => "aborted",
+            StopReason::BodyNotReplayable => "body_not_replayable",
         }
     }
 

@@ -14,16 +14,28 @@ pub struct Request {
     pub method: Method,
     /// Whether the request carries an `Idempotency-Key` (the same on every attempt).
     pub has_idempotency_key: bool,
+    /// Whether the request's body can be sent again (bytes, or a factory). A streamed body is
+    /// consumed by its one attempt: such a request is never retried.
+    pub has_replayable_body: bool,
 }
 
 impl Request {
-    /// A request with `method` and no `Idempotency-Key`.
+    /// A request with `method`, no `Idempotency-Key`, and a body that can be sent again (or
+    /// none).
     #[must_use]
     pub const fn new(method: Method) -> Self {
         Request {
             method,
             has_idempotency_key: false,
+            has_replayable_body: true,
         }
+    }
+
+    /// The same request, with a body that can (or cannot) be sent again.
+    #[must_use]
+    pub const fn with_replayable_body(mut self, yes: bool) -> Self {
+        self.has_replayable_body = yes;
+        self
     }
 
     /// The same request, carrying (or not) an `Idempotency-Key`.

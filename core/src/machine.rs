@@ -354,6 +354,9 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
             },
         };
         let request = self.request;
+        if !request.has_replayable_body {
+            return self.stop(StopReason::BodyNotReplayable);
+        }
         if !any_method
             && !self
                 .policy

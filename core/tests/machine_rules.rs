@@ -818,3 +818,35 @@ fn a_response_after_a_reported_timeout_is_refused() {
         Err(MisuseError::NoAttemptInFlight)
     );
 }
+
+#[test]
+fn a_body_that_cannot_be_sent_again_is_never_retried() {
+    // A streamed body is gone once sent (or handed to the client): even a 503, or an error
+    // before sending, ends the operation with its own reason and the last response or error.
+    let request = Request::new(Method::Put).with_replayable_body(false);
+    let policy = Policy::builder()
+        .add_retry_method(Method::Put)
+        .build()
+        .unwrap();
+    let mut sim = Sim::new(policy, request);
+    sim.start();
+    sim.status(503);
+    let outcome = returned(sim.poll());
+    assert_eq!(
+        (outcome.attempts, outcome.reason),
+        (1, StopReason::BodyNotReplayable)
+    );
+    assert_eq!(outcome.reason.as_str(), "body_not_replayable");
+
+    let mut sim = Sim::new(policy, request);
+    sim.start();
+    sim.fail(ErrorKind::ConnectionRefused);
+    let outcome = gave_up(sim.poll());
+    assert_eq!(outcome.reason, StopReason::BodyNotReplayable);
+
+    // A final status is still the answer.
+    let mut sim = Sim::new(policy, request);
+    sim.start();
+    sim.status(200);
+    assert_eq!(returned(sim.poll()).reason, StopReason::FinalStatus);
+}

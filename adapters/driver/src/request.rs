@@ -90,6 +90,8 @@ pub struct RetryRequest {
     headers: HeaderMap,
     body: RequestBody,
     pub(crate) abort: Option<Abort>,
+    /// The attempt function sends a body it cannot send again (a stream of the caller's).
+    pub(crate) body_not_replayable: bool,
     error: Option<RequestError>,
 }
 
@@ -114,6 +116,7 @@ impl RetryRequest {
             headers: HeaderMap::new(),
             body: RequestBody::Empty,
             abort: None,
+            body_not_replayable: false,
             error,
         }
     }
@@ -173,6 +176,7 @@ impl RetryRequest {
             headers: parts.headers,
             body: RequestBody::Bytes(body),
             abort: None,
+            body_not_replayable: false,
             error: None,
         }
     }
@@ -313,6 +317,16 @@ impl RetryRequest {
     pub fn has_idempotency_key(&self) -> bool {
         // No hashing of the name for a request without headers (the common GET).
         !self.headers.is_empty() && self.headers.contains_key(IDEMPOTENCY_KEY)
+    }
+
+    /// Says that the attempt function sends a body it cannot send again (a stream it takes
+    /// from the caller, as reqwest's non-cloneable bodies): the request is sent once and never
+    /// retried, and the outcome says why
+    /// ([`StopReason::BodyNotReplayable`](backstop::StopReason::BodyNotReplayable)).
+    #[must_use]
+    pub fn body_not_replayable(mut self) -> Self {
+        self.body_not_replayable = true;
+        self
     }
 
     /// Lets `abort` cancel this operation.

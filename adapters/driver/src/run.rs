@@ -55,7 +55,8 @@ where
     let abort = request.abort.clone();
     let start = runtime.now();
     let facts = Request::new(Method::from(&request.method))
-        .with_idempotency_key(request.has_idempotency_key());
+        .with_idempotency_key(request.has_idempotency_key())
+        .with_replayable_body(!request.body_not_replayable);
     let mut operation = Operation {
         retrier,
         runtime,

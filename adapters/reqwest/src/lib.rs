@@ -50,8 +50,8 @@
 //!   holding a [`RetryError`] (see [`retry_error`]): attempts, reason, and the client's error
 //!   as its source.
 //! - **A body that cannot be replayed** (a stream: `Request::try_clone` is `None`) is sent
-//!   once, never retried and never re-sent empty; the response (or the error) carries the
-//!   [`BodyNotReplayable`] marker.
+//!   once, never retried and never re-sent empty; its outcome's reason is
+//!   [`StopReason::BodyNotReplayable`](backstop::StopReason::BodyNotReplayable).
 //! - **Timeouts.** Each attempt races the machine's attempt timeout (bounded by the overall
 //!   deadline); the loser is dropped, which cancels reqwest's request. The request's own
 //!   reqwest timeout (`RequestBuilder::timeout`, or the client's) still applies inside it.
@@ -76,7 +76,7 @@ pub use backstop_driver::{http, Abort, Metrics, Retrier, RetryError, RetryEvent}
 pub use backstop_driver::{rustls, Roots, TlsBuilder};
 pub use backstop_tokio::TokioRuntime;
 pub use error::{error_kind, retry_error, Error};
-pub use middleware::{BodyNotReplayable, RetryMiddleware};
+pub use middleware::RetryMiddleware;
 
 #[doc(no_inline)]
 pub use backstop::Outcome;

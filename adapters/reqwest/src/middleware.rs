@@ -2,11 +2,11 @@
 //!
 //! Rule: a request is repeated only as it was first sent. Each attempt sends a clone of the
 //! caller's request down the rest of the chain; a request whose body cannot be cloned (a
-//! stream) is sent once under a one-attempt policy, never re-sent with an empty body.
+//! stream) is sent once and never re-sent with an empty body: the machine stops it with
+//! `StopReason::BodyNotReplayable`.
 
 use core::fmt;
 
-use backstop::Policy;
 use backstop_driver::{run, Abort, Retried, Retrier, RetryRequest, Runtime, IDEMPOTENCY_KEY};
 use backstop_tokio::TokioRuntime;
 use http::Extensions;
@@ -31,8 +31,6 @@ use crate::error::error_kind;
 #[derive(Clone, Debug)]
 pub struct RetryMiddleware<RT = TokioRuntime> {
     retrier: Retrier,
-    /// The same retrier allowed one attempt, for a body that cannot be replayed.
-    once: Retrier,
     runtime: RT,
 }
 
@@ -41,7 +39,6 @@ impl RetryMiddleware {
     #[must_use]
     pub fn new(retrier: Retrier) -> Self {
         RetryMiddleware {
-            once: retrier.with_policy(one_attempt(retrier.policy())),
             retrier,
             runtime: TokioRuntime::new(),
         }
@@ -54,7 +51,6 @@ impl<RT> RetryMiddleware<RT> {
     pub fn with_runtime<R2: Runtime>(self, runtime: R2) -> RetryMiddleware<R2> {
         RetryMiddleware {
             retrier: self.retrier,
-            once: self.once,
             runtime,
         }
     }
@@ -63,17 +59,6 @@ impl<RT> RetryMiddleware<RT> {
     #[must_use]
     pub fn runtime(&self) -> &RT {
         &self.runtime
-    }
-}
-
-/// Marks a response (in its extensions) or an error (as its context) of a request whose body
-/// could not be replayed: it was sent once and not retried, whatever the policy says.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct BodyNotReplayable;
-
-impl fmt::Display for BodyNotReplayable {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("the request body cannot be replayed: sent once, not retried")
     }
 }
 
@@ -92,16 +77,14 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
         next: Next<'_>,
     ) -> reqwest_middleware::Result<Response> {
         let replayable = request.try_clone().is_some();
-        let retrier = if replayable {
-            &self.retrier
-        } else {
-            &self.once
-        };
-        let plan = plan(&request, extensions);
+        let mut plan = plan(&request, extensions);
+        if !replayable {
+            plan = plan.body_not_replayable();
+        }
         let mut first = Some(request);
-        let result = run(retrier, &self.runtime, plan, error_kind, |_attempt| {
+        let result = run(&self.retrier, &self.runtime, plan, error_kind, |_attempt| {
             // Each attempt of a replayable request sends a clone; the other is sent itself, once
-            // (its one-attempt policy makes no second attempt).
+            // (the machine makes no second attempt of it).
             let request = if replayable {
                 first.as_ref().and_then(Request::try_clone)
             } else {
@@ -117,7 +100,7 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
             }
         })
         .await;
-        finish(result, extensions, replayable)
+        finish(result, extensions)
     }
 }
 
@@ -159,7 +142,6 @@ fn head(response: Response, extensions: Extensions) -> http::Response<Exchange> 
 fn finish(
     result: Result<Retried<Exchange>, crate::Error>,
     extensions: &mut Extensions,
-    replayable: bool,
 ) -> reqwest_middleware::Result<Response> {
     match result {
         Ok(done) => {
@@ -169,15 +151,9 @@ fn finish(
             } = done.response.into_body();
             *extensions = theirs;
             response.extensions_mut().insert(done.outcome);
-            if !replayable {
-                response.extensions_mut().insert(BodyNotReplayable);
-            }
             Ok(response)
         }
-        Err(e) if replayable => Err(reqwest_middleware::Error::Middleware(e.into())),
-        Err(e) => Err(reqwest_middleware::Error::Middleware(
-            anyhow::Error::new(e).context(BodyNotReplayable),
-        )),
+        Err(e) => Err(reqwest_middleware::Error::Middleware(e.into())),
     }
 }
 
@@ -187,21 +163,8 @@ struct BodyNotReplayableError;
 
 impl fmt::Display for BodyNotReplayableError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&BodyNotReplayable, f)
+        f.write_str("the request body cannot be replayed: sent once, not retried")
     }
 }
 
 impl std::error::Error for BodyNotReplayableError {}
-
-/// `policy` allowed one attempt: same deadline, attempt timeout and retryable statuses (so the
-/// outcome says why it would have retried).
-fn one_attempt(policy: &Policy) -> Policy {
-    Policy::builder()
-        .max_attempts(1)
-        .max_elapsed(policy.max_elapsed())
-        .attempt_timeout(policy.attempt_timeout())
-        .retryable_status_set(policy.retryable_statuses())
-        .build()
-        // Cannot fail: the values come from a valid policy. Keep it whole otherwise.
-        .unwrap_or(*policy)
-}

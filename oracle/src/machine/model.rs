@@ -63,6 +63,7 @@ impl Model {
         let Request {
             method,
             has_idempotency_key,
+            ..
         } = self.request;
         let listed = method.is_idempotent() && self.policy.retry_methods().contains(method);
         let keyed = matches!(method, Method::Post | Method::Patch)
@@ -245,7 +246,7 @@ impl Model {
                     "an attempt's timeout above attempt_timeout"
                 );
                 self.in_flight = Some(timeout_at);
-                if !self.may_retry() {
+                if !self.may_retry() || !self.request.has_replayable_body {
                     self.may_send_again = false;
                 }
             }
@@ -255,7 +256,10 @@ impl Model {
             }
             Action::Error(e) => {
                 self.answered(fed, AttemptOutcome::Error(*e), None, result);
-                if result.is_ok() && e.class == ErrorClass::NotSent {
+                if result.is_ok()
+                    && e.class == ErrorClass::NotSent
+                    && self.request.has_replayable_body
+                {
                     // Never reached the server: safe to send again for any method.
                     self.may_send_again = true;
                 }

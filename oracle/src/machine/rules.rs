@@ -148,6 +148,10 @@ impl Model {
                 "Aborted without an abort"
             ),
             StopReason::Budget => panic!("the unlimited budget denied a retry"),
+            StopReason::BodyNotReplayable => assert!(
+                !self.request.has_replayable_body,
+                "BodyNotReplayable for a body that can be sent again"
+            ),
             reason => panic!("a stop reason this checker does not know: {reason:?}"),
         }
     }
@@ -191,6 +195,10 @@ impl Model {
                 _ => true,
             },
         };
+        if !self.request.has_replayable_body {
+            // The body went with the attempt: nothing can be sent again, whatever the rest.
+            return (true, vec![StopReason::BodyNotReplayable]);
+        }
         if maybe_sent && !self.may_retry() {
             allowed.push(StopReason::NotIdempotent);
             forced = true;
