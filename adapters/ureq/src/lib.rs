@@ -19,8 +19,11 @@
 //!   connection shutdown handles); other operations on the same [`Client`] carry on. A TCP
 //!   connect in progress is not interruptible (ureq's limit): it is bounded by the attempt
 //!   timeout.
-//! - **Bodies**: the request body is replayed per attempt; a discarded response is dropped
-//!   (closing its connection) before the next attempt; the returned response's body is unread.
+//! - **Bodies**: the request body is replayed per attempt. Before the next attempt, a
+//!   discarded response's body is read to its end when it is small and quick (the retrier's
+//!   `DrainLimits`: 64 KiB within 250 ms by default), so that ureq's pool hands its connection
+//!   to the next attempt (no new TCP or TLS handshake); a longer or slower one is dropped,
+//!   closing its connection. The returned response's body is unread: it is the caller's.
 //! - **HTTPS** (feature `rustls`, on by default): ureq's own rustls stack (on `ring`) with
 //!   Mozilla's roots; [`Client::with_tls`] with [`tls_config`] trusts a private CA (or the
 //!   platform's roots). A TLS failure (a rejected certificate, a failed handshake, no common
@@ -59,6 +62,7 @@
 
 mod abort;
 mod classify;
+mod drain;
 mod resolve;
 #[cfg(feature = "rustls")]
 mod tls;
@@ -76,7 +80,7 @@ pub use tls::tls_config;
 use core::time::Duration;
 use std::net::IpAddr;
 
-use backstop_driver::{run, Attempt};
+use backstop_driver::{run_draining, Attempt};
 use ureq::config::ConfigBuilder;
 use ureq::http::{Method, Request, Response};
 use ureq::typestate::AgentScope;
@@ -199,13 +203,15 @@ impl<RT: Runtime> Client<RT> {
     pub fn run(&self, request: RetryRequest) -> Result {
         let abort = request.abort_handle().cloned();
         let abort = abort.as_ref();
-        futures_lite::future::block_on(run(
+        futures_lite::future::block_on(run_draining(
             &self.retrier,
             &self.runtime,
             request,
             HttpError::kind,
             // Blocking: the attempt completes within the loop's first poll of it.
             |attempt| async move { self.send(attempt, abort).map_err(HttpError::from) },
+            // Blocking too, bounded by the limits' time itself.
+            |body, limits| async move { drain::drain(body, limits, abort) },
         ))
     }
 
