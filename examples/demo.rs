@@ -7,13 +7,18 @@
 //! With `--url URL` it retries that URL instead and prints one JSON line per event plus a
 //! summary line. Flags: `--method M` [GET], `--max-attempts N` [4], `--max-elapsed SECS` [15],
 //! `--attempt-timeout SECS` [5], `--idempotency-key KEY|auto` (and, for POST/PATCH, opts in to
-//! retrying them), `--body TEXT`.
+//! retrying them), `--body TEXT`, `--client ureq|smol|tokio` [ureq] (the adapter that sends
+//! it), `--ca-file PEM` (also trust this private CA, besides Mozilla's roots). An error summary
+//! names a TLS failure's cause (`certificate rejected: UnknownIssuer`).
 
 use std::process::ExitCode;
 use std::time::Duration;
 
-use backstop::{Backoff, Policy};
-use backstop_driver::{EventKind, Retrier, RetryEvent, RetryRequest};
+use backstop::{Backoff, Outcome, Policy};
+use backstop_driver::{
+    EventKind, Retried, Retrier, RetryError, RetryEvent, RetryRequest, Roots, TlsBuilder,
+    TlsFailure,
+};
 use backstop_tests::server::{Reply, Server};
 
 fn main() -> ExitCode {
@@ -114,6 +119,16 @@ struct Options {
     attempt_timeout: Duration,
     idempotency_key: Option<String>,
     body: Option<String>,
+    client: Client,
+    ca_file: Option<String>,
+}
+
+/// The adapter that sends the request.
+#[derive(Clone, Copy)]
+enum Client {
+    Ureq,
+    Smol,
+    Tokio,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -125,6 +140,8 @@ fn parse(args: &[String]) -> Result<Options, String> {
         attempt_timeout: Duration::from_secs(5),
         idempotency_key: None,
         body: None,
+        client: Client::Ureq,
+        ca_file: None,
     };
     let mut it = args.iter();
     while let Some(flag) = it.next() {
@@ -152,10 +169,20 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--attempt-timeout" => o.attempt_timeout = secs(value()?)?,
             "--idempotency-key" => o.idempotency_key = Some(value()?),
             "--body" => o.body = Some(value()?),
+            "--client" => {
+                o.client = match value()?.as_str() {
+                    "ureq" => Client::Ureq,
+                    "smol" => Client::Smol,
+                    "tokio" => Client::Tokio,
+                    other => return Err(format!("--client: ureq, smol or tokio, not {other}")),
+                }
+            }
+            "--ca-file" => o.ca_file = Some(value()?),
             "-h" | "--help" => {
                 return Err("usage: demo [--url URL [--method M] [--max-attempts N] \
                      [--max-elapsed SECS] [--attempt-timeout SECS] \
-                     [--idempotency-key KEY|auto] [--body TEXT]]"
+                     [--idempotency-key KEY|auto] [--body TEXT] \
+                     [--client ureq|smol|tokio] [--ca-file PEM]]"
                     .to_owned())
             }
             other => return Err(format!("unknown flag {other} (try --help)")),
@@ -190,28 +217,91 @@ fn any_url(o: &Options) -> Result<(), String> {
         }
         None => {}
     }
-    let client = backstop_ureq::Client::new(retrier);
-    match client.run(request) {
-        Ok(done) => {
+    match send(o, retrier, request)? {
+        Ok((status, outcome)) => {
             println!(
                 r#"{{"summary":true,"status":{},"attempts":{},"elapsed_ms":{:.3},"reason":"{}"}}"#,
-                done.response.status().as_u16(),
-                done.outcome.attempts,
-                done.outcome.elapsed.as_secs_f64() * 1e3,
-                done.outcome.reason
+                status,
+                outcome.attempts,
+                outcome.elapsed.as_secs_f64() * 1e3,
+                outcome.reason
             );
             Ok(())
         }
-        Err(e) => {
-            let o = e.outcome();
+        Err((error, o)) => {
             println!(
                 r#"{{"summary":true,"error":"{}","attempts":{},"elapsed_ms":{:.3},"reason":"{}"}}"#,
-                json_escape(&e.to_string()),
+                json_escape(&error),
                 o.attempts,
                 o.elapsed.as_secs_f64() * 1e3,
                 o.reason
             );
             Err("no response".to_owned())
+        }
+    }
+}
+
+/// The final status and outcome, or the error's summary text and outcome.
+type Sent = Result<(u16, Outcome), (String, Outcome)>;
+
+/// Sends the operation through the chosen adapter, trusting the CA file if one is given.
+fn send(o: &Options, retrier: Retrier, request: RetryRequest) -> Result<Sent, String> {
+    let ca = o.ca_file.as_deref();
+    Ok(match o.client {
+        Client::Ureq => {
+            let client = match ca {
+                Some(path) => {
+                    let pem = std::fs::read(path).map_err(|e| format!("--ca-file {path}: {e}"))?;
+                    let tls = backstop_ureq::tls_config(Roots::Bundled, Some(&pem))
+                        .map_err(|e| format!("--ca-file: {e}"))?;
+                    backstop_ureq::Client::with_tls(retrier, tls)
+                }
+                None => backstop_ureq::Client::new(retrier),
+            };
+            summary(client.run(request))
+        }
+        Client::Smol => {
+            let client = match ca {
+                Some(path) => backstop_smol::Client::with_tls(retrier, rustls_trusting(path)?),
+                None => backstop_smol::Client::new(retrier),
+            };
+            summary(smol::block_on(client.run(request)))
+        }
+        Client::Tokio => {
+            let client = match ca {
+                Some(path) => backstop_tokio::Client::with_tls(retrier, rustls_trusting(path)?),
+                None => backstop_tokio::Client::new(retrier),
+            };
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())?;
+            summary(runtime.block_on(client.run(request)))
+        }
+    })
+}
+
+/// Mozilla's roots and the CA in the PEM file at `path`.
+fn rustls_trusting(path: &str) -> Result<backstop_driver::rustls::ClientConfig, String> {
+    TlsBuilder::new()
+        .ca_pem_file(path)
+        .build()
+        .map_err(|e| format!("--ca-file: {e}"))
+}
+
+/// The summary of a run: the status, or the error's text with a TLS failure's cause named
+/// (never the client's own text, which may hold the URL).
+fn summary<B, E: std::error::Error + 'static>(result: Result<Retried<B>, RetryError<E>>) -> Sent {
+    match result {
+        Ok(done) => Ok((done.response.status().as_u16(), done.outcome)),
+        Err(e) => {
+            let mut text = e.to_string();
+            if let RetryError::Failed { error, .. } = &e {
+                if let Some(tls) = TlsFailure::find(error) {
+                    text = format!("{text}: {tls}");
+                }
+            }
+            Err((text, *e.outcome()))
         }
     }
 }

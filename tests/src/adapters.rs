@@ -179,7 +179,11 @@ fn ureq_run<RT: Runtime>(
     client: &backstop_ureq::Client<RT>,
     request: RetryRequest,
 ) -> Result<Answer, Failure> {
-    let done = client.run(request).map_err(failure)?;
+    ureq_answer(client.run(request))
+}
+
+pub(crate) fn ureq_answer(result: backstop_ureq::Result) -> Result<Answer, Failure> {
+    let done = result.map_err(failure)?;
     let outcome = done.outcome;
     let (parts, mut body) = done.response.into_parts();
     Ok(Answer {

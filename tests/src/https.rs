@@ -1,18 +1,60 @@
-//! HTTPS scenarios on every adapter that takes a rustls configuration: the same uniform
-//! [`Run`] as [`crate::adapters`], with the client trusting what the scenario says (a private
-//! CA made at test time, see [`crate::certs`]).
+//! HTTPS scenarios on every adapter: the same uniform [`Run`] as [`crate::adapters`], with the
+//! client trusting what the scenario says (a private CA made at test time, see
+//! [`crate::certs`]), in each client's own form ([`Trust`]).
 //!
 //! An adapter joins by being listed in [`HTTPS_ADAPTERS`] and given an arm in
 //! [`run_https`] that builds its client with the configuration.
 
 use std::time::Duration;
 
-use backstop_driver::{Retried, Retrier, RetryError, RetryRequest, VirtualTime};
+use backstop_driver::{
+    Retried, Retrier, RetryError, RetryRequest, Roots, StdRuntime, TlsBuilder, VirtualTime,
+};
 
-use crate::adapters::{hyper_answer, Adapter, Answer, Failure, Run};
+use crate::adapters::{hyper_answer, ureq_answer, Adapter, Answer, Failure, Run};
 
-/// The adapters whose ready-made client takes a rustls `ClientConfig`.
-pub const HTTPS_ADAPTERS: [Adapter; 2] = [Adapter::Smol, Adapter::Tokio];
+/// The adapters that speak HTTPS: all of them.
+pub const HTTPS_ADAPTERS: [Adapter; 3] = Adapter::ALL;
+
+/// What a client trusts, in each client's form: a rustls `ClientConfig` (smol, tokio) and
+/// ureq's TLS settings.
+#[derive(Clone)]
+pub struct Trust {
+    rustls: rustls::ClientConfig,
+    ureq: ureq::tls::TlsConfig,
+}
+
+impl Trust {
+    /// Trusts the CA in `pem` and nothing else.
+    ///
+    /// # Panics
+    ///
+    /// If `pem` holds no valid certificate.
+    #[must_use]
+    pub fn only_ca(pem: &str) -> Self {
+        Trust {
+            rustls: TlsBuilder::new()
+                .roots(Roots::Custom)
+                .ca_pem(pem)
+                .build()
+                .expect("a TLS configuration"),
+            ureq: backstop_ureq::tls_config(Roots::Custom, Some(pem.as_bytes()))
+                .expect("ureq's TLS configuration"),
+        }
+    }
+
+    /// The rustls configuration (for smol and tokio).
+    #[must_use]
+    pub fn rustls(&self) -> &rustls::ClientConfig {
+        &self.rustls
+    }
+}
+
+impl core::fmt::Debug for Trust {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Trust").finish_non_exhaustive()
+    }
+}
 
 /// Runs `scenario` once for each adapter in [`HTTPS_ADAPTERS`].
 pub fn for_each_https_adapter(mut scenario: impl FnMut(Adapter)) {
@@ -35,16 +77,24 @@ pub struct HttpsRun {
 ///
 /// # Panics
 ///
-/// For an adapter not in [`HTTPS_ADAPTERS`], or if a tokio runtime cannot be built.
+/// If a tokio runtime cannot be built.
 #[must_use]
 pub fn run_https(
     adapter: Adapter,
     retrier: &Retrier,
     request: RetryRequest,
-    tls: &rustls::ClientConfig,
+    trust: &Trust,
 ) -> HttpsRun {
     let started = std::time::Instant::now();
+    let tls = &trust.rustls;
     let ((result, error), skipped) = match adapter {
+        Adapter::Ureq => {
+            let client = backstop_ureq::Client::with_tls(retrier.clone(), trust.ureq.clone())
+                .with_runtime(VirtualTime::new(StdRuntime::new()));
+            let result = client.run(request);
+            let error = failed_text(&result);
+            ((ureq_answer(result), error), client.runtime().skipped())
+        }
         Adapter::Smol => smol::block_on(async {
             let client = backstop_smol::Client::with_tls(retrier.clone(), tls.clone())
                 .with_runtime(VirtualTime::new(backstop_smol::SmolRuntime::new()));
@@ -61,7 +111,6 @@ pub fn run_https(
                 let result = answer(client.run(request).await).await;
                 (result, client.runtime().skipped())
             }),
-        Adapter::Ureq => panic!("backstop-ureq takes no rustls ClientConfig yet"),
     };
     HttpsRun {
         run: Run {
@@ -77,11 +126,16 @@ pub fn run_https(
 async fn answer<E: std::fmt::Display>(
     result: Result<Retried<hyper::body::Incoming>, RetryError<E>>,
 ) -> (Result<Answer, Failure>, Option<String>) {
-    let error = match &result {
+    let error = failed_text(&result);
+    (hyper_answer(result).await, error)
+}
+
+/// The `Display` of the client's error, when the operation failed with one.
+fn failed_text<T, E: std::fmt::Display>(result: &Result<T, RetryError<E>>) -> Option<String> {
+    match result {
         Err(RetryError::Failed { error, .. }) => Some(error.to_string()),
         _ => None,
-    };
-    (hyper_answer(result).await, error)
+    }
 }
 
 /// A generous bound on one HTTPS scenario's real time: a hang, not a slow machine, exceeds it.

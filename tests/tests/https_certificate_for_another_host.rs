@@ -2,20 +2,16 @@
 //! stopped as a permanent error, and the error's text names the cause.
 
 use backstop::{ErrorKind, StopReason};
-use backstop_driver::{Retrier, RetryRequest, Roots, TlsBuilder};
+use backstop_driver::{Retrier, RetryRequest};
 use backstop_tests::adapters::Failure;
 use backstop_tests::certs::TestCa;
-use backstop_tests::https::{for_each_https_adapter, run_https, TERMINATES_WITHIN};
+use backstop_tests::https::{for_each_https_adapter, run_https, Trust, TERMINATES_WITHIN};
 use backstop_tests::server::{Reply, Server};
 
 #[test]
 fn a_certificate_for_another_host_is_a_permanent_tls_error_after_one_attempt() {
     let ca = TestCa::new();
-    let tls = TlsBuilder::new()
-        .roots(Roots::Custom)
-        .ca_pem(ca.pem())
-        .build()
-        .expect("a TLS configuration");
+    let tls = Trust::only_ca(ca.pem());
     for_each_https_adapter(|adapter| {
         // The URL's host is 127.0.0.1; the certificate names another host only.
         let server = Server::start_tls(

@@ -1,20 +1,16 @@
 //! A server behind a private CA, trusted by the client: 503, 503, 200 over https, the body
-//! intact, on every adapter that takes a TLS configuration.
+//! intact, on every adapter.
 
 use backstop::StopReason;
-use backstop_driver::{Retrier, RetryRequest, Roots, TlsBuilder};
+use backstop_driver::{Retrier, RetryRequest};
 use backstop_tests::certs::TestCa;
-use backstop_tests::https::{for_each_https_adapter, run_https, TERMINATES_WITHIN};
+use backstop_tests::https::{for_each_https_adapter, run_https, Trust, TERMINATES_WITHIN};
 use backstop_tests::server::{Reply, Server};
 
 #[test]
 fn https_with_a_trusted_private_ca_retries_503_then_returns_the_200() {
     let ca = TestCa::new();
-    let tls = TlsBuilder::new()
-        .roots(Roots::Custom)
-        .ca_pem(ca.pem())
-        .build()
-        .expect("a TLS configuration");
+    let tls = Trust::only_ca(ca.pem());
     let busy = Reply::status(503).header("Retry-After", "1");
     for_each_https_adapter(|adapter| {
         let server = Server::start_tls(

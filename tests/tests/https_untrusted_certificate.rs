@@ -2,20 +2,16 @@
 //! as a permanent error, and the error's text names the cause.
 
 use backstop::{ErrorKind, StopReason};
-use backstop_driver::{Retrier, RetryRequest, Roots, TlsBuilder};
+use backstop_driver::{Retrier, RetryRequest};
 use backstop_tests::adapters::Failure;
 use backstop_tests::certs::{ServerCert, TestCa};
-use backstop_tests::https::{for_each_https_adapter, run_https, TERMINATES_WITHIN};
+use backstop_tests::https::{for_each_https_adapter, run_https, Trust, TERMINATES_WITHIN};
 use backstop_tests::server::{Reply, Server};
 
 #[test]
 fn an_untrusted_certificate_is_a_permanent_tls_error_after_one_attempt() {
     // The client trusts a private CA, which did not sign the server's certificate.
-    let tls = TlsBuilder::new()
-        .roots(Roots::Custom)
-        .ca_pem(TestCa::new().pem())
-        .build()
-        .expect("a TLS configuration");
+    let tls = Trust::only_ca(TestCa::new().pem());
     for_each_https_adapter(|adapter| {
         let server = Server::start_tls(
             [Reply::status(200).into()],

@@ -1,16 +1,13 @@
 //! A host name that does not resolve (`.invalid` is reserved never to resolve, RFC 6761): the
-//! same kind, `Dns`, on the async adapters, and retried like any failure before sending.
-//!
-//! ureq is left out for now: its adapter's resolver reports this as `Other` (the ureq adapter
-//! is being rewritten; it joins this list when it says `Dns`).
+//! same kind, `Dns`, on every adapter, and retried like any failure before sending.
 
 use backstop::{ErrorClass, ErrorKind, Policy, StopReason};
 use backstop_driver::{Retrier, RetryRequest};
-use backstop_tests::adapters::{Adapter, Clock, Failure};
+use backstop_tests::adapters::{for_each_adapter, Clock, Failure};
 
 #[test]
-fn an_unknown_host_is_a_dns_failure_on_smol_and_tokio() {
-    for adapter in [Adapter::Smol, Adapter::Tokio] {
+fn an_unknown_host_is_a_dns_failure_on_every_adapter() {
+    for_each_adapter(|adapter| {
         let policy = Policy::builder().max_attempts(2).build().expect("policy");
         let url = "http://backstop-test.invalid/";
         let run = adapter.run(
@@ -28,5 +25,5 @@ fn an_unknown_host_is_a_dns_failure_on_smol_and_tokio() {
             (2, StopReason::Attempts),
             "{adapter:?}"
         );
-    }
+    });
 }

@@ -4,7 +4,9 @@
 //! [`RetryMachine`](backstop::RetryMachine) against any attempt function: it turns each
 //! decision into an action (send, wait, return, give up), races every attempt against its
 //! timeout and an [`Abort`], replays the request body, keeps one `Idempotency-Key` across
-//! attempts, releases a discarded response before the next attempt, and reports every attempt,
+//! attempts, releases a discarded response before the next attempt (reading its body to its
+//! end when it is small and quick, [`run_draining`], so that the connection carries the next
+//! attempt: [`DrainLimits`]), and reports every attempt,
 //! wait and outcome to the observers (a callback, [`Metrics`], and `tracing` under the
 //! `tracing` feature).
 //!
@@ -59,6 +61,7 @@
 
 mod abort;
 mod classify;
+mod drain;
 #[cfg(feature = "hyper")]
 mod hyper_error;
 mod invalid;
@@ -80,6 +83,7 @@ pub use abort::{Abort, HookGuard};
 pub use classify::{
     connect_error_kind, error_chain, find_error, find_io_error, io_error_kind, ResolveError,
 };
+pub use drain::{drain_body, DrainLimits};
 /// The `http` crate whose types the requests and responses are made of, so callers name them
 /// in the same version.
 pub use http;
@@ -93,7 +97,7 @@ pub use observe::Observer;
 pub use outcome::{Retried, RetryError};
 pub use request::{Attempt, RetryRequest, IDEMPOTENCY_KEY};
 pub use retrier::{ClassifyOverride, Retrier};
-pub use run::run;
+pub use run::{run, run_draining};
 pub use runtime::{Epoch, Purpose, Runtime, Sleep, StdRuntime};
 /// The rustls crate these helpers are built on, so callers name its types in the same version.
 #[cfg(feature = "rustls")]

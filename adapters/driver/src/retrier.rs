@@ -10,6 +10,7 @@ use backstop::{AttemptOutcome, Budget, ErrorClass, ErrorKind, Instant, Policy};
 use rand_core::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
+use crate::drain::DrainLimits;
 use crate::observe::events::RetryEvent;
 use crate::observe::metrics::Metrics;
 use crate::observe::Observer;
@@ -40,6 +41,7 @@ pub struct Retrier {
     pub(crate) wall_clock: Arc<dyn WallClock>,
     pub(crate) classify: Option<ClassifyOverride>,
     pub(crate) budget: SharedBudget,
+    pub(crate) drain: DrainLimits,
     seed: Option<u64>,
     operations: Arc<AtomicU64>,
 }
@@ -51,6 +53,7 @@ impl fmt::Debug for Retrier {
             .field("observers", &self.observers.len())
             .field("metrics", &self.metrics.is_some())
             .field("budget", &self.budget.0.is_some())
+            .field("drain", &self.drain)
             .field("seed", &self.seed)
             .finish_non_exhaustive()
     }
@@ -73,6 +76,7 @@ impl Retrier {
             wall_clock: Arc::new(SystemClock),
             classify: None,
             budget: SharedBudget(None),
+            drain: DrainLimits::DEFAULT,
             seed: None,
             operations: Arc::new(AtomicU64::new(0)),
         }
@@ -166,6 +170,22 @@ impl Retrier {
     pub fn budget(mut self, budget: Arc<dyn Budget + Send + Sync>) -> Self {
         self.budget = SharedBudget(Some(budget));
         self
+    }
+
+    /// How much of a discarded response's body is read so that the client can reuse its
+    /// connection for the next attempt (default [`DrainLimits::DEFAULT`]: 64 KiB within
+    /// 250 ms; [`DrainLimits::OFF`] never reads and always closes). Applies to the adapters'
+    /// ready-made clients and to [`run_draining`](crate::run_draining).
+    #[must_use]
+    pub fn drain(mut self, limits: DrainLimits) -> Self {
+        self.drain = limits;
+        self
+    }
+
+    /// The drain limits (see [`Retrier::drain`]).
+    #[must_use]
+    pub fn drain_limits(&self) -> DrainLimits {
+        self.drain
     }
 
     /// Seeds the jitter: operation `n` (counting from 0) of this retrier uses seed

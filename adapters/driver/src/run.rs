@@ -3,8 +3,9 @@
 //! Rule (the machine's driver contract, `backstop::RetryMachine`): poll the machine, act on its
 //! decision, report what happened, repeat until it returns or gives up. Every attempt races its
 //! timeout and the abort; every wait races the abort; after every timer the clock is read again
-//! and the machine decides (a timer is never trusted). A discarded response is dropped before
-//! the next attempt starts; after an abort nothing is sent.
+//! and the machine decides (a timer is never trusted). Before the next attempt, a discarded
+//! response's body is read to its end when it is small and quick (so that the client can
+//! reuse the connection), else dropped; after an abort nothing is sent.
 
 use core::future::Future;
 use core::pin::{pin, Pin};
@@ -17,6 +18,7 @@ use backstop::{
 use futures_lite::future;
 
 use crate::abort::Abort;
+use crate::drain::{announced_too_long, DrainLimits};
 use crate::observe::events::EventKind;
 use crate::observe::Emitter;
 use crate::outcome::{Retried, RetryError};
@@ -33,6 +35,9 @@ use crate::runtime::{Purpose, Runtime};
 /// - `classify` maps the client's error to an [`ErrorKind`]; the retrier's override, if any,
 ///   then picks the class.
 ///
+/// A discarded response is dropped unread, which closes its connection: see [`run_draining`]
+/// to keep it for the next attempt.
+///
 /// Returns the last response whenever there is one (even a 503 after the attempts ran out),
 /// else why there is none. A request the builder could not make (see
 /// [`RetryRequest::error`]) is returned as [`RetryError::InvalidRequest`] without sending.
@@ -40,14 +45,50 @@ use crate::runtime::{Purpose, Runtime};
 pub async fn run<RT, B, E, Fut>(
     retrier: &Retrier,
     runtime: &RT,
-    mut request: RetryRequest,
+    request: RetryRequest,
     classify: impl Fn(&E) -> ErrorKind,
-    mut send: impl FnMut(Attempt) -> Fut,
+    send: impl FnMut(Attempt) -> Fut,
 ) -> Result<Retried<B>, RetryError<E>>
 where
     RT: Runtime + ?Sized,
     E: std::error::Error + 'static,
     Fut: Future<Output = Result<http::Response<B>, E>>,
+{
+    let drop_body = |body: B, _: DrainLimits| {
+        drop(body);
+        future::ready(())
+    };
+    run_draining(retrier, runtime, request, classify, send, drop_body).await
+}
+
+/// [`run`], with `drain` reading a discarded response's body to its end so that the client
+/// can send the next attempt on the same connection.
+///
+/// Before the next attempt, the loop calls `drain` with the discarded response's body and
+/// the [`DrainLimits`] in force: the retrier's ([`Retrier::drain`]), their time cut to half
+/// the time left before the deadline. `drain` reads at most `max_bytes` (see
+/// [`drain_body`](crate::drain_body) for any `http_body::Body`); the loop races it against
+/// `max_time` and the abort, and drops the body when either wins. A body whose
+/// `Content-Length` is over the limit is dropped unread. A blocking `drain`, which completes
+/// within the loop's first poll of it, must bound its own time by `max_time`. The returned
+/// response's body is never touched.
+///
+/// # Errors
+///
+/// As [`run`].
+pub async fn run_draining<RT, B, E, Fut, Drained>(
+    retrier: &Retrier,
+    runtime: &RT,
+    mut request: RetryRequest,
+    classify: impl Fn(&E) -> ErrorKind,
+    mut send: impl FnMut(Attempt) -> Fut,
+    mut drain: impl FnMut(B, DrainLimits) -> Drained,
+) -> Result<Retried<B>, RetryError<E>>
+where
+    RT: Runtime + ?Sized,
+    E: std::error::Error + 'static,
+    Fut: Future<Output = Result<http::Response<B>, E>>,
+    Drained: Future,
 {
     if let Some(error) = request.take_error() {
         return Err(RetryError::invalid_request(error));
@@ -89,8 +130,13 @@ where
             Decision::Send {
                 attempt, timeout, ..
             } => {
-                // The previous response will not be returned: release it before sending again.
-                last = Last::Nothing;
+                // The previous response will not be returned: release it before sending again
+                // (its connection with it, when it is read to its end), then decide again on
+                // the clock after.
+                if let Last::Response(discarded) = core::mem::replace(&mut last, Last::Nothing) {
+                    now = operation.discard(now, discarded, &mut drain).await;
+                    continue;
+                }
                 let future = send(Attempt {
                     number: attempt,
                     timeout,
@@ -267,6 +313,28 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
                 AttemptOutcome::Error(e)
             }
         }
+    }
+
+    /// Reads the body of `response`, decided at `now` to be discarded, to its end within the
+    /// drain limits, or drops it. Returns the clock after.
+    async fn discard<B, Drained: Future>(
+        &self,
+        now: Instant,
+        response: http::Response<B>,
+        drain: &mut impl FnMut(B, DrainLimits) -> Drained,
+    ) -> Instant {
+        // Half the time left at most: the next attempt keeps the other half.
+        let time_left = self.machine.deadline().saturating_duration_since(now);
+        let limits = self.retrier.drain.within(time_left / 2);
+        if limits.is_off() || self.aborted() || announced_too_long(response.headers(), limits) {
+            return now;
+        }
+        let until = now.saturating_add(limits.max_time());
+        // However it ends, the body is gone: read to its end, or dropped mid-way.
+        let _ = self
+            .race(until, pin!(drain(response.into_body(), limits)))
+            .await;
+        self.runtime.now()
     }
 
     /// The parts of `response` that bear on a retry.

@@ -1,8 +1,10 @@
 //! The ready integration: hyper's HTTP/1 client over smol's TCP, via `smol-hyper`, and over
 //! futures-rustls for `https://` (feature `rustls`, on by default).
 //!
-//! One connection per attempt (hyper's connection-level API; no pool): a retried attempt never
-//! reuses the connection of a failed one.
+//! hyper's connection-level API has no pool: an operation keeps its own connection for its
+//! next attempt ([`Kept`]), which takes it when the previous exchange ended cleanly (the
+//! discarded body read to its end by the driver); a connection that failed, or whose body was
+//! dropped, is closed by hyper and never reused. Operations share no connection.
 
 #[cfg(feature = "rustls")]
 use std::sync::Arc;
@@ -13,7 +15,10 @@ use http_body_util::Full;
 use hyper::body::Incoming;
 use smol_hyper::rt::FuturesIo;
 
-use backstop_driver::{run, Retried, Retrier, RetryError, RetryRequest, Runtime};
+use backstop_driver::{
+    drain_body, run_draining, Retried, Retrier, RetryError, RetryRequest, Runtime,
+};
+use hyper::client::conn::http1::SendRequest;
 
 use crate::connect::{self, Target};
 use crate::error::{error_kind, HttpError};
@@ -101,46 +106,102 @@ impl<RT: Runtime> Client<RT> {
     ///
     /// [`RetryError`] when the operation ends without a response. A final error status (the
     /// last 503, a 404) is `Ok`. A TLS failure is never retried: `ErrorKind::Tls`.
+    ///
+    /// A discarded response's body is read to its end within the retrier's drain limits
+    /// (`Retrier::drain`), and the next attempt is sent on the same connection.
     pub async fn run(&self, request: RetryRequest) -> Result {
-        run(
+        let kept = Kept::default();
+        run_draining(
             &self.retrier,
             &self.runtime,
             request,
             error_kind,
-            |attempt| self.send(attempt.request),
+            |attempt| self.send(attempt.request, &kept),
+            drain_body,
         )
         .await
     }
 
-    /// One attempt on a new connection.
+    /// One attempt: on the operation's kept connection when it is ready for another request,
+    /// else on a new one.
     async fn send(
         &self,
         request: http::Request<Bytes>,
+        kept: &Kept,
     ) -> core::result::Result<http::Response<Incoming>, HttpError> {
         let target = Target::of(request.uri())?;
-        let tcp = connect::tcp(&target).await?;
+        let sender = match kept.take_ready().await {
+            Some(sender) => sender,
+            None => self.connect(&target).await?,
+        };
+        exchange(sender, request, kept).await
+    }
+
+    /// A new connection to `target`, its task running on smol (detached; it ends when its
+    /// sender is dropped or the peer closes).
+    async fn connect(
+        &self,
+        target: &Target,
+    ) -> core::result::Result<SendRequest<Full<Bytes>>, HttpError> {
+        let tcp = connect::tcp(target).await?;
         #[cfg(feature = "rustls")]
         if target.https {
-            let tls = connect::tls(&self.tls, &target, tcp).await?;
-            return exchange(tls, request).await;
+            let tls = connect::tls(&self.tls, target, tcp).await?;
+            return handshake(tls).await;
         }
-        exchange(tcp, request).await
+        handshake(tcp).await
     }
 }
 
-/// One HTTP/1 exchange on `io`, up to the response head. The connection task keeps running
-/// (detached) while the body is read, and ends with it.
-async fn exchange<IO>(
-    io: IO,
-    mut request: http::Request<Bytes>,
-) -> core::result::Result<http::Response<Incoming>, HttpError>
+/// The connection an operation keeps between its attempts (every attempt goes to the same
+/// URI, so to the same host).
+#[derive(Default)]
+struct Kept(std::sync::Mutex<Option<SendRequest<Full<Bytes>>>>);
+
+impl Kept {
+    fn put(&self, sender: SendRequest<Full<Bytes>>) {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(sender);
+    }
+
+    /// The kept connection, once hyper says whether it can carry another request: it can
+    /// when the previous response was read to its end; hyper closes it otherwise, and then
+    /// says so at once.
+    async fn take_ready(&self) -> Option<SendRequest<Full<Bytes>>> {
+        let mut sender = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()?;
+        if sender.is_closed() {
+            return None;
+        }
+        sender.ready().await.ok()?;
+        Some(sender)
+    }
+}
+
+/// HTTP/1 over `io`: its sender, its connection task spawned.
+async fn handshake<IO>(io: IO) -> core::result::Result<SendRequest<Full<Bytes>>, HttpError>
 where
     IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(FuturesIo::new(io))
+    let (sender, connection) = hyper::client::conn::http1::handshake(FuturesIo::new(io))
         .await
         .map_err(HttpError::Http)?;
     smol::spawn(connection).detach();
+    Ok(sender)
+}
+
+/// One HTTP/1 exchange on `sender`'s connection, up to the response head; the connection is
+/// then kept for the operation's next attempt.
+async fn exchange(
+    mut sender: SendRequest<Full<Bytes>>,
+    mut request: http::Request<Bytes>,
+    kept: &Kept,
+) -> core::result::Result<http::Response<Incoming>, HttpError> {
     // hyper's connection API wants the origin form and a Host header.
     let uri = request.uri().clone();
     if !request.headers().contains_key(http::header::HOST) {
@@ -151,8 +212,10 @@ where
     }
     let path = uri.path_and_query().map_or("/", |p| p.as_str());
     *request.uri_mut() = path.parse().map_err(|_| HttpError::InvalidUri)?;
-    sender
+    let response = sender
         .send_request(request.map(Full::new))
         .await
-        .map_err(HttpError::Http)
+        .map_err(HttpError::Http)?;
+    kept.put(sender);
+    Ok(response)
 }

@@ -7,7 +7,9 @@ use hyper::body::Incoming;
 use hyper_util::client::legacy::connect::{Connect, HttpConnector};
 use hyper_util::rt::TokioExecutor;
 
-use backstop_driver::{run, Retried, Retrier, RetryError, RetryRequest, Runtime};
+use backstop_driver::{
+    drain_body, run_draining, Retried, Retrier, RetryError, RetryRequest, Runtime,
+};
 
 use crate::error::{error_kind, HttpError};
 use crate::resolve::Resolver;
@@ -123,13 +125,17 @@ impl<RT: Runtime, C: Connect + Clone + Send + Sync + 'static> Client<RT, C> {
     ///
     /// [`RetryError`] when the operation ends without a response. A final error status (the
     /// last 503, a 404) is `Ok`. A TLS failure is never retried: `ErrorKind::Tls`.
+    ///
+    /// A discarded response's body is read to its end within the retrier's drain limits
+    /// (`Retrier::drain`), so that hyper-util's pool hands its connection to the next attempt.
     pub async fn run(&self, request: RetryRequest) -> Result {
-        run(
+        run_draining(
             &self.retrier,
             &self.runtime,
             request,
             error_kind,
             |attempt| self.send(attempt.request),
+            drain_body,
         )
         .await
     }

@@ -185,7 +185,7 @@ impl Transport for AbortableTransport {
 
     fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
         self.tie_to_current()?;
-        self.inner.await_input(timeout)
+        self.inner.await_input(crate::drain::within_drain(timeout))
     }
 
     fn is_open(&mut self) -> bool {

@@ -19,8 +19,16 @@
 //!   connection shutdown handles); other operations on the same [`Client`] carry on. A TCP
 //!   connect in progress is not interruptible (ureq's limit): it is bounded by the attempt
 //!   timeout.
-//! - **Bodies**: the request body is replayed per attempt; a discarded response is dropped
-//!   (closing its connection) before the next attempt; the returned response's body is unread.
+//! - **Bodies**: the request body is replayed per attempt. Before the next attempt, a
+//!   discarded response's body is read to its end when it is small and quick (the retrier's
+//!   `DrainLimits`: 64 KiB within 250 ms by default), so that ureq's pool hands its connection
+//!   to the next attempt (no new TCP or TLS handshake); a longer or slower one is dropped,
+//!   closing its connection. The returned response's body is unread: it is the caller's.
+//! - **HTTPS** (feature `rustls`, on by default): ureq's own rustls stack (on `ring`) with
+//!   Mozilla's roots; [`Client::with_tls`] with [`tls_config`] trusts a private CA (or the
+//!   platform's roots). A TLS failure (a rejected certificate, a failed handshake, no common
+//!   protocol version) is `ErrorKind::Tls`: permanent, never retried, and [`HttpError`]'s
+//!   text names the cause. An unknown host is `ErrorKind::Dns`, as on the other adapters.
 //! - **Statuses**: every status comes back as a response (`http_status_as_error(false)` on
 //!   every request), so the retry policy sees 429 and 503.
 //!
@@ -54,25 +62,35 @@
 
 mod abort;
 mod classify;
+mod drain;
+mod resolve;
+#[cfg(feature = "rustls")]
+mod tls;
 
 pub use backstop_driver::{
     Abort, Metrics, Retried, Retrier, RetryError, RetryEvent, RetryRequest, Runtime, StdRuntime,
     VirtualTime,
 };
-pub use classify::error_kind;
+#[cfg(feature = "rustls")]
+pub use backstop_driver::{Roots, TlsConfigError};
+pub use classify::{error_kind, HttpError};
+#[cfg(feature = "rustls")]
+pub use tls::tls_config;
 
 use core::time::Duration;
 use std::net::IpAddr;
 
-use backstop_driver::{run, Attempt};
+use backstop_driver::{run_draining, Attempt};
+use ureq::config::ConfigBuilder;
 use ureq::http::{Method, Request, Response};
-use ureq::unversioned::resolver::DefaultResolver;
+use ureq::typestate::AgentScope;
 use ureq::{Agent, AsSendBody, Body};
 
 use crate::abort::{interruptible, AbortConnector};
+use crate::resolve::MarkedResolver;
 
 /// What [`Client::run`] returns.
-pub type Result = core::result::Result<Retried<Body>, RetryError<ureq::Error>>;
+pub type Result = core::result::Result<Retried<Body>, RetryError<HttpError>>;
 
 /// A blocking retrying client: a ureq [`Agent`] (with its connection pool), a [`Retrier`] and
 /// a [`Runtime`] (the real clock by default; [`VirtualTime`] in tests).
@@ -90,10 +108,41 @@ pub struct Client<RT = StdRuntime> {
 impl Client<StdRuntime> {
     /// A client with ureq's default configuration, plus the policy's attempt timeout on every
     /// phase of an exchange up to the response head (see the crate docs).
+    ///
+    /// With the `rustls` feature (on by default) it speaks `https://` too, through ureq's own
+    /// rustls stack, trusting Mozilla's roots; see [`Client::with_tls`] for a private CA.
     #[must_use]
     pub fn new(retrier: Retrier) -> Self {
+        Client::timed(retrier, |config| config)
+    }
+
+    /// [`Client::new`] with ureq's TLS settings of the caller's: from [`tls_config`] (a
+    /// private CA, the platform's roots) or any `ureq::tls::TlsConfig`.
+    ///
+    /// ```
+    /// use backstop_ureq::{tls_config, Client, Retrier, Roots};
+    /// # let ca = rcgen::generate_simple_self_signed(["ca.internal".to_owned()])?;
+    /// # let ca_pem = ca.cert.pem();
+    ///
+    /// // Trust a private CA only.
+    /// let client = Client::with_tls(Retrier::default(), tls_config(Roots::Custom, Some(ca_pem.as_bytes()))?);
+    /// # let _ = client;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(feature = "rustls")]
+    #[must_use]
+    pub fn with_tls(retrier: Retrier, tls: ureq::tls::TlsConfig) -> Self {
+        Client::timed(retrier, |config| config.tls_config(tls))
+    }
+
+    /// A client whose agent applies the policy's attempt timeout to every phase up to the
+    /// response head, with ureq's other settings as `configure` leaves them.
+    fn timed(
+        retrier: Retrier,
+        configure: impl FnOnce(ConfigBuilder<AgentScope>) -> ConfigBuilder<AgentScope>,
+    ) -> Self {
         let t = Some(retrier.policy().attempt_timeout());
-        let config = Agent::config_builder()
+        let config = configure(Agent::config_builder())
             .http_status_as_error(false)
             .timeout_connect(t)
             .timeout_send_request(t)
@@ -112,11 +161,7 @@ impl Client<StdRuntime> {
     #[must_use]
     pub fn with_config(retrier: Retrier, config: ureq::config::Config) -> Self {
         Client {
-            agent: Agent::with_parts(
-                config,
-                AbortConnector::default(),
-                DefaultResolver::default(),
-            ),
+            agent: Agent::with_parts(config, AbortConnector::default(), MarkedResolver::default()),
             retrier,
             runtime: StdRuntime::new(),
             agent_timeout: None,
@@ -158,13 +203,15 @@ impl<RT: Runtime> Client<RT> {
     pub fn run(&self, request: RetryRequest) -> Result {
         let abort = request.abort_handle().cloned();
         let abort = abort.as_ref();
-        futures_lite::future::block_on(run(
+        futures_lite::future::block_on(run_draining(
             &self.retrier,
             &self.runtime,
             request,
-            error_kind,
+            HttpError::kind,
             // Blocking: the attempt completes within the loop's first poll of it.
-            |attempt| async move { self.send(attempt, abort) },
+            |attempt| async move { self.send(attempt, abort).map_err(HttpError::from) },
+            // Blocking too, bounded by the limits' time itself.
+            |body, limits| async move { drain::drain(body, limits, abort) },
         ))
     }
 
