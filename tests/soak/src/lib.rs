@@ -19,6 +19,8 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod bare;
 pub mod faulty_server;
+pub mod load;
 pub mod process;
 pub mod soak;

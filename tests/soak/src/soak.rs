@@ -244,6 +244,8 @@ pub fn run(config: Config) -> Report {
     let started = Instant::now();
     let records = drive(&config, &server.url("/soak"), &refused);
     let took = started.elapsed();
+    // Tallied (and the records freed) before the memory is read.
+    let tallies = tally(&config, records);
     let server_idle = server.wait_idle(Duration::from_secs(10));
     let fds_after = settled_fds(fds_before);
     let rss_after = process::rss_kib();
@@ -256,7 +258,7 @@ pub fn run(config: Config) -> Report {
     }
     Report {
         config,
-        tallies: tally(&config, records),
+        tallies,
         server_requests: server.requests() - read_before,
         by_fault,
         server_connections: server.connections() - connections_before,
