@@ -106,6 +106,9 @@ impl Default for Backoff {
 fn min_nanos(nanos: u128, cap: Duration) -> Duration {
     if nanos >= cap.as_nanos() {
         cap
+    } else if let Ok(nanos) = u64::try_from(nanos) {
+        // Every delay under 584 years: a division by a constant, not a 128-bit division.
+        Duration::from_nanos(nanos)
     } else {
         // Below the cap, so it fits a Duration.
         Duration::new(

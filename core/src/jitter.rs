@@ -71,9 +71,17 @@ pub(crate) fn uniform<R: Rng + ?Sized>(rng: &mut R, lo: Duration, hi: Duration) 
         return lo;
     }
     let span = u64::try_from(span).unwrap_or(u64::MAX);
+    lo.saturating_add(Duration::from_nanos(uniform_nanos(rng, span)))
+}
+
+/// A uniform draw in `[0, span]` nanoseconds; no draw (and no randomness used) when `span` is 0.
+#[inline]
+pub(crate) fn uniform_nanos<R: Rng + ?Sized>(rng: &mut R, span: u64) -> u64 {
+    if span == 0 {
+        return 0;
+    }
     // Lemire's multiply-shift: a bias of at most 2^-64, and no loop.
-    let draw = ((u128::from(rng.next_u64()) * (u128::from(span) + 1)) >> 64) as u64;
-    lo.saturating_add(Duration::from_nanos(draw))
+    ((u128::from(rng.next_u64()) * (u128::from(span) + 1)) >> 64) as u64
 }
 
 #[cfg(test)]

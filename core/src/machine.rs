@@ -14,10 +14,10 @@ use crate::decision::{
     AttemptOutcome, Decision, DelaySource, Outcome, SendReason, StopReason, WaitReason,
 };
 use crate::event::{Event, MisuseError, Request, Response};
-use crate::jitter::uniform;
+use crate::jitter::uniform_nanos;
 use crate::policy::{Policy, RetryAfterAboveMax};
 use crate::retry_after::{parse_http_date, parse_retry_after, RetryAfter};
-use crate::time::Instant;
+use crate::time::{nanos_saturating, Instant};
 
 /// The sans-IO retry state machine for one operation (one logical request and its retries).
 ///
@@ -189,9 +189,12 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
                 }
                 self.advance(now);
                 self.attempts = self.attempts.saturating_add(1);
-                let timeout = self.attempt_timeout();
                 self.state = State::InFlight {
-                    timeout_at: self.now.saturating_add(timeout),
+                    timeout_at: Instant::from_nanos(
+                        self.now
+                            .nanos()
+                            .saturating_add(self.attempt_timeout_nanos()),
+                    ),
                 };
             }
             Event::Response(response) => {
@@ -307,9 +310,14 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
 
     /// `min(attempt_timeout, deadline - now)`: an attempt never runs past the deadline.
     fn attempt_timeout(&self) -> Duration {
-        self.policy
-            .attempt_timeout()
-            .min(self.deadline.saturating_duration_since(self.now))
+        Duration::from_nanos(self.attempt_timeout_nanos())
+    }
+
+    /// [`Self::attempt_timeout`] in nanoseconds, the form the machine computes with (the
+    /// time left is below `u64::MAX` nanoseconds, so the minimum is exact).
+    fn attempt_timeout_nanos(&self) -> u64 {
+        nanos_saturating(self.policy.attempt_timeout())
+            .min(self.deadline.nanos().saturating_sub(self.now.nanos()))
     }
 
     /// The server-directed delay of a response, if it has a usable `Retry-After`.
@@ -410,20 +418,22 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
             }
         };
         // The spread is ours, not the server's: it never takes a wait past the ceiling, nor
-        // past the deadline when the server's value alone would fit before it.
+        // past the deadline when the server's value alone would fit before it. In nanoseconds:
+        // the room before the deadline fits a u64, and it bounds the spread, so saturating a
+        // larger floor or ceiling changes no result (and no random draw).
+        let floor_nanos = nanos_saturating(floor);
         let room = self
             .deadline
-            .saturating_duration_since(self.now)
-            .saturating_sub(floor)
-            .saturating_sub(Duration::from_nanos(1));
-        let spread = self
-            .policy
-            .retry_after_spread()
-            .min(floor / 10)
-            .min(max.saturating_sub(floor))
+            .nanos()
+            .saturating_sub(self.now.nanos())
+            .saturating_sub(floor_nanos)
+            .saturating_sub(1);
+        let spread = nanos_saturating(self.policy.retry_after_spread())
+            .min(floor_nanos / 10)
+            .min(nanos_saturating(max).saturating_sub(floor_nanos))
             .min(room);
         Some((
-            floor.saturating_add(uniform(&mut self.rng, Duration::ZERO, spread)),
+            floor.saturating_add(Duration::from_nanos(uniform_nanos(&mut self.rng, spread))),
             source,
         ))
     }

@@ -86,6 +86,15 @@ impl Instant {
     }
 }
 
+impl Instant {
+    /// Nanoseconds since the caller's epoch: the machine's arithmetic stays in integers and
+    /// builds a `Duration` only for what it reports.
+    #[inline]
+    pub(crate) const fn nanos(self) -> u64 {
+        self.0
+    }
+}
+
 impl core::fmt::Debug for Instant {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         write!(f, "Instant({:?})", self.as_duration())
@@ -94,7 +103,7 @@ impl core::fmt::Debug for Instant {
 
 /// A duration in nanoseconds, saturating at `u64::MAX` (584 years).
 #[inline]
-const fn nanos_saturating(d: Duration) -> u64 {
+pub(crate) const fn nanos_saturating(d: Duration) -> u64 {
     let n = d.as_nanos();
     if n > u64::MAX as u128 {
         u64::MAX

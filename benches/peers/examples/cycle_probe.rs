@@ -1,0 +1,45 @@
+//! The retry cycle of the peers benchmark, run `N` times (first argument) for an instruction
+//! count: `valgrind --tool=callgrind target/release/examples/cycle_probe 1000000` minus the
+//! same with 0 cycles, divided by the number of cycles, is the count per cycle.
+
+#![allow(clippy::print_stdout)]
+
+use core::time::Duration;
+
+use backstop::{Decision, Event, Instant, Method, Policy, Request, Response, RetryMachine};
+use rand_core::SeedableRng;
+
+fn main() {
+    let n: u64 = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(1_000_000);
+    let retry_after = std::env::args().nth(2);
+    let policy = Policy::builder()
+        .max_attempts(u32::MAX)
+        .max_elapsed(Duration::from_secs(u64::MAX / 4_000_000_000))
+        .build()
+        .expect("valid policy");
+    let mut m = RetryMachine::new(
+        policy,
+        Request::new(Method::Get),
+        rand_pcg::Pcg64Mcg::seed_from_u64(1),
+        Instant::ZERO,
+    );
+    let mut now = Instant::ZERO;
+    let mut total = Duration::ZERO;
+    for _ in 0..n {
+        let _ = core::hint::black_box(m.poll(now));
+        m.handle(now, Event::AttemptStarted).expect("a send is due");
+        let mut r = Response::new(core::hint::black_box(503));
+        if let Some(v) = &retry_after {
+            r = r.retry_after(v.as_bytes());
+        }
+        m.handle(now, Event::Response(r)).expect("in flight");
+        if let Decision::Wait { until, delay, .. } = core::hint::black_box(m.poll(now)) {
+            now = until;
+            total += delay;
+        }
+    }
+    println!("{n} cycles, {total:?} waited");
+}

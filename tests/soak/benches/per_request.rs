@@ -1,0 +1,310 @@
+//! Measured, not asserted: what one operation costs through each adapter beside its bare
+//! client, on loopback, for a GET answered 200 at once and for one answered 503, 503 (with
+//! `Retry-After: 0`), then 200, where the bare side retries in a plain loop.
+//!
+//! `cargo bench -p backstop-soak --bench per_request` (add `-- --quick` for a short run).
+//! Bare and backstop alternate operation by operation (the order flips each round) against one
+//! busy-polling server thread, in blocks with new clients; medians and ratios from one run.
+
+#![allow(clippy::print_stdout, clippy::unwrap_used)]
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use backstop_driver::{Retrier, RetryRequest};
+use backstop_soak::bare;
+use http_body_util::BodyExt;
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let per_block = if quick { 100 } else { 1_000 };
+    let blocks = 10;
+    let server = PollServer::start();
+    println!(
+        "== per request on loopback, {} operations per way and case, alternating, medians",
+        per_block * blocks
+    );
+    println!(
+        "{:<6} {:<14} {:>12} {:>12} {:>10}",
+        "client", "case", "bare", "backstop", "overhead"
+    );
+    for case in [Case::Ok, Case::TwoUnavailable] {
+        let [bare, ours] = ureq_family(&server, case, blocks, per_block);
+        print_row("ureq", case, bare, ours);
+        let [bare, ours] = tokio_family(&server, case, blocks, per_block);
+        print_row("tokio", case, bare, ours);
+        let [bare, ours] = smol_family(&server, case, blocks, per_block);
+        print_row("smol", case, bare, ours);
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Case {
+    /// 200 at once.
+    Ok,
+    /// 503, 503 (`Retry-After: 0`), 200.
+    TwoUnavailable,
+}
+
+impl Case {
+    fn name(self) -> &'static str {
+        match self {
+            Case::Ok => "200",
+            Case::TwoUnavailable => "503, 503, 200",
+        }
+    }
+}
+
+fn print_row(client: &str, case: Case, bare: Vec<Duration>, ours: Vec<Duration>) {
+    let (b, o) = (median(bare), median(ours));
+    println!(
+        "{client:<6} {:<14} {:>9.1} us {:>9.1} us {:>+9.1} %",
+        case.name(),
+        b.as_secs_f64() * 1e6,
+        o.as_secs_f64() * 1e6,
+        (o.as_secs_f64() / b.as_secs_f64() - 1.0) * 100.0
+    );
+}
+
+fn median(mut d: Vec<Duration>) -> Duration {
+    d.sort();
+    d[d.len() / 2]
+}
+
+/// The URI of one way's operations: `/ok`, or `/seq/{way}`, whose requests the server answers
+/// 503, 503, 200 in turn (a sequence per path, so the two ways never share one).
+fn uri(server: &PollServer, case: Case, way: &str) -> http::Uri {
+    match case {
+        Case::Ok => format!("http://{}/ok", server.addr),
+        Case::TwoUnavailable => format!("http://{}/seq/{way}", server.addr),
+    }
+    .parse()
+    .unwrap()
+}
+
+fn ureq_family(
+    server: &PollServer,
+    case: Case,
+    blocks: usize,
+    per_block: usize,
+) -> [Vec<Duration>; 2] {
+    let (bare_uri, our_uri) = (uri(server, case, "ureq-bare"), uri(server, case, "ureq"));
+    let mut samples: [Vec<Duration>; 2] = Default::default();
+    for _ in 0..blocks {
+        let agent = bare::ureq_agent();
+        let client = backstop_ureq::Client::new(Retrier::default());
+        let bare_op = || bare::until_not_503(3, || bare::ureq_get(&agent, &bare_uri)).unwrap();
+        let our_op = || {
+            let mut r = client.run(RetryRequest::get(our_uri.clone())).unwrap();
+            r.response.body_mut().read_to_vec().unwrap();
+            r.response.status().as_u16()
+        };
+        for _ in 0..20 {
+            assert_eq!(bare_op(), 200);
+            assert_eq!(our_op(), 200);
+        }
+        for round in 0..per_block {
+            for k in 0..2 {
+                let which = (round + k) % 2;
+                let t = Instant::now();
+                let status = if which == 0 { bare_op() } else { our_op() };
+                samples[which].push(t.elapsed());
+                assert_eq!(status, 200);
+            }
+        }
+    }
+    samples
+}
+
+fn tokio_family(
+    server: &PollServer,
+    case: Case,
+    blocks: usize,
+    per_block: usize,
+) -> [Vec<Duration>; 2] {
+    let (bare_uri, our_uri) = (uri(server, case, "tokio-bare"), uri(server, case, "tokio"));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut samples: [Vec<Duration>; 2] = Default::default();
+    for _ in 0..blocks {
+        rt.block_on(async {
+            let agent = bare::tokio_client();
+            let client = backstop_tokio::Client::new(Retrier::default());
+            let bare_op = || async {
+                let mut status = bare::tokio_get(&agent, &bare_uri).await.unwrap();
+                for _ in 1..3 {
+                    if status != 503 {
+                        break;
+                    }
+                    status = bare::tokio_get(&agent, &bare_uri).await.unwrap();
+                }
+                status
+            };
+            let our_op = || async {
+                let r = client
+                    .run(RetryRequest::get(our_uri.clone()))
+                    .await
+                    .unwrap();
+                let status = r.response.status().as_u16();
+                r.response.into_body().collect().await.unwrap();
+                status
+            };
+            for _ in 0..20 {
+                assert_eq!(bare_op().await, 200);
+                assert_eq!(our_op().await, 200);
+            }
+            for round in 0..per_block {
+                for k in 0..2 {
+                    let which = (round + k) % 2;
+                    let t = Instant::now();
+                    let status = if which == 0 {
+                        bare_op().await
+                    } else {
+                        our_op().await
+                    };
+                    samples[which].push(t.elapsed());
+                    assert_eq!(status, 200);
+                }
+            }
+        });
+    }
+    samples
+}
+
+fn smol_family(
+    server: &PollServer,
+    case: Case,
+    blocks: usize,
+    per_block: usize,
+) -> [Vec<Duration>; 2] {
+    let (bare_uri, our_uri) = (uri(server, case, "smol-bare"), uri(server, case, "smol"));
+    let mut samples: [Vec<Duration>; 2] = Default::default();
+    for _ in 0..blocks {
+        smol::block_on(async {
+            let client = backstop_smol::Client::new(Retrier::default());
+            let bare_op = || async {
+                let mut status = bare::smol_get(&bare_uri).await.unwrap();
+                for _ in 1..3 {
+                    if status != 503 {
+                        break;
+                    }
+                    status = bare::smol_get(&bare_uri).await.unwrap();
+                }
+                status
+            };
+            let our_op = || async {
+                let r = client
+                    .run(RetryRequest::get(our_uri.clone()))
+                    .await
+                    .unwrap();
+                let status = r.response.status().as_u16();
+                r.response.into_body().collect().await.unwrap();
+                status
+            };
+            for _ in 0..20 {
+                assert_eq!(bare_op().await, 200);
+                assert_eq!(our_op().await, 200);
+            }
+            for round in 0..per_block {
+                for k in 0..2 {
+                    let which = (round + k) % 2;
+                    let t = Instant::now();
+                    let status = if which == 0 {
+                        bare_op().await
+                    } else {
+                        our_op().await
+                    };
+                    samples[which].push(t.elapsed());
+                    assert_eq!(status, 200);
+                }
+            }
+        });
+    }
+    samples
+}
+
+/// A one-thread, busy-polling HTTP/1.1 server: every connection is served by the same thread,
+/// so neither side of a comparison gets a luckier server thread. `/seq/...` paths answer 503
+/// (`Retry-After: 0`), 503, 200 in turn; every other path 200.
+struct PollServer {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl PollServer {
+    fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || serve(&listener, &flag));
+        PollServer {
+            addr,
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+fn serve(listener: &TcpListener, stop: &AtomicBool) {
+    const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+    const UNAVAILABLE: &[u8] =
+        b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 0\r\nContent-Length: 0\r\n\r\n";
+    let mut conns: Vec<(TcpStream, Vec<u8>)> = Vec::new();
+    let mut sequences: HashMap<Vec<u8>, u64> = HashMap::new();
+    let mut buf = [0_u8; 4096];
+    while !stop.load(Ordering::Relaxed) {
+        while let Ok((s, _)) = listener.accept() {
+            s.set_nonblocking(true).unwrap();
+            s.set_nodelay(true).unwrap();
+            conns.push((s, Vec::new()));
+        }
+        conns.retain_mut(|(s, pending)| match s.read(&mut buf) {
+            Ok(0) => false,
+            Ok(n) => {
+                pending.extend_from_slice(&buf[..n]);
+                while let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
+                    let path: Vec<u8> = pending
+                        .split(|&b| b == b' ')
+                        .nth(1)
+                        .unwrap_or_default()
+                        .to_vec();
+                    pending.drain(..end + 4);
+                    let answer = if path.starts_with(b"/seq/") {
+                        let n = sequences.entry(path).or_default();
+                        *n += 1;
+                        if *n % 3 == 0 {
+                            OK
+                        } else {
+                            UNAVAILABLE
+                        }
+                    } else {
+                        OK
+                    };
+                    if s.write_all(answer).is_err() {
+                        return false;
+                    }
+                }
+                true
+            }
+            Err(e) => e.kind() == std::io::ErrorKind::WouldBlock,
+        });
+    }
+}
+
+impl Drop for PollServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            t.join().unwrap();
+        }
+    }
+}
