@@ -1,4 +1,4 @@
-//! The seed's demo, in Rust: `cargo run --example demo`.
+//! The classic retry demo (503, 503, then 200 with a JSON body), in Rust: `cargo run --example demo`.
 //!
 //! Without arguments it starts a local server that answers 503 with `Retry-After: 0.1` twice and
 //! then 200 with a JSON body, sends one GET through the blocking ureq adapter, and prints every
@@ -37,7 +37,7 @@ fn main() -> ExitCode {
     }
 }
 
-/// The seed's scenario: 503, 503, 200 from a local server.
+/// The classic scenario: 503, 503, 200 from a local server.
 fn seed_demo() -> Result<(), String> {
     let busy = |n: u32| {
         Reply::status(503)
@@ -53,7 +53,7 @@ fn seed_demo() -> Result<(), String> {
             .body(r#"{"message":"Запит успішно виконано","attempt":3}"#)
             .into(),
     ]);
-    // The seed's settings: 4 attempts, backoff 100 ms..1 s, 5 s in total, 1 s per attempt.
+    // The classic settings: 4 attempts, backoff 100 ms..1 s, 5 s in total, 1 s per attempt.
     let policy = Policy::builder()
         .max_attempts(4)
         .backoff(Backoff::exponential(

@@ -73,7 +73,7 @@ fn trace(title: &str, policy: Policy, latency: Duration, answers: &[Answer]) {
 fn main() {
     let ms = Duration::from_millis;
     trace(
-        "The seed's demo: 503 with Retry-After: 0.1 twice, then 200",
+        "The classic demo: 503 with Retry-After: 0.1 twice, then 200",
         Policy::default(),
         ms(3),
         &[

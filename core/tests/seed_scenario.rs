@@ -1,4 +1,4 @@
-//! The seed's demo on virtual time: 503 with `Retry-After: 0.1` twice, then 200.
+//! The classic retry demo on virtual time: 503 with `Retry-After: 0.1` twice, then 200.
 
 mod support;
 

@@ -138,6 +138,38 @@ pub fn find_io_error<'a>(error: &'a (dyn Error + 'static)) -> Option<&'a io::Err
     find_error(error)
 }
 
+/// Writes `TLS handshake failed: <cause>` when `error`'s chain holds a TLS error (with the
+/// `rustls` feature: "certificate rejected: UnknownIssuer", never a secret), so every adapter
+/// names the cause the same way; `None` when it holds none, for the caller's own text.
+pub fn write_tls_cause(
+    f: &mut fmt::Formatter<'_>,
+    error: &(dyn Error + 'static),
+) -> Option<fmt::Result> {
+    #[cfg(feature = "rustls")]
+    if let Some(tls) = crate::TlsFailure::find(error) {
+        return Some(write!(f, "TLS handshake failed: {tls}"));
+    }
+    let _ = (f, error);
+    None
+}
+
+/// A URI an adapter's client cannot send to: no host, or a scheme other than `http` (and
+/// `https`, with the `rustls` feature). Nothing was sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnsupportedUri;
+
+impl fmt::Display for UnsupportedUri {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if cfg!(feature = "rustls") {
+            "the URI needs an http or https scheme and a host"
+        } else {
+            "the URI needs an http scheme and a host (https needs the rustls feature)"
+        })
+    }
+}
+
+impl Error for UnsupportedUri {}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -52,6 +52,10 @@ impl<'a> TlsFailure<'a> {
 impl fmt::Display for TlsFailure<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.error {
+            // The verifier's own reason (webpki's `CaUsedAsEndEntity`, say): a name, no data.
+            rustls::Error::InvalidCertificate(CertificateError::Other(other)) => {
+                write!(f, "certificate rejected: {other}")
+            }
             rustls::Error::InvalidCertificate(e) => {
                 write!(f, "certificate rejected: {}", certificate_error_name(e))
             }
@@ -137,6 +141,29 @@ mod tests {
         assert_eq!(
             TlsFailure::find(&e).expect("found").to_string(),
             "the server refused the handshake: ProtocolVersion"
+        );
+    }
+
+    #[test]
+    fn the_verifiers_own_reason_is_named() {
+        // A self-signed certificate marked as a CA, presented as the server's: webpki's reason
+        // reaches the text instead of a bare "Other".
+        #[derive(Debug)]
+        struct CaUsedAsEndEntity;
+        impl fmt::Display for CaUsedAsEndEntity {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("CaUsedAsEndEntity")
+            }
+        }
+        impl Error for CaUsedAsEndEntity {}
+        let other = rustls::OtherError(std::sync::Arc::new(CaUsedAsEndEntity));
+        let e = wrapped(rustls::Error::InvalidCertificate(CertificateError::Other(
+            other,
+        )));
+        assert_eq!(connect_error_kind(&e), ErrorKind::Tls);
+        assert_eq!(
+            TlsFailure::find(&e).expect("found").to_string(),
+            "certificate rejected: CaUsedAsEndEntity"
         );
     }
 

@@ -30,20 +30,11 @@ pub enum HttpError {
 impl fmt::Display for HttpError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            HttpError::InvalidUri => f.write_str(if cfg!(feature = "rustls") {
-                "the URI needs an http or https scheme and a host"
-            } else {
-                "the URI needs an http scheme and a host (https needs the rustls feature)"
-            }),
+            HttpError::InvalidUri => fmt::Display::fmt(&backstop_driver::UnsupportedUri, f),
             HttpError::Dns(e) => write!(f, "{e}"),
             HttpError::Connect(e) => write!(f, "connect failed: {e}"),
-            HttpError::Tls(e) => {
-                #[cfg(feature = "rustls")]
-                if let Some(tls) = backstop_driver::TlsFailure::find(e) {
-                    return write!(f, "TLS handshake failed: {tls}");
-                }
-                write!(f, "TLS handshake failed: {e}")
-            }
+            HttpError::Tls(e) => backstop_driver::write_tls_cause(f, e)
+                .unwrap_or_else(|| write!(f, "TLS handshake failed: {e}")),
             HttpError::Http(e) => write!(f, "HTTP exchange failed: {e}"),
         }
     }

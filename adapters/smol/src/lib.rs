@@ -50,33 +50,12 @@ mod connect;
 mod error;
 mod runtime;
 
-use core::future::Future;
-
+pub use backstop_driver::{
+    http, run, Abort, Attempt, Metrics, Retried, Retrier, RetryError, RetryEvent, RetryRequest,
+    Runtime, VirtualTime,
+};
 #[cfg(feature = "rustls")]
 pub use backstop_driver::{rustls, Roots, TlsBuilder, TlsConfigError};
-pub use backstop_driver::{
-    Abort, Attempt, Metrics, Retried, Retrier, RetryError, RetryEvent, RetryRequest, Runtime,
-    VirtualTime,
-};
 pub use client::{Client, Result};
 pub use error::{error_kind, HttpError};
 pub use runtime::SmolRuntime;
-
-/// Runs one operation on smol's clock with any async attempt function (see
-/// [`backstop_driver::run`]).
-///
-/// # Errors
-///
-/// [`RetryError`] when the operation ends without a response.
-pub async fn run<B, E, Fut>(
-    retrier: &Retrier,
-    request: RetryRequest,
-    classify: impl Fn(&E) -> backstop::ErrorKind,
-    send: impl FnMut(Attempt) -> Fut,
-) -> core::result::Result<Retried<B>, RetryError<E>>
-where
-    E: std::error::Error + 'static,
-    Fut: Future<Output = core::result::Result<http::Response<B>, E>>,
-{
-    backstop_driver::run(retrier, &SmolRuntime::new(), request, classify, send).await
-}

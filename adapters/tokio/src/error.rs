@@ -24,17 +24,9 @@ impl fmt::Display for HttpError {
     /// own text (`client error (Connect)`) leaves to the source chain.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            HttpError::InvalidUri => f.write_str(if cfg!(feature = "rustls") {
-                "the URI needs an http or https scheme and a host"
-            } else {
-                "the URI needs an http scheme and a host (https needs the rustls feature)"
-            }),
+            HttpError::InvalidUri => fmt::Display::fmt(&backstop_driver::UnsupportedUri, f),
             HttpError::Client(e) => {
-                #[cfg(feature = "rustls")]
-                if let Some(tls) = backstop_driver::TlsFailure::find(e) {
-                    return write!(f, "TLS handshake failed: {tls}");
-                }
-                fmt::Display::fmt(e, f)
+                backstop_driver::write_tls_cause(f, e).unwrap_or_else(|| fmt::Display::fmt(e, f))
             }
         }
     }

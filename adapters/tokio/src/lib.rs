@@ -44,14 +44,16 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! With any other client, give [`run`] a closure that makes one attempt:
+//! With any other client, give [`run`] (the driver's loop) tokio's clock and a closure that
+//! makes one attempt:
 //!
 //! ```
-//! use backstop_tokio::{run, Retrier, RetryRequest};
+//! use backstop_tokio::{run, Retrier, RetryRequest, TokioRuntime};
 //!
 //! let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
 //! let done = rt.block_on(run(
 //!     &Retrier::default(),
+//!     &TokioRuntime::new(),
 //!     RetryRequest::get("http://example.invalid/"),
 //!     |_: &std::io::Error| backstop::ErrorKind::Other,
 //!     |attempt| async move {
@@ -72,34 +74,13 @@ mod error;
 mod resolve;
 mod runtime;
 
-use core::future::Future;
-
+pub use backstop_driver::{
+    http, run, Abort, Attempt, Metrics, Retried, Retrier, RetryError, RetryEvent, RetryRequest,
+    Runtime, VirtualTime,
+};
 #[cfg(feature = "rustls")]
 pub use backstop_driver::{rustls, Roots, TlsBuilder, TlsConfigError};
-pub use backstop_driver::{
-    Abort, Attempt, Metrics, Retried, Retrier, RetryError, RetryEvent, RetryRequest, Runtime,
-    VirtualTime,
-};
 pub use client::{Client, DefaultConnector, Result};
 pub use error::{error_kind, HttpError};
 pub use resolve::{Resolver, Resolving};
 pub use runtime::TokioRuntime;
-
-/// Runs one operation on tokio's clock with any async attempt function (see
-/// [`backstop_driver::run`]).
-///
-/// # Errors
-///
-/// [`RetryError`] when the operation ends without a response.
-pub async fn run<B, E, Fut>(
-    retrier: &Retrier,
-    request: RetryRequest,
-    classify: impl Fn(&E) -> backstop::ErrorKind,
-    send: impl FnMut(Attempt) -> Fut,
-) -> core::result::Result<Retried<B>, RetryError<E>>
-where
-    E: std::error::Error + 'static,
-    Fut: Future<Output = core::result::Result<http::Response<B>, E>>,
-{
-    backstop_driver::run(retrier, &TokioRuntime::new(), request, classify, send).await
-}

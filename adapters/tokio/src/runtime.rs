@@ -1,7 +1,7 @@
 //! tokio's clock and timers.
 //!
-//! Rule (DESIGN.md "Adapters"): the clock is `tokio::time::Instant`, so `tokio::time::pause()`
-//! and `advance()` move it, and waits are `tokio::time::sleep_until`.
+//! Rule (so that paused time drives the waits in tests): the clock is `tokio::time::Instant`,
+//! so `tokio::time::pause()` and `advance()` move it, and waits are `tokio::time::sleep_until`.
 
 use core::time::Duration;
 

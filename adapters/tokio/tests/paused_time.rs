@@ -22,6 +22,7 @@ fn paused_tokio_clock_drives_the_waits() {
     let done = rt
         .block_on(run(
             &Retrier::new(policy),
+            &backstop_tokio::TokioRuntime::new(),
             RetryRequest::get("http://example.invalid/"),
             |_: &std::io::Error| backstop::ErrorKind::Other,
             |_attempt| {

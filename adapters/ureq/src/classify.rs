@@ -90,9 +90,8 @@ impl From<Error> for HttpError {
 
 impl fmt::Display for HttpError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        #[cfg(feature = "rustls")]
-        if let Some(tls) = backstop_driver::TlsFailure::find(self) {
-            return write!(f, "TLS handshake failed: {tls}");
+        if let Some(written) = backstop_driver::write_tls_cause(f, self) {
+            return written;
         }
         match &self.0 {
             Error::Io(e) if find_error::<ResolveError>(e).is_some() => {

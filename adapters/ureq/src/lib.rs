@@ -68,8 +68,8 @@ mod resolve;
 mod tls;
 
 pub use backstop_driver::{
-    Abort, Metrics, Retried, Retrier, RetryError, RetryEvent, RetryRequest, Runtime, StdRuntime,
-    VirtualTime,
+    http, Abort, Metrics, Retried, Retrier, RetryError, RetryEvent, RetryRequest, Runtime,
+    StdRuntime, VirtualTime,
 };
 #[cfg(feature = "rustls")]
 pub use backstop_driver::{Roots, TlsConfigError};
