@@ -7,7 +7,9 @@
 
 use core::fmt;
 
-use backstop_driver::{run, Abort, Retried, Retrier, RetryRequest, Runtime, IDEMPOTENCY_KEY};
+use backstop_driver::{
+    run_draining, Abort, DrainLimits, Retried, Retrier, RetryRequest, Runtime, IDEMPOTENCY_KEY,
+};
 use backstop_tokio::TokioRuntime;
 use http::Extensions;
 use reqwest::{Request, Response};
@@ -82,7 +84,7 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
             plan = plan.body_not_replayable();
         }
         let mut first = Some(request);
-        let result = run(&self.retrier, &self.runtime, plan, error_kind, |_attempt| {
+        let attempt = |_attempt| {
             // Each attempt of a replayable request sends a clone; the other is sent itself, once
             // (the machine makes no second attempt of it).
             let request = if replayable {
@@ -98,7 +100,17 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
                 let response = next.run(request, &mut own).await?;
                 Ok(head(response, own))
             }
-        })
+        };
+        // A discarded response's body is read to its end when small and quick, so reqwest's
+        // pool hands the same connection to the next attempt.
+        let result = run_draining(
+            &self.retrier,
+            &self.runtime,
+            plan,
+            error_kind,
+            attempt,
+            drain,
+        )
         .await;
         finish(result, extensions)
     }
@@ -168,3 +180,23 @@ impl fmt::Display for BodyNotReplayableError {
 }
 
 impl std::error::Error for BodyNotReplayableError {}
+
+/// Reads a discarded response's body to its end, at most `limits.max_bytes` (the loop bounds
+/// the time); `true` when it ended within the limit.
+async fn drain(exchange: Exchange, limits: DrainLimits) -> bool {
+    let mut response = exchange.response;
+    let mut read = 0_u64;
+    // Bounded: each pass reads one chunk, and the byte count ends the loop past the limit.
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                read = read.saturating_add(u64::try_from(chunk.len()).unwrap_or(u64::MAX));
+                if read > limits.max_bytes() {
+                    return false;
+                }
+            }
+            Ok(None) => return true,
+            Err(_) => return false,
+        }
+    }
+}

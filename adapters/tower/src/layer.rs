@@ -8,7 +8,9 @@ use core::future::{poll_fn, Future};
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
-use backstop_driver::{run, Abort, Retrier, RetryError, RetryRequest, Runtime, IDEMPOTENCY_KEY};
+use backstop_driver::{
+    drain_body, run_draining, Abort, Retrier, RetryError, RetryRequest, Runtime, IDEMPOTENCY_KEY,
+};
 use backstop_tokio::TokioRuntime;
 use tower_layer::Layer;
 use tower_service::Service;
@@ -75,7 +77,7 @@ where
     S::Future: Send,
     S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     B: Clone + Send + 'static,
-    R: Send + 'static,
+    R: http_body::Body + Send + 'static,
     RT: Runtime + Clone + Send + Sync + 'static,
 {
     type Response = http::Response<R>;
@@ -93,10 +95,11 @@ where
         let runtime = self.runtime.clone();
         Box::pin(async move {
             let plan = plan(&request);
-            let done = run(&retrier, &runtime, plan, error_kind_of, move |_attempt| {
-                send(inner.clone(), request.clone())
-            })
-            .await?;
+            // A discarded response's body is read to its end when small and quick, so the
+            // inner client can send the next attempt on the same connection.
+            let attempt = move |_attempt| send(inner.clone(), request.clone());
+            let done =
+                run_draining(&retrier, &runtime, plan, error_kind_of, attempt, drain_body).await?;
             let mut response = done.response;
             response.extensions_mut().insert(done.outcome);
             Ok(response)
