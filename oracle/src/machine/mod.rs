@@ -140,6 +140,7 @@ fn event_of(action: &Action) -> (Event<'_>, Option<Duration>) {
                 retry_after: retry_after.as_deref(),
                 date: date.as_deref(),
                 wall_clock: *wall_clock,
+                ..Response::new(*status)
             };
             let floor = retry_after
                 .as_deref()
