@@ -361,16 +361,23 @@ fn token(c: &mut Cursor<'_>) {
     }
 }
 
-/// `:` base64 `:`; the characters are checked, the padding is not (a parser may be lenient).
+/// `:` base64 `:`. The padding may be short or missing and the pad bits non-zero (a parser
+/// should be lenient there); anything else that does not decode is malformed: a `=` before the
+/// end, more `=` than the length needs, a lone symbol in the last group of four.
 fn binary(c: &mut Cursor<'_>) -> Option<()> {
     c.eat(b':');
+    let mut symbols = 0usize;
+    let mut pads = 0usize;
     loop {
         match c.next()? {
-            b':' => return Some(()),
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'+' | b'/' | b'=' => {}
+            b':' => break,
+            b'=' => pads += 1,
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'+' | b'/' if pads == 0 => symbols += 1,
             _ => return None,
         }
     }
+    let canonical_pads = (4 - symbols % 4) % 4;
+    (symbols % 4 != 1 && pads <= canonical_pads).then_some(())
 }
 
 /// `%"`, printable ASCII and `%xx` (lowercase hex) escapes, `"`; the escaped bytes must be

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora: fuzz/corpus/retry_after/seed-* and fuzz/corpus/machine/seed-*.
+"""Writes the seed corpora: fuzz/corpus/{retry_after,rate_limit,machine}/seed-*.
 
 Run from anywhere: python3 fuzz/seeds/generate.py. The files are committed; this script says
 where they came from. Machine seeds follow the byte layout of
@@ -33,6 +33,18 @@ RETRY_AFTER = [
     b"1.", b".5", b"1..2", b"1.2.3", b"", b" ", b"\t", b"\xff\xfe", b"120\xff",
     b"\xef\xbb\xbf120", b"\xd9\xa1\xd9\xa2", b"\xef\xbc\x91\xef\xbc\x92", b"now", b"later",
     b"Sun, 06 Nov 1994", b"2015-10-21T07:28:00Z", b"1445412480", b"\"120\"", b"120s", b"2m",
+]
+
+# RateLimit fields (then, after a newline, a RateLimit-Policy), as APIs send them, and junk.
+RATE_LIMIT = [
+    b'"default";r=0;t=1', b'"default";r=0;t=10', b'"default";r=50;t=30', b'default;r=0;t=60',
+    b'"burst";r=0;t=1, "day";r=0;t=3600', b'"a";r=5;t=1, "b";r=0;t=9', b'"day";r=0\n"day";q=1000;w=86400',
+    b'"day";r=0\n"hour";q=100;w=3600, "day";q=1000;w=86400', b'"a";r=0;t=1;pk=:cHsdsRa894==:',
+    b'"a";r=0;t=-1', b'"a";r=0;t=1.5', b'"a";r="0";t=1', b'"a";r=0;t', b'"a";r=0;t=1,',
+    b'r=0;t=1', b'limit=100, remaining=0, reset=10', b'"a";R=0;t=1', b'  "a";r=0;t=2  ',
+    b'\t"a";r=0;t=2', b'(a b);r=0;t=1', b'"a";r=0;t=999999999999999', b'"a";r=0;t=1234567890123456',
+    b'%"caf%c3%a9";r=0;t=3', b'%"%ff";r=0;t=3', b'@1700000000;r=0;t=4', b':QQ=:;r=0;t=5',
+    b':Q:;r=0;t=5', b':QQ===:;r=0;t=5', b'?1;r=0;t=6', b'"\\"";r=0;t=7', b'', b'\xff',
 ]
 
 # Machine scenario bytes (see Scenario::decode).
@@ -146,5 +158,7 @@ def write(target, name, data):
 
 for v in RETRY_AFTER:
     write("retry_after", hashlib.sha1(v).hexdigest()[:16], v)
+for v in RATE_LIMIT:
+    write("rate_limit", hashlib.sha1(v).hexdigest()[:16], v)
 for name, data in MACHINE.items():
     write("machine", name, data)

@@ -16,6 +16,26 @@ proptest! {
     }
 
     #[test]
+    fn the_rate_limit_parser_agrees_with_sfv_on_arbitrary_bytes(
+        data in proptest::collection::vec(any::<u8>(), 0..64),
+    ) {
+        backstop_oracle::rate_limit::check(&data);
+    }
+
+    /// Random bytes rarely form a List: these are built from its own pieces.
+    #[test]
+    fn the_rate_limit_parser_agrees_with_sfv_on_list_shaped_bytes(
+        pieces in proptest::collection::vec(proptest::sample::select(vec![
+            "\"a\"", "\"default\"", "b", "*", ";r=0", ";r=1", ";t=10", ";t=-1", ";t=1.5", ";w=60",
+            ";q=100", ";r", ";pk=:AQ==:", ":AQ=:", ":A:", ":QQ==:", "?1", "@12", "%\"%c3%a9\"",
+            "%\"%ff\"", "(a b)", "()", ", ", ",", " ", "\t", "\n", "1.5", "-0", "9999999999999999",
+            "\"\\\"\"",
+        ]), 0..12),
+    ) {
+        backstop_oracle::rate_limit::check(pieces.concat().as_bytes());
+    }
+
+    #[test]
     fn the_retry_after_parsers_keep_their_grammar_on_arbitrary_bytes(
         data in proptest::collection::vec(any::<u8>(), 0..64),
     ) {
