@@ -68,11 +68,17 @@ POLL = bytes([0])
 STARTED = bytes([2])
 TIMEPASSED = bytes([6])
 ABORT = bytes([7])
-def response(status_tag, status_arg, retry_after=None, date=None):
+def response(status_tag, status_arg, retry_after=None, date=None, rate_limit=None):
     out = bytes([3, status_tag]) + status_arg
     out += bytes([1]) + retry_after if retry_after is not None else bytes([0])
     out += bytes([1]) + date if date is not None else bytes([0])
-    return out + bytes([0])  # no wall clock
+    out += bytes([0])  # no wall clock
+    return out + (rate_limit if rate_limit is not None else bytes([0]))  # < 128: no rate-limit fields
+# rate-limit field sets (see decode_rate_limit): 128 + bits 1 RateLimit, 2 its policy,
+# 4 RateLimit-Reset, 8 X-RateLimit-Reset-After, 16 X-RateLimit-Reset.
+def ietf_reset(t): return bytes([128 | 1, 1, 0, t])          # "default";r=0;t=T
+def ietf_window(w): return bytes([128 | 1 | 2, 3, 0]) + u16(w)  # "day";r=0 + "day";w=W
+def reset_after(secs): return bytes([128 | 8, 2, secs])         # X-RateLimit-Reset-After: SECS
 def retryable(i): return response(0, bytes([i]))      # 408 425 429 500 502 503 504
 def retryable_ra(i, header): return response(0, bytes([i]), header)
 def common(i): return response(2, bytes([i]))          # 200 201 204 301 304 400 401 403 404 ...
@@ -143,6 +149,14 @@ MACHINE = {
     ], start=bytes([8])),
     "abort_after_deadline_before_poll": scenario(DEFAULT_POLICY, GET, 0, [
         step(millis(16000), ABORT), step(SAME, POLL), step(DEADLINE, ABORT),
+    ]),
+    # A 429 whose only signal is a rate-limit field: the reset is the wait's floor.
+    "rate_limit_reset_is_a_floor": scenario(DEFAULT_POLICY, GET, 0, [
+        step(SAME, STARTED), step(SAME, response(0, bytes([2]), rate_limit=ietf_reset(1))),
+        step(NEXT, POLL), step(SAME, STARTED),
+        step(SAME, response(0, bytes([2]), rate_limit=ietf_window(2))), step(NEXT, POLL),
+        step(SAME, STARTED), step(SAME, response(0, bytes([6]), rate_limit=reset_after(3))),
+        step(NEXT, POLL), step(SAME, STARTED), step(SAME, common(0)),
     ]),
     "misuse": scenario(DEFAULT_POLICY, GET, 0, [
         step(SAME, retryable(5)), step(SAME, error(0)), step(SAME, STARTED), step(SAME, STARTED),
