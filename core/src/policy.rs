@@ -12,7 +12,7 @@ use crate::method::{Method, MethodSet};
 use crate::rate_limit::XRateLimitReset;
 use crate::status::StatusSet;
 
-/// What the machine does when a `Retry-After` asks for more than
+/// What the machine does when a `Retry-After` (or a rate-limit reset) asks for more than
 /// [`PolicyBuilder::max_retry_after`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -142,7 +142,7 @@ impl Policy {
         self.retry_non_idempotent
     }
 
-    /// The longest `Retry-After` honoured (default: 60 s).
+    /// The longest `Retry-After` (or, without one, rate-limit reset) honoured (default: 60 s).
     #[must_use]
     pub const fn max_retry_after(&self) -> Duration {
         self.max_retry_after
@@ -295,7 +295,7 @@ impl PolicyBuilder {
         self
     }
 
-    /// The longest `Retry-After` honoured (default: 60 s).
+    /// The longest `Retry-After` (or, without one, rate-limit reset) honoured (default: 60 s).
     pub const fn max_retry_after(mut self, d: Duration) -> Self {
         self.policy.max_retry_after = d;
         self
