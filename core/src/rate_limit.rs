@@ -98,7 +98,24 @@ fn window_of(policy: &[u8], name: &[u8]) -> Option<u64> {
 
 /// The server-directed delay of a response's rate-limit fields, in the order of the module
 /// docs. `None` when none is usable.
+#[inline]
 pub(crate) fn reset_delay(r: &Response<'_>, reading: XRateLimitReset) -> Option<Duration> {
+    let any = r.rate_limit.is_some()
+        || r.rate_limit_reset.is_some()
+        || r.x_rate_limit_reset_after.is_some()
+        || r.x_rate_limit_reset.is_some();
+    if any {
+        read_reset(r, reading)
+    } else {
+        None
+    }
+}
+
+/// [`reset_delay`] once some field is there: out of line, so that the common response without
+/// any (and every response on a final status) pays for four tests only.
+#[cold]
+#[inline(never)]
+fn read_reset(r: &Response<'_>, reading: XRateLimitReset) -> Option<Duration> {
     if let Some(d) = r
         .rate_limit
         .and_then(|f| parse_rate_limit(f, r.rate_limit_policy))
