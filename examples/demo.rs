@@ -10,6 +10,10 @@
 //! retrying them), `--body TEXT`, `--client ureq|smol|tokio` [ureq] (the adapter that sends
 //! it), `--ca-file PEM` (also trust this private CA, besides Mozilla's roots). An error summary
 //! names a TLS failure's cause (`certificate rejected: UnknownIssuer`).
+//!
+//! `--explain` (with or without `--url`) first prints the policy's worst case
+//! (`Policy::worst_case`): the most requests the operation can send, the longest it can take,
+//! and the longest single wait.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -22,11 +26,13 @@ use backstop_driver::{
 use backstop_tests::server::{Reply, Server};
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let explain = args.iter().any(|a| a == "--explain");
+    args.retain(|a| a != "--explain");
     let result = if args.is_empty() {
-        seed_demo()
+        seed_demo(explain)
     } else {
-        parse(&args).and_then(|options| any_url(&options))
+        parse(&args).and_then(|options| any_url(&options, explain))
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -38,7 +44,7 @@ fn main() -> ExitCode {
 }
 
 /// The classic scenario: 503, 503, 200 from a local server.
-fn seed_demo() -> Result<(), String> {
+fn seed_demo(explain: bool) -> Result<(), String> {
     let busy = |n: u32| {
         Reply::status(503)
             .header("Content-Type", "application/json")
@@ -64,6 +70,13 @@ fn seed_demo() -> Result<(), String> {
         .attempt_timeout(Duration::from_secs(1))
         .build()
         .map_err(|e| e.to_string())?;
+    if explain {
+        let worst = policy.worst_case();
+        println!(
+            "worst case: at most {} requests, {:?} in all, {:?} for the longest wait",
+            worst.attempts, worst.elapsed, worst.wait
+        );
+    }
     let retrier = Retrier::new(policy).on_event(print_human);
     let url = server.url("/data");
     println!("GET {url} (server answers 503 + Retry-After: 0.1 twice, then 200)");
@@ -179,11 +192,13 @@ fn parse(args: &[String]) -> Result<Options, String> {
             }
             "--ca-file" => o.ca_file = Some(value()?),
             "-h" | "--help" => {
-                return Err("usage: demo [--url URL [--method M] [--max-attempts N] \
+                return Err(
+                    "usage: demo [--explain] [--url URL [--method M] [--max-attempts N] \
                      [--max-elapsed SECS] [--attempt-timeout SECS] \
                      [--idempotency-key KEY|auto] [--body TEXT] \
                      [--client ureq|smol|tokio] [--ca-file PEM]]"
-                    .to_owned())
+                        .to_owned(),
+                )
             }
             other => return Err(format!("unknown flag {other} (try --help)")),
         }
@@ -195,7 +210,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
 }
 
 /// Retries any URL and prints JSON lines.
-fn any_url(o: &Options) -> Result<(), String> {
+fn any_url(o: &Options, explain: bool) -> Result<(), String> {
     let policy = Policy::builder()
         .max_attempts(o.max_attempts)
         .max_elapsed(o.max_elapsed)
@@ -203,6 +218,15 @@ fn any_url(o: &Options) -> Result<(), String> {
         .retry_non_idempotent(o.idempotency_key.is_some())
         .build()
         .map_err(|e| e.to_string())?;
+    if explain {
+        let worst = policy.worst_case();
+        println!(
+            r#"{{"worst_case":true,"attempts":{},"elapsed_ms":{:.3},"longest_wait_ms":{:.3}}}"#,
+            worst.attempts,
+            worst.elapsed.as_secs_f64() * 1e3,
+            worst.wait.as_secs_f64() * 1e3
+        );
+    }
     let retrier = Retrier::new(policy).on_event(|e| println!("{}", json_line(e)));
     let uri: http::Uri = o.url.parse().map_err(|e| format!("--url: {e}"))?;
     let mut request = RetryRequest::new(o.method.clone(), uri).name("demo");

@@ -1,11 +1,13 @@
-//! The cost of one decision in a retry cycle, and of `Retry-After` parsing beside `httpdate`.
+//! The cost of one decision in a retry cycle, of `Retry-After` parsing beside `httpdate`, and
+//! of `RateLimit` parsing.
 //!
 //! Run with `cargo bench -p backstop`.
 
 use core::time::Duration;
 
 use backstop::{
-    parse_retry_after, Decision, Event, Instant, Method, Policy, Request, Response, RetryMachine,
+    parse_rate_limit, parse_retry_after, Decision, Event, Instant, Method, Policy, Request,
+    Response, RetryMachine,
 };
 use divan::{black_box, Bencher};
 use rand_core::SeedableRng;
@@ -54,6 +56,18 @@ fn decision_503_to_backoff_wait(bencher: Bencher) {
 fn decision_503_retry_after_to_wait(bencher: Bencher) {
     bencher.with_inputs(in_flight).bench_local_refs(|m| {
         let r = Response::new(503).retry_after(black_box(b"0.1"));
+        m.handle(Instant::ZERO, Event::Response(r))
+            .expect("in flight");
+        black_box(m.poll(Instant::ZERO))
+    });
+}
+
+/// Response in (429, `RateLimit: "default";r=0;t=1`, no Retry-After), wait out: the
+/// rate-limit floor through the same ceiling and spread.
+#[divan::bench(sample_size = 32, sample_count = 2_000)]
+fn decision_429_rate_limit_to_wait(bencher: Bencher) {
+    bencher.with_inputs(in_flight).bench_local_refs(|m| {
+        let r = Response::new(429).rate_limit(black_box(br#""default";r=0;t=1"#));
         m.handle(Instant::ZERO, Event::Response(r))
             .expect("in flight");
         black_box(m.poll(Instant::ZERO))
@@ -117,4 +131,19 @@ fn retry_after_http_date_httpdate_to_unix_time(value: &str) -> Option<core::time
         .ok()?
         .duration_since(std::time::UNIX_EPOCH)
         .ok()
+}
+
+const RATE_LIMITS: [&str; 3] = [
+    r#""default";r=0;t=10"#,
+    r#""burst";r=5;t=1, "day";r=0;t=3600;pk=:cHsdsRa894==:"#,
+    r#""day";r=0"#,
+];
+
+/// The `RateLimit` field alone (the third shape falls back to `RateLimit-Policy`'s window).
+#[divan::bench(args = RATE_LIMITS)]
+fn rate_limit_field(value: &str) -> Option<Duration> {
+    parse_rate_limit(
+        black_box(value.as_bytes()),
+        black_box(Some(br#""hour";q=100;w=3600, "day";q=1000;w=86400"#)),
+    )
 }

@@ -106,6 +106,12 @@ pub enum DelaySource {
     /// The server's `Retry-After` exceeded the ceiling and was clamped to it
     /// ([`RetryAfterAboveMax::Clamp`](crate::RetryAfterAboveMax::Clamp)).
     RetryAfterClamped,
+    /// A rate-limit field's reset (`RateLimit`, `RateLimit-Reset`, `X-RateLimit-Reset-After`,
+    /// `X-RateLimit-Reset`) on a response without a usable `Retry-After`: a floor, plus the
+    /// configured spread, exactly like `Retry-After`.
+    RateLimitReset,
+    /// A rate-limit field's reset exceeded the ceiling and was clamped to it.
+    RateLimitResetClamped,
 }
 
 impl DelaySource {
@@ -116,6 +122,18 @@ impl DelaySource {
             DelaySource::Backoff => "backoff",
             DelaySource::RetryAfter => "retry_after",
             DelaySource::RetryAfterClamped => "retry_after_clamped",
+            DelaySource::RateLimitReset => "rate_limit_reset",
+            DelaySource::RateLimitResetClamped => "rate_limit_reset_clamped",
+        }
+    }
+
+    /// The same server-directed source, clamped to the ceiling.
+    pub(crate) const fn clamped(self) -> Self {
+        match self {
+            DelaySource::RateLimitReset | DelaySource::RateLimitResetClamped => {
+                DelaySource::RateLimitResetClamped
+            }
+            _ => DelaySource::RetryAfterClamped,
         }
     }
 }
@@ -132,6 +150,12 @@ pub struct Outcome {
     /// What the last attempt ended with; `None` if no attempt ended (an abort or a deadline
     /// before the first response).
     pub last: Option<AttemptOutcome>,
+    /// The last response's `Retry-After`, as a delay from when it arrived (an HTTP-date
+    /// measured against its `Date`, else the wall clock), whatever its status; `None` when the
+    /// last outcome is not a response or it had no usable `Retry-After`. On a final status (a
+    /// 301, 302, 303, 307 or 308, a 4xx the policy does not retry) the field changes nothing
+    /// here: a caller that follows redirects itself can honour it.
+    pub retry_after: Option<Duration>,
 }
 
 /// Why the machine stopped.
@@ -149,7 +173,8 @@ pub enum StopReason {
     Attempts,
     /// The next attempt could not start before the deadline (`max_elapsed`).
     Deadline,
-    /// The server's `Retry-After` asked for more than `max_retry_after`.
+    /// The server's `Retry-After` (or, without one, its rate-limit reset) asked for more than
+    /// `max_retry_after`.
     RetryAfterAboveMax,
     /// The shared retry budget denied the retry.
     Budget,

@@ -1,7 +1,8 @@
 //! What the driver tells the machine: the one input funnel.
 //!
 //! Rule: one input enum, so every change to the machine enters through one door. Each event is plain data; a response carries only the
-//! parts that bear on a retry (its status, `Retry-After`, `Date`), never its body.
+//! parts that bear on a retry (its status, `Retry-After`, `Date`, the rate-limit fields), never
+//! its body.
 
 use crate::classify::AttemptError;
 use crate::method::Method;
@@ -67,8 +68,22 @@ pub struct Response<'a> {
     pub date: Option<&'a [u8]>,
     /// The client's wall clock when the response arrived: the reference for an HTTP-date
     /// `Retry-After` when the response has no usable `Date`. Without either, an HTTP-date
-    /// `Retry-After` is ignored (the backoff applies).
+    /// `Retry-After` is ignored (the backoff applies). Also the reference of a Unix-time
+    /// `X-RateLimit-Reset`.
     pub wall_clock: Option<UnixTime>,
+    /// The raw `RateLimit` field value (a structured-field List), if the response has exactly
+    /// one field line. See [`parse_rate_limit`](crate::parse_rate_limit).
+    pub rate_limit: Option<&'a [u8]>,
+    /// The raw `RateLimit-Policy` field value, if exactly one: the windows that stand in for a
+    /// `RateLimit` policy without a reset.
+    pub rate_limit_policy: Option<&'a [u8]>,
+    /// The raw `RateLimit-Reset` field value (delay-seconds), if exactly one.
+    pub rate_limit_reset: Option<&'a [u8]>,
+    /// The raw `X-RateLimit-Reset-After` field value (delay-seconds), if exactly one.
+    pub x_rate_limit_reset_after: Option<&'a [u8]>,
+    /// The raw `X-RateLimit-Reset` field value, if exactly one: Unix time or delay-seconds, as
+    /// the policy says ([`XRateLimitReset`](crate::XRateLimitReset)).
+    pub x_rate_limit_reset: Option<&'a [u8]>,
 }
 
 impl<'a> Response<'a> {
@@ -80,6 +95,11 @@ impl<'a> Response<'a> {
             retry_after: None,
             date: None,
             wall_clock: None,
+            rate_limit: None,
+            rate_limit_policy: None,
+            rate_limit_reset: None,
+            x_rate_limit_reset_after: None,
+            x_rate_limit_reset: None,
         }
     }
 
@@ -101,6 +121,41 @@ impl<'a> Response<'a> {
     #[must_use]
     pub const fn wall_clock(mut self, now: UnixTime) -> Self {
         self.wall_clock = Some(now);
+        self
+    }
+
+    /// With a raw `RateLimit` value, such as `"default";r=0;t=10`.
+    #[must_use]
+    pub const fn rate_limit(mut self, value: &'a [u8]) -> Self {
+        self.rate_limit = Some(value);
+        self
+    }
+
+    /// With a raw `RateLimit-Policy` value, such as `"default";q=100;w=60`.
+    #[must_use]
+    pub const fn rate_limit_policy(mut self, value: &'a [u8]) -> Self {
+        self.rate_limit_policy = Some(value);
+        self
+    }
+
+    /// With a raw `RateLimit-Reset` value (delay-seconds).
+    #[must_use]
+    pub const fn rate_limit_reset(mut self, value: &'a [u8]) -> Self {
+        self.rate_limit_reset = Some(value);
+        self
+    }
+
+    /// With a raw `X-RateLimit-Reset-After` value (delay-seconds).
+    #[must_use]
+    pub const fn x_rate_limit_reset_after(mut self, value: &'a [u8]) -> Self {
+        self.x_rate_limit_reset_after = Some(value);
+        self
+    }
+
+    /// With a raw `X-RateLimit-Reset` value (Unix time or delay-seconds, as the policy says).
+    #[must_use]
+    pub const fn x_rate_limit_reset(mut self, value: &'a [u8]) -> Self {
+        self.x_rate_limit_reset = Some(value);
         self
     }
 }

@@ -1,7 +1,8 @@
 //! Conversions from the `http` crate, so adapters do not hand-write them.
 //!
 //! Rule (RFC 9110 §10.2.3): `Retry-After` is a singleton field; a response with several is
-//! treated as having none (malformed means absent).
+//! treated as having none (malformed means absent). The rate-limit fields are read the same
+//! way: several field lines of one are absent (joining them would need an allocation).
 
 use crate::event::Response;
 use crate::method::Method;
@@ -18,10 +19,20 @@ impl From<http::Method> for Method {
     }
 }
 
+/// `RateLimit`, `RateLimit-Policy`, `RateLimit-Reset`, `X-RateLimit-Reset-After`,
+/// `X-RateLimit-Reset` (header names are lowercase in `http`).
+const RATE_LIMIT: http::HeaderName = http::HeaderName::from_static("ratelimit");
+const RATE_LIMIT_POLICY: http::HeaderName = http::HeaderName::from_static("ratelimit-policy");
+const RATE_LIMIT_RESET: http::HeaderName = http::HeaderName::from_static("ratelimit-reset");
+const X_RATE_LIMIT_RESET_AFTER: http::HeaderName =
+    http::HeaderName::from_static("x-ratelimit-reset-after");
+const X_RATE_LIMIT_RESET: http::HeaderName = http::HeaderName::from_static("x-ratelimit-reset");
+
 impl<'a> Response<'a> {
     /// The retry-relevant parts of a response head: its status, its single `Retry-After` (if
-    /// exactly one), and its `Date` when there is a `Retry-After` to measure against it (the
-    /// only use the machine has for `Date`; the lookup is skipped otherwise).
+    /// exactly one), its rate-limit fields (each if exactly one), and its `Date` when there is
+    /// a `Retry-After` or an `X-RateLimit-Reset` to measure against it (the only uses the
+    /// machine has for `Date`; the lookup is skipped otherwise).
     ///
     /// ```
     /// use backstop::Response;
@@ -33,16 +44,45 @@ impl<'a> Response<'a> {
     ///
     /// headers.append(http::header::RETRY_AFTER, http::HeaderValue::from_static("4"));
     /// assert_eq!(Response::from_http(http::StatusCode::SERVICE_UNAVAILABLE, &headers).retry_after, None);
+    ///
+    /// headers.insert("RateLimit", http::HeaderValue::from_static(r#""default";r=0;t=10"#));
+    /// let r = Response::from_http(http::StatusCode::TOO_MANY_REQUESTS, &headers);
+    /// assert_eq!(r.rate_limit, Some(&br#""default";r=0;t=10"#[..]));
     /// ```
     #[must_use]
     pub fn from_http(status: http::StatusCode, headers: &'a http::HeaderMap) -> Self {
-        let retry_after = single(headers, &http::header::RETRY_AFTER);
-        Response {
-            status: status.as_u16(),
-            retry_after,
-            date: retry_after.and_then(|_| single(headers, &http::header::DATE)),
-            wall_clock: None,
+        Response::new(status.as_u16())
+            .retry_after_from_http(headers)
+            .rate_limit_from_http(headers)
+    }
+
+    /// With the single `Retry-After` of `headers` (if exactly one), and their `Date` when there
+    /// is one.
+    #[must_use]
+    pub fn retry_after_from_http(mut self, headers: &'a http::HeaderMap) -> Self {
+        self.retry_after = single(headers, &http::header::RETRY_AFTER);
+        if self.retry_after.is_some() && self.date.is_none() {
+            self.date = single(headers, &http::header::DATE);
         }
+        self
+    }
+
+    /// With the rate-limit fields of `headers` (each if exactly one field line), and their
+    /// `Date` when there is an `X-RateLimit-Reset` to measure against it. `RateLimit-Policy`
+    /// is looked up only beside a `RateLimit`.
+    #[must_use]
+    pub fn rate_limit_from_http(mut self, headers: &'a http::HeaderMap) -> Self {
+        self.rate_limit = single(headers, &RATE_LIMIT);
+        if self.rate_limit.is_some() {
+            self.rate_limit_policy = single(headers, &RATE_LIMIT_POLICY);
+        }
+        self.rate_limit_reset = single(headers, &RATE_LIMIT_RESET);
+        self.x_rate_limit_reset_after = single(headers, &X_RATE_LIMIT_RESET_AFTER);
+        self.x_rate_limit_reset = single(headers, &X_RATE_LIMIT_RESET);
+        if self.x_rate_limit_reset.is_some() && self.date.is_none() {
+            self.date = single(headers, &http::header::DATE);
+        }
+        self
     }
 }
 

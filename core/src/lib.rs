@@ -39,6 +39,16 @@
 //!
 //! ## Choices where the design is silent
 //!
+//! - Without a usable `Retry-After` (which wins), a retryable response's rate-limit fields are a
+//!   floor exactly like it (same ceiling, spread and deadline check; `DelaySource::RateLimitReset`):
+//!   the first usable of `RateLimit` (the largest reset among the exhausted policies, a policy's
+//!   window standing in for a missing reset), `RateLimit-Reset`, `X-RateLimit-Reset-After`,
+//!   `X-RateLimit-Reset`. The last is Unix time unless the policy says delay-seconds
+//!   ([`XRateLimitReset`]). See [`parse_rate_limit`] for the structured-field scope.
+//! - A `Retry-After` on a final status (a redirect, a 4xx not retried) changes nothing; the
+//!   outcome carries it ([`Outcome::retry_after`]) for a caller that follows redirects itself.
+//! - [`Policy::worst_case`] bounds the attempts, the time and the longest wait of an operation
+//!   from the policy alone; the oracle checks the machine against it on every fuzzed input.
 //! - A malformed `Retry-After` is ignored (the backoff applies), as is an HTTP-date when the
 //!   response has no usable `Date` and the caller gave no wall clock, and every HTTP-date
 //!   without the `std` feature.
@@ -77,9 +87,11 @@ mod jitter;
 mod machine;
 mod method;
 mod policy;
+mod rate_limit;
 mod retry_after;
 mod status;
 mod time;
+mod worst_case;
 
 pub use backoff::Backoff;
 pub use budget::{Budget, BudgetConfigError, RatioBudget, RetryQuota, TokenBucket, Unlimited};
@@ -92,6 +104,8 @@ pub use jitter::Jitter;
 pub use machine::RetryMachine;
 pub use method::{Method, MethodSet};
 pub use policy::{ConfigError, Policy, PolicyBuilder, RetryAfterAboveMax};
+pub use rate_limit::{parse_rate_limit, XRateLimitReset};
 pub use retry_after::{parse_delay_seconds, parse_http_date, parse_retry_after, RetryAfter};
 pub use status::StatusSet;
 pub use time::{Instant, UnixTime};
+pub use worst_case::WorstCase;

@@ -16,6 +16,7 @@ use crate::decision::{
 use crate::event::{Event, MisuseError, Request, Response};
 use crate::jitter::uniform_nanos;
 use crate::policy::{Policy, RetryAfterAboveMax};
+use crate::rate_limit::reset_delay;
 use crate::retry_after::{parse_http_date, parse_retry_after, RetryAfter};
 use crate::time::{nanos_saturating, Instant};
 
@@ -83,6 +84,8 @@ pub struct RetryMachine<R, B = Unlimited> {
     attempts: u32,
     previous_wait: Duration,
     last: Option<AttemptOutcome>,
+    /// The last response's `Retry-After` delay, for the outcome.
+    last_retry_after: Option<Duration>,
     state: State,
 }
 
@@ -126,6 +129,7 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
             attempts: 0,
             previous_wait: policy.backoff().base(),
             last: None,
+            last_retry_after: None,
             state: State::Ready(SendReason::First),
         }
     }
@@ -202,8 +206,8 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
                     return Err(MisuseError::NoAttemptInFlight);
                 }
                 self.now = now;
-                let retry_after = self.retry_after_delay(&response);
-                self.attempt_ended(AttemptOutcome::Response(response.status), retry_after);
+                let floor = self.server_floor(&response);
+                self.attempt_ended(AttemptOutcome::Response(response.status), floor);
             }
             Event::Error(error) => {
                 if !matches!(self.state, State::InFlight { .. }) {
@@ -305,6 +309,10 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
             elapsed: at.saturating_duration_since(self.started),
             reason,
             last: self.last,
+            retry_after: match self.last {
+                Some(AttemptOutcome::Response(_)) => self.last_retry_after,
+                _ => None,
+            },
         }
     }
 
@@ -334,8 +342,24 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         }
     }
 
+    /// The server-directed delay of a response and where it comes from: its `Retry-After`
+    /// (kept for the outcome), else, on a retryable status, its rate-limit fields.
+    fn server_floor(&mut self, response: &Response<'_>) -> Option<(Duration, DelaySource)> {
+        self.last_retry_after = self.retry_after_delay(response);
+        if let Some(d) = self.last_retry_after {
+            return Some((d, DelaySource::RetryAfter));
+        }
+        if !self.policy.rate_limit_fields()
+            || !self.policy.retryable_statuses().contains(response.status)
+        {
+            return None;
+        }
+        reset_delay(response, self.policy.x_rate_limit_reset())
+            .map(|d| (d, DelaySource::RateLimitReset))
+    }
+
     /// Decides what follows an attempt that ended with `cause`.
-    fn attempt_ended(&mut self, cause: AttemptOutcome, retry_after: Option<Duration>) {
+    fn attempt_ended(&mut self, cause: AttemptOutcome, floor: Option<(Duration, DelaySource)>) {
         self.last = Some(cause);
         let any_method = match cause {
             AttemptOutcome::Response(status) => {
@@ -375,8 +399,8 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         if self.attempts >= self.policy.max_attempts() {
             return self.stop(StopReason::Attempts);
         }
-        let (delay, source) = match retry_after {
-            Some(floor) => match self.retry_after_wait(floor) {
+        let (delay, source) = match floor {
+            Some((floor, source)) => match self.retry_after_wait(floor, source) {
                 Some(wait) => wait,
                 None => return self.stop(StopReason::RetryAfterAboveMax),
             },
@@ -407,13 +431,17 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
 
     /// The wait for a server-directed delay: the value as a floor, plus a spread, within the
     /// ceiling. `None` means the value is above the ceiling and the policy gives up.
-    fn retry_after_wait(&mut self, floor: Duration) -> Option<(Duration, DelaySource)> {
+    fn retry_after_wait(
+        &mut self,
+        floor: Duration,
+        source: DelaySource,
+    ) -> Option<(Duration, DelaySource)> {
         let max = self.policy.max_retry_after();
         let (floor, source) = if floor <= max {
-            (floor, DelaySource::RetryAfter)
+            (floor, source)
         } else {
             match self.policy.retry_after_above_max() {
-                RetryAfterAboveMax::Clamp => (max, DelaySource::RetryAfterClamped),
+                RetryAfterAboveMax::Clamp => (max, source.clamped()),
                 _ => return None,
             }
         };

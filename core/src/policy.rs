@@ -9,9 +9,10 @@ use core::time::Duration;
 use crate::backoff::Backoff;
 use crate::jitter::Jitter;
 use crate::method::{Method, MethodSet};
+use crate::rate_limit::XRateLimitReset;
 use crate::status::StatusSet;
 
-/// What the machine does when a `Retry-After` asks for more than
+/// What the machine does when a `Retry-After` (or a rate-limit reset) asks for more than
 /// [`PolicyBuilder::max_retry_after`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -58,6 +59,8 @@ pub struct Policy {
     max_retry_after: Duration,
     retry_after_above_max: RetryAfterAboveMax,
     retry_after_spread: Duration,
+    rate_limit_fields: bool,
+    x_rate_limit_reset: XRateLimitReset,
 }
 
 const DEFAULT: Policy = Policy {
@@ -72,6 +75,8 @@ const DEFAULT: Policy = Policy {
     max_retry_after: Duration::from_secs(60),
     retry_after_above_max: RetryAfterAboveMax::GiveUp,
     retry_after_spread: Duration::from_secs(1),
+    rate_limit_fields: true,
+    x_rate_limit_reset: XRateLimitReset::UnixTime,
 };
 
 impl Default for Policy {
@@ -137,7 +142,7 @@ impl Policy {
         self.retry_non_idempotent
     }
 
-    /// The longest `Retry-After` honoured (default: 60 s).
+    /// The longest `Retry-After` (or, without one, rate-limit reset) honoured (default: 60 s).
     #[must_use]
     pub const fn max_retry_after(&self) -> Duration {
         self.max_retry_after
@@ -154,6 +159,19 @@ impl Policy {
     #[must_use]
     pub const fn retry_after_spread(&self) -> Duration {
         self.retry_after_spread
+    }
+
+    /// Whether a retryable response's rate-limit fields are a floor when it has no usable
+    /// `Retry-After` (default: yes); see [`PolicyBuilder::rate_limit_fields`].
+    #[must_use]
+    pub const fn rate_limit_fields(&self) -> bool {
+        self.rate_limit_fields
+    }
+
+    /// How `X-RateLimit-Reset` is read (default: Unix time).
+    #[must_use]
+    pub const fn x_rate_limit_reset(&self) -> XRateLimitReset {
+        self.x_rate_limit_reset
     }
 
     /// The longest single wait this policy can ever decide: the backoff's cap or the
@@ -277,7 +295,7 @@ impl PolicyBuilder {
         self
     }
 
-    /// The longest `Retry-After` honoured (default: 60 s).
+    /// The longest `Retry-After` (or, without one, rate-limit reset) honoured (default: 60 s).
     pub const fn max_retry_after(mut self, d: Duration) -> Self {
         self.policy.max_retry_after = d;
         self
@@ -296,6 +314,23 @@ impl PolicyBuilder {
     /// disables it. The server's value is always a floor.
     pub const fn retry_after_spread(mut self, d: Duration) -> Self {
         self.policy.retry_after_spread = d;
+        self
+    }
+
+    /// Whether a retryable response without a usable `Retry-After` has its rate-limit fields
+    /// (`RateLimit` with `RateLimit-Policy`, `RateLimit-Reset`, `X-RateLimit-Reset-After`,
+    /// `X-RateLimit-Reset`) read as a floor, exactly like `Retry-After`: the same ceiling
+    /// ([`max_retry_after`](Self::max_retry_after)), the same spread, the same deadline check
+    /// (default: yes). `Retry-After` wins when both are present. `false` ignores them.
+    pub const fn rate_limit_fields(mut self, yes: bool) -> Self {
+        self.policy.rate_limit_fields = yes;
+        self
+    }
+
+    /// How `X-RateLimit-Reset` is read: Unix time (the default, as GitHub sends it) or
+    /// delay-seconds (as some other APIs do).
+    pub const fn x_rate_limit_reset(mut self, reading: XRateLimitReset) -> Self {
+        self.policy.x_rate_limit_reset = reading;
         self
     }
 
@@ -394,6 +429,8 @@ mod tests {
         assert_eq!(p.max_retry_after(), Duration::from_secs(60));
         assert_eq!(p.retry_after_above_max(), RetryAfterAboveMax::GiveUp);
         assert_eq!(p.max_wait(), Duration::from_secs(60));
+        assert!(p.rate_limit_fields());
+        assert_eq!(p.x_rate_limit_reset(), XRateLimitReset::UnixTime);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use core::time::Duration;
 use backstop::{
     AttemptError, AttemptOutcome, Backoff, Budget, Decision, DelaySource, ErrorClass, ErrorKind,
     Event, Instant, Jitter, Method, MisuseError, Policy, Request, Response, RetryAfterAboveMax,
-    RetryMachine, StopReason, UnixTime,
+    RetryMachine, StopReason, UnixTime, XRateLimitReset,
 };
 use rand_core::SeedableRng;
 use support::{millis, Sim};
@@ -849,4 +849,284 @@ fn a_body_that_cannot_be_sent_again_is_never_retried() {
     sim.start();
     sim.status(200);
     assert_eq!(returned(sim.poll()).reason, StopReason::FinalStatus);
+}
+
+/// The wait after `response` to a first attempt, and where its length came from.
+fn wait_after(policy: Policy, response: Response<'_>) -> (Duration, DelaySource) {
+    let mut sim = Sim::get(policy);
+    sim.start();
+    sim.respond(response);
+    match sim.poll() {
+        Decision::Wait { delay, reason, .. } => (delay, reason.source),
+        other => panic!("expected a wait, got {other:?}"),
+    }
+}
+
+#[test]
+fn rate_limit_reset_is_a_floor_when_there_is_no_retry_after() {
+    let secs = Duration::from_secs;
+    let cases: [(Response<'_>, Duration); 5] = [
+        (
+            Response::new(429).rate_limit(br#""default";r=0;t=1"#),
+            secs(1),
+        ),
+        (
+            Response::new(429)
+                .rate_limit(br#""day";r=0"#)
+                .rate_limit_policy(br#""day";q=100;w=2"#),
+            secs(2),
+        ),
+        (Response::new(503).rate_limit_reset(b"3"), secs(3)),
+        (
+            Response::new(429).x_rate_limit_reset_after(b"1.5"),
+            millis(1_500),
+        ),
+        (
+            Response::new(429)
+                .x_rate_limit_reset(b"1700000004")
+                .wall_clock(UnixTime::from_secs(1_700_000_000)),
+            secs(4),
+        ),
+    ];
+    for (response, floor) in cases {
+        for seed in 0..20 {
+            let mut sim = Sim::seeded(Policy::default(), Request::new(Method::Get), seed);
+            sim.start();
+            sim.respond(response);
+            let Decision::Wait { delay, reason, .. } = sim.poll() else {
+                panic!("expected a wait after {response:?}");
+            };
+            assert_eq!(reason.source, DelaySource::RateLimitReset, "{response:?}");
+            // The same spread as Retry-After: U[0, min(1 s, floor / 10)].
+            assert!(
+                delay >= floor && delay <= floor + floor / 10,
+                "{delay:?} after {response:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn retry_after_wins_over_the_rate_limit_fields() {
+    let response = Response::new(429)
+        .retry_after(b"2")
+        .rate_limit(br#""default";r=0;t=9"#)
+        .rate_limit_reset(b"8")
+        .x_rate_limit_reset_after(b"7");
+    assert_eq!(
+        wait_after(no_spread(), response),
+        (Duration::from_secs(2), DelaySource::RetryAfter)
+    );
+    // A malformed Retry-After is absent: the rate-limit field applies.
+    let response = response.retry_after(b"soon");
+    assert_eq!(
+        wait_after(no_spread(), response),
+        (Duration::from_secs(9), DelaySource::RateLimitReset)
+    );
+}
+
+#[test]
+fn rate_limit_fields_are_tried_in_the_documented_order() {
+    let all = Response::new(429)
+        .rate_limit(br#""default";r=0;t=4"#)
+        .rate_limit_reset(b"3")
+        .x_rate_limit_reset_after(b"2")
+        .x_rate_limit_reset(b"1")
+        .wall_clock(UnixTime::EPOCH);
+    let secs = |s| (Duration::from_secs(s), DelaySource::RateLimitReset);
+    assert_eq!(wait_after(no_spread(), all), secs(4));
+    let all = all.rate_limit(b"junk;");
+    assert_eq!(wait_after(no_spread(), all), secs(3));
+    let all = all.rate_limit_reset(b"-3");
+    assert_eq!(wait_after(no_spread(), all), secs(2));
+    let all = all.x_rate_limit_reset_after(b"");
+    assert_eq!(wait_after(no_spread(), all), secs(1));
+}
+
+#[test]
+#[cfg(feature = "std")] // the `Date` reference is an HTTP-date, parsed by `httpdate`
+fn x_rate_limit_reset_is_unix_time_against_the_date_unless_the_policy_says_seconds() {
+    // Sun, 06 Nov 1994 08:49:37 GMT is 784111777; the client's clock is an hour behind.
+    let response = Response::new(429)
+        .x_rate_limit_reset(b"784111780")
+        .date(b"Sun, 06 Nov 1994 08:49:37 GMT")
+        .wall_clock(UnixTime::from_secs(784_111_777 - 3_600));
+    assert_eq!(
+        wait_after(no_spread(), response),
+        (Duration::from_secs(3), DelaySource::RateLimitReset)
+    );
+    let seconds = Policy::builder()
+        .retry_after_spread(Duration::ZERO)
+        .x_rate_limit_reset(XRateLimitReset::DelaySeconds)
+        .max_elapsed(Duration::from_secs(3_600))
+        .build()
+        .unwrap();
+    let response = Response::new(429).x_rate_limit_reset(b"5");
+    assert_eq!(
+        wait_after(seconds, response),
+        (Duration::from_secs(5), DelaySource::RateLimitReset)
+    );
+    // A Unix time without a `Date` or a wall clock is absent: the backoff applies.
+    assert_eq!(wait_after(no_jitter(), response).1, DelaySource::Backoff);
+}
+
+#[test]
+fn rate_limit_reset_above_the_ceiling_gives_up_or_is_clamped_like_retry_after() {
+    let policy = Policy::builder()
+        .max_elapsed(Duration::from_secs(3_600))
+        .max_retry_after(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let mut sim = Sim::get(policy);
+    sim.start();
+    sim.respond(Response::new(429).rate_limit(br#""day";r=0;t=86400"#));
+    let o = returned(sim.poll());
+    assert_eq!(o.reason, StopReason::RetryAfterAboveMax);
+    let clamp = Policy::builder()
+        .max_elapsed(Duration::from_secs(3_600))
+        .max_retry_after(Duration::from_secs(60))
+        .retry_after_above_max(RetryAfterAboveMax::Clamp)
+        .build()
+        .unwrap();
+    assert_eq!(
+        wait_after(clamp, Response::new(429).rate_limit_reset(b"86400")),
+        (Duration::from_secs(60), DelaySource::RateLimitResetClamped)
+    );
+}
+
+#[test]
+fn rate_limit_reset_longer_than_the_remaining_time_is_not_waited() {
+    let mut sim = Sim::get(Policy::default()); // 15 s deadline
+    sim.start();
+    sim.advance(Duration::from_secs(5));
+    sim.respond(Response::new(503).x_rate_limit_reset_after(b"10"));
+    let o = returned(sim.poll());
+    assert_eq!(o.reason, StopReason::Deadline);
+    assert_eq!(o.elapsed, Duration::from_secs(5));
+}
+
+#[test]
+fn malformed_rate_limit_fields_fall_back_to_backoff() {
+    for junk in [
+        &b"r=0;t=1"[..],
+        br#""default";r=0;t=-1"#,
+        br#""default";r=0;t=1.5"#,
+        br#""default";r=0;t=1,"#,
+        br#""default";r=1;t=1"#,
+        b"\xff",
+    ] {
+        let response = Response::new(429)
+            .rate_limit(junk)
+            .rate_limit_reset(junk)
+            .x_rate_limit_reset_after(junk)
+            .x_rate_limit_reset(junk)
+            .wall_clock(UnixTime::EPOCH);
+        assert_eq!(
+            wait_after(no_jitter(), response),
+            (millis(300), DelaySource::Backoff),
+            "{junk:?}"
+        );
+    }
+}
+
+#[test]
+fn rate_limit_fields_are_ignored_when_the_policy_opts_out_or_the_status_is_final() {
+    let off = Policy::builder()
+        .jitter(Jitter::None)
+        .rate_limit_fields(false)
+        .build()
+        .unwrap();
+    let response = Response::new(429).rate_limit(br#""default";r=0;t=1"#);
+    assert_eq!(
+        wait_after(off, response),
+        (millis(300), DelaySource::Backoff)
+    );
+    let mut sim = Sim::get(Policy::default());
+    sim.start();
+    sim.respond(Response::new(403).rate_limit(br#""default";r=0;t=1"#));
+    assert_eq!(returned(sim.poll()).reason, StopReason::FinalStatus);
+}
+
+#[test]
+fn retry_after_on_a_final_status_changes_nothing_and_is_on_the_outcome() {
+    for status in [301, 302, 303, 307, 308, 400, 404] {
+        let mut sim = Sim::get(Policy::default());
+        sim.start();
+        sim.respond(Response::new(status).retry_after(b"7"));
+        let o = returned(sim.poll());
+        assert_eq!((o.attempts, o.reason), (1, StopReason::FinalStatus));
+        assert_eq!(o.retry_after, Some(Duration::from_secs(7)), "{status}");
+    }
+    // Only the last response's, and only when the last outcome is a response.
+    let mut sim = Sim::get(no_jitter());
+    sim.start();
+    sim.respond(Response::new(503).retry_after(b"0.1"));
+    sim.wait();
+    sim.start();
+    sim.fail(ErrorKind::ConnectionRefused);
+    let o = loop {
+        match sim.poll() {
+            Decision::Wait { until, .. } => sim.now = until,
+            Decision::Send { .. } => {
+                sim.start();
+                sim.status(200);
+            }
+            d => break d.outcome().copied().expect("terminal"),
+        }
+    };
+    assert_eq!(
+        (o.last, o.retry_after),
+        (Some(AttemptOutcome::Response(200)), None)
+    );
+}
+
+#[test]
+fn the_machine_never_exceeds_the_worst_case() {
+    let policies = [
+        Policy::default(),
+        Policy::builder()
+            .max_attempts(6)
+            .max_elapsed(Duration::from_secs(3_600))
+            .attempt_timeout(Duration::from_secs(2))
+            .max_retry_after(Duration::from_secs(5))
+            .retry_after_above_max(RetryAfterAboveMax::Clamp)
+            .build()
+            .unwrap(),
+        Policy::builder()
+            .max_attempts(3)
+            .max_elapsed(Duration::from_secs(60))
+            .backoff(Backoff::constant(Duration::from_secs(9)))
+            .jitter(Jitter::None)
+            .build()
+            .unwrap(),
+    ];
+    for policy in policies {
+        let worst = policy.worst_case();
+        for (slow, server) in [(false, &b"3600"[..]), (true, b"4"), (true, b"junk")] {
+            let mut sim = Sim::get(policy);
+            let mut longest_wait = Duration::ZERO;
+            // The worst server: every attempt answers 503 (or hangs until its timeout).
+            let o = loop {
+                match sim.poll() {
+                    Decision::Send { timeout, .. } => {
+                        sim.start();
+                        if slow {
+                            sim.advance(timeout);
+                        } else {
+                            sim.respond(Response::new(503).retry_after(server));
+                        }
+                    }
+                    Decision::AwaitResponse { timeout_at, .. } => sim.now = timeout_at,
+                    Decision::Wait { until, delay, .. } => {
+                        longest_wait = longest_wait.max(delay);
+                        sim.now = until;
+                    }
+                    d => break d.outcome().copied().expect("terminal"),
+                }
+            };
+            assert!(o.attempts <= worst.attempts, "{o:?} {worst:?}");
+            assert!(o.elapsed <= worst.elapsed, "{o:?} {worst:?}");
+            assert!(longest_wait <= worst.wait, "{longest_wait:?} {worst:?}");
+        }
+    }
 }

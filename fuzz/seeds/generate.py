@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora: fuzz/corpus/retry_after/seed-* and fuzz/corpus/machine/seed-*.
+"""Writes the seed corpora: fuzz/corpus/{retry_after,rate_limit,machine}/seed-*.
 
 Run from anywhere: python3 fuzz/seeds/generate.py. The files are committed; this script says
 where they came from. Machine seeds follow the byte layout of
@@ -35,6 +35,18 @@ RETRY_AFTER = [
     b"Sun, 06 Nov 1994", b"2015-10-21T07:28:00Z", b"1445412480", b"\"120\"", b"120s", b"2m",
 ]
 
+# RateLimit fields (then, after a newline, a RateLimit-Policy), as APIs send them, and junk.
+RATE_LIMIT = [
+    b'"default";r=0;t=1', b'"default";r=0;t=10', b'"default";r=50;t=30', b'default;r=0;t=60',
+    b'"burst";r=0;t=1, "day";r=0;t=3600', b'"a";r=5;t=1, "b";r=0;t=9', b'"day";r=0\n"day";q=1000;w=86400',
+    b'"day";r=0\n"hour";q=100;w=3600, "day";q=1000;w=86400', b'"a";r=0;t=1;pk=:cHsdsRa894==:',
+    b'"a";r=0;t=-1', b'"a";r=0;t=1.5', b'"a";r="0";t=1', b'"a";r=0;t', b'"a";r=0;t=1,',
+    b'r=0;t=1', b'limit=100, remaining=0, reset=10', b'"a";R=0;t=1', b'  "a";r=0;t=2  ',
+    b'\t"a";r=0;t=2', b'(a b);r=0;t=1', b'"a";r=0;t=999999999999999', b'"a";r=0;t=1234567890123456',
+    b'%"caf%c3%a9";r=0;t=3', b'%"%ff";r=0;t=3', b'@1700000000;r=0;t=4', b':QQ=:;r=0;t=5',
+    b':Q:;r=0;t=5', b':QQ===:;r=0;t=5', b'?1;r=0;t=6', b'"\\"";r=0;t=7', b'', b'\xff',
+]
+
 # Machine scenario bytes (see Scenario::decode).
 def u16(n): return struct.pack("<H", n)
 def u32(n): return struct.pack("<I", n)
@@ -56,11 +68,17 @@ POLL = bytes([0])
 STARTED = bytes([2])
 TIMEPASSED = bytes([6])
 ABORT = bytes([7])
-def response(status_tag, status_arg, retry_after=None, date=None):
+def response(status_tag, status_arg, retry_after=None, date=None, rate_limit=None):
     out = bytes([3, status_tag]) + status_arg
     out += bytes([1]) + retry_after if retry_after is not None else bytes([0])
     out += bytes([1]) + date if date is not None else bytes([0])
-    return out + bytes([0])  # no wall clock
+    out += bytes([0])  # no wall clock
+    return out + (rate_limit if rate_limit is not None else bytes([0]))  # < 128: no rate-limit fields
+# rate-limit field sets (see decode_rate_limit): 128 + bits 1 RateLimit, 2 its policy,
+# 4 RateLimit-Reset, 8 X-RateLimit-Reset-After, 16 X-RateLimit-Reset.
+def ietf_reset(t): return bytes([128 | 1, 1, 0, t])          # "default";r=0;t=T
+def ietf_window(w): return bytes([128 | 1 | 2, 3, 0]) + u16(w)  # "day";r=0 + "day";w=W
+def reset_after(secs): return bytes([128 | 8, 2, secs])         # X-RateLimit-Reset-After: SECS
 def retryable(i): return response(0, bytes([i]))      # 408 425 429 500 502 503 504
 def retryable_ra(i, header): return response(0, bytes([i]), header)
 def common(i): return response(2, bytes([i]))          # 200 201 204 301 304 400 401 403 404 ...
@@ -132,6 +150,14 @@ MACHINE = {
     "abort_after_deadline_before_poll": scenario(DEFAULT_POLICY, GET, 0, [
         step(millis(16000), ABORT), step(SAME, POLL), step(DEADLINE, ABORT),
     ]),
+    # A 429 whose only signal is a rate-limit field: the reset is the wait's floor.
+    "rate_limit_reset_is_a_floor": scenario(DEFAULT_POLICY, GET, 0, [
+        step(SAME, STARTED), step(SAME, response(0, bytes([2]), rate_limit=ietf_reset(1))),
+        step(NEXT, POLL), step(SAME, STARTED),
+        step(SAME, response(0, bytes([2]), rate_limit=ietf_window(2))), step(NEXT, POLL),
+        step(SAME, STARTED), step(SAME, response(0, bytes([6]), rate_limit=reset_after(3))),
+        step(NEXT, POLL), step(SAME, STARTED), step(SAME, common(0)),
+    ]),
     "misuse": scenario(DEFAULT_POLICY, GET, 0, [
         step(SAME, retryable(5)), step(SAME, error(0)), step(SAME, STARTED), step(SAME, STARTED),
         step(DEADLINE, POLL), step(SAME, STARTED),
@@ -146,5 +172,7 @@ def write(target, name, data):
 
 for v in RETRY_AFTER:
     write("retry_after", hashlib.sha1(v).hexdigest()[:16], v)
+for v in RATE_LIMIT:
+    write("rate_limit", hashlib.sha1(v).hexdigest()[:16], v)
 for name, data in MACHINE.items():
     write("machine", name, data)

@@ -12,12 +12,14 @@
 //!   the rules each decision is checked against.
 //! - [`retry_after`]: the `Retry-After` and HTTP-date parsers, against an independent grammar
 //!   and differentially against `httpdate`.
+//! - [`rate_limit`]: the `RateLimit` parser, differentially against `sfv`.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 mod bytes;
 pub mod machine;
+pub mod rate_limit;
 pub mod retry_after;
 
 use bytes::Bytes;

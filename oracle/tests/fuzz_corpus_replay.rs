@@ -3,7 +3,7 @@
 //! stable toolchain with a plain `cargo test`: a regression is caught even where cargo-fuzz is
 //! absent. The checks are this crate's.
 
-use backstop_oracle::{machine, retry_after};
+use backstop_oracle::{machine, rate_limit, retry_after};
 
 use std::path::{Path, PathBuf};
 
@@ -58,6 +58,15 @@ fn every_retry_after_corpus_file_passes_the_parser_checks() {
     assert!(
         n > 0,
         "the retry_after corpus is missing: fuzz/corpus/retry_after/"
+    );
+}
+
+#[test]
+fn every_rate_limit_corpus_file_passes_the_parser_checks() {
+    let n = replay("rate_limit", rate_limit::check);
+    assert!(
+        n > 0,
+        "the rate_limit corpus is missing: fuzz/corpus/rate_limit/"
     );
 }
 

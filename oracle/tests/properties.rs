@@ -16,6 +16,26 @@ proptest! {
     }
 
     #[test]
+    fn the_rate_limit_parser_agrees_with_sfv_on_arbitrary_bytes(
+        data in proptest::collection::vec(any::<u8>(), 0..64),
+    ) {
+        backstop_oracle::rate_limit::check(&data);
+    }
+
+    /// Random bytes rarely form a List: these are built from its own pieces.
+    #[test]
+    fn the_rate_limit_parser_agrees_with_sfv_on_list_shaped_bytes(
+        pieces in proptest::collection::vec(proptest::sample::select(vec![
+            "\"a\"", "\"default\"", "b", "*", ";r=0", ";r=1", ";t=10", ";t=-1", ";t=1.5", ";w=60",
+            ";q=100", ";r", ";pk=:AQ==:", ":AQ=:", ":A:", ":QQ==:", "?1", "@12", "%\"%c3%a9\"",
+            "%\"%ff\"", "(a b)", "()", ", ", ",", " ", "\t", "\n", "1.5", "-0", "9999999999999999",
+            "\"\\\"\"",
+        ]), 0..12),
+    ) {
+        backstop_oracle::rate_limit::check(pieces.concat().as_bytes());
+    }
+
+    #[test]
     fn the_retry_after_parsers_keep_their_grammar_on_arbitrary_bytes(
         data in proptest::collection::vec(any::<u8>(), 0..64),
     ) {
@@ -65,6 +85,53 @@ proptest! {
             Decision::Wait { delay, .. } => prop_assert!(delay >= floor),
             Decision::Send { .. } => prop_assert!(floor.is_zero()),
             other => prop_assert!(false, "{value} fits in {left:?}, yet {other:?}"),
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1_000, ..ProptestConfig::default() })]
+
+    /// Random bytes rarely build a usable rate-limit field; each of the four is built here, and
+    /// the wait must be the floor's, named after it, whatever the seed.
+    #[test]
+    fn each_rate_limit_field_is_a_floor_named_after_it(
+        secs in 0u64..10,
+        field in 0u8..4,
+        seed in any::<u64>(),
+    ) {
+        use backstop::{
+            Decision, DelaySource, Event, Instant, Method, Policy, Request, Response,
+            RetryMachine, UnixTime,
+        };
+        use core::time::Duration;
+        use rand_core::SeedableRng;
+
+        let rate_limit = format!("\"default\";r=0;t={secs}");
+        let delay = secs.to_string();
+        let unix = (1_700_000_000 + secs).to_string();
+        let response = match field {
+            0 => Response::new(429).rate_limit(rate_limit.as_bytes()),
+            1 => Response::new(429).rate_limit_reset(delay.as_bytes()),
+            2 => Response::new(429).x_rate_limit_reset_after(delay.as_bytes()),
+            _ => Response::new(429)
+                .x_rate_limit_reset(unix.as_bytes())
+                .wall_clock(UnixTime::from_secs(1_700_000_000)),
+        };
+        let rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
+        let mut m = RetryMachine::new(Policy::default(), Request::new(Method::Get), rng, Instant::ZERO);
+        let _ = m.poll(Instant::ZERO);
+        m.handle(Instant::ZERO, Event::AttemptStarted).expect("send due");
+        m.handle(Instant::ZERO, Event::Response(response)).expect("in flight");
+        let floor = Duration::from_secs(secs);
+        match m.poll(Instant::ZERO) {
+            Decision::Wait { delay, reason, .. } => {
+                prop_assert!(delay >= floor, "{delay:?} below {floor:?}");
+                prop_assert!(delay <= floor + floor / 10, "{delay:?} above the spread");
+                prop_assert_eq!(reason.source, DelaySource::RateLimitReset);
+            }
+            Decision::Send { .. } => prop_assert!(floor.is_zero()),
+            other => prop_assert!(false, "a {floor:?} reset, yet {other:?}"),
         }
     }
 }

@@ -59,6 +59,7 @@ impl<E> RetryError<E> {
                 elapsed: core::time::Duration::ZERO,
                 reason: StopReason::PermanentError,
                 last: None,
+                retry_after: None,
             },
         }
     }

@@ -337,21 +337,28 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         self.runtime.now()
     }
 
-    /// The parts of `response` that bear on a retry.
+    /// The parts of `response` that bear on a retry. The fast path (a status the policy does
+    /// not retry, or one without any of the fields) looks up one or two header names only.
     fn response_facts<'r, B>(&self, response: &'r http::Response<B>) -> Response<'r> {
         let headers = response.headers();
-        // `Date` matters only as the reference of a `Retry-After`: without that field, skip
-        // both lookups.
-        if !headers.contains_key(http::header::RETRY_AFTER) {
-            return Response::new(response.status().as_u16());
+        let policy = self.retrier.policy();
+        let status = response.status().as_u16();
+        let mut facts = Response::new(status);
+        // `Date` matters only as the reference of a `Retry-After` or an `X-RateLimit-Reset`:
+        // without those fields, it is not looked up.
+        if headers.contains_key(http::header::RETRY_AFTER) {
+            facts = facts.retry_after_from_http(headers);
         }
-        let facts = Response::from_http(response.status(), headers);
-        if facts.retry_after.is_some() {
-            // Only an HTTP-date `Retry-After` needs the wall clock.
-            facts.wall_clock(self.retrier.wall_clock.now())
-        } else {
-            facts
+        // The rate-limit fields matter only on a retryable status without a usable
+        // `Retry-After` (the machine checks usability; a malformed one is rare).
+        if policy.rate_limit_fields() && policy.retryable_statuses().contains(status) {
+            facts = facts.rate_limit_from_http(headers);
         }
+        if facts.retry_after.is_some() || facts.x_rate_limit_reset.is_some() {
+            // Only an HTTP-date `Retry-After` or a Unix-time reset needs the wall clock.
+            facts = facts.wall_clock(self.retrier.wall_clock.now());
+        }
+        facts
     }
 
     /// Waits until `until` (decided at `now`), or until the abort. Returns the clock after.

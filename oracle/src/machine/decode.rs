@@ -6,7 +6,7 @@ use std::time::UNIX_EPOCH;
 
 use backstop::{
     AttemptError, Backoff, ErrorClass, ErrorKind, Instant, Jitter, Method, Policy, PolicyBuilder,
-    Request, RetryAfterAboveMax, StatusSet, UnixTime,
+    Request, RetryAfterAboveMax, StatusSet, UnixTime, XRateLimitReset,
 };
 
 use crate::Bytes;
@@ -53,6 +53,16 @@ pub enum TimeStep {
     Max,
 }
 
+/// The raw rate-limit fields of a response.
+#[derive(Debug, Default)]
+pub struct RateLimitFields {
+    pub rate_limit: Option<Vec<u8>>,
+    pub rate_limit_policy: Option<Vec<u8>>,
+    pub rate_limit_reset: Option<Vec<u8>>,
+    pub x_rate_limit_reset_after: Option<Vec<u8>>,
+    pub x_rate_limit_reset: Option<Vec<u8>>,
+}
+
 #[derive(Debug)]
 pub enum Action {
     Poll,
@@ -62,6 +72,7 @@ pub enum Action {
         retry_after: Option<Vec<u8>>,
         date: Option<Vec<u8>>,
         wall_clock: Option<UnixTime>,
+        rate_limit: RateLimitFields,
     },
     Error(AttemptError),
     TimePassed,
@@ -164,6 +175,16 @@ fn decode_policy(r: &mut Bytes<'_>) -> PolicyBuilder {
     if set & 1024 != 0 {
         b = b.retry_after_spread(decode_duration(r));
     }
+    if set & 2048 != 0 {
+        b = b.rate_limit_fields(r.bool());
+    }
+    if set & 4096 != 0 {
+        b = b.x_rate_limit_reset(if r.bool() {
+            XRateLimitReset::DelaySeconds
+        } else {
+            XRateLimitReset::UnixTime
+        });
+    }
     b
 }
 
@@ -246,6 +267,7 @@ fn decode_action(r: &mut Bytes<'_>) -> Action {
             retry_after: r.bool().then(|| decode_header(r)),
             date: r.bool().then(|| decode_header(r)),
             wall_clock: r.bool().then(|| decode_wall_clock(r)),
+            rate_limit: decode_rate_limit(r),
         },
         5 => {
             let kinds = ErrorKind::ALL;
@@ -258,6 +280,39 @@ fn decode_action(r: &mut Bytes<'_>) -> Action {
         }
         6 => Action::TimePassed,
         _ => Action::Abort,
+    }
+}
+
+/// Mostly none (so most responses look as before), else any mix of the five fields.
+fn decode_rate_limit(r: &mut Bytes<'_>) -> RateLimitFields {
+    let set = r.u8();
+    if set < 128 {
+        return RateLimitFields::default();
+    }
+    let field = |r: &mut Bytes<'_>| match r.below(4) {
+        0 => {
+            let n = usize::from(r.below(48));
+            r.take(n).to_vec()
+        }
+        1 => format!("\"default\";r={};t={}", r.below(2), r.u8()).into_bytes(),
+        2 => format!("\"day\";r=0, \"burst\";r={};t={}", r.below(2), r.u16()).into_bytes(),
+        _ => b"\"day\";r=0".to_vec(),
+    };
+    let unix = |r: &mut Bytes<'_>| match r.below(3) {
+        0 => (1_700_000_000 + u64::from(r.u16()))
+            .to_string()
+            .into_bytes(),
+        _ => decode_header(r),
+    };
+    RateLimitFields {
+        rate_limit: (set & 1 != 0).then(|| field(r)),
+        rate_limit_policy: (set & 2 != 0).then(|| match r.below(2) {
+            0 => format!("\"day\";q=100;w={}", r.u16()).into_bytes(),
+            _ => field(r),
+        }),
+        rate_limit_reset: (set & 4 != 0).then(|| decode_header(r)),
+        x_rate_limit_reset_after: (set & 8 != 0).then(|| decode_header(r)),
+        x_rate_limit_reset: (set & 16 != 0).then(|| unix(r)),
     }
 }
 

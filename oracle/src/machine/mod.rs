@@ -31,13 +31,13 @@ mod rules;
 use core::time::Duration;
 
 use backstop::{
-    parse_http_date, parse_retry_after, Decision, Event, Instant, MisuseError, Policy, Response,
-    RetryAfter, RetryMachine,
+    parse_delay_seconds, parse_http_date, parse_rate_limit, parse_retry_after, Decision, Event,
+    Instant, MisuseError, Policy, Response, RetryAfter, RetryMachine, UnixTime, XRateLimitReset,
 };
 use rand_core::SeedableRng;
 
-use decode::Action;
 pub use decode::Scenario;
+use decode::{Action, RateLimitFields};
 use model::Model;
 
 /// The machine under test: the default RNG, no budget.
@@ -102,7 +102,7 @@ fn run(s: &Scenario, policy: Policy) -> Vec<Trace> {
                 // What a poll at `fed` would say: a pure observation, on a clone.
                 let before = m.clone().poll(fed);
                 let state = format!("{m:?}");
-                let (event, floor) = event_of(action);
+                let (event, floor) = event_of(action, &policy);
                 let result = m.handle(fed, event);
                 if result.is_err() {
                     assert_eq!(
@@ -121,38 +121,87 @@ fn run(s: &Scenario, policy: Policy) -> Vec<Trace> {
     trace
 }
 
-/// The event for an action, and the server-directed delay its response asks for (the
-/// `Retry-After` floor), computed from the public parsers.
-fn event_of(action: &Action) -> (Event<'_>, Option<Duration>) {
+/// What the server asked of a response, computed from the public parsers.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ServerAsked {
+    /// The floor of the wait: the `Retry-After` delay, else (on a retryable status, when the
+    /// policy reads them) the rate-limit reset.
+    pub(crate) floor: Option<Duration>,
+    /// The floor comes from a rate-limit field.
+    pub(crate) from_rate_limit: bool,
+    /// The `Retry-After` delay alone, whatever the status (the outcome's).
+    pub(crate) retry_after: Option<Duration>,
+}
+
+/// The event for an action, and what its response asks for.
+fn event_of<'a>(action: &'a Action, policy: &Policy) -> (Event<'a>, ServerAsked) {
+    let none = ServerAsked::default();
     match action {
-        Action::Poll | Action::TimePassed => (Event::TimePassed, None),
-        Action::Started => (Event::AttemptStarted, None),
-        Action::Abort => (Event::Abort, None),
-        Action::Error(e) => (Event::Error(*e), None),
+        Action::Poll | Action::TimePassed => (Event::TimePassed, none),
+        Action::Started => (Event::AttemptStarted, none),
+        Action::Abort => (Event::Abort, none),
+        Action::Error(e) => (Event::Error(*e), none),
         Action::Response {
             status,
             retry_after,
             date,
             wall_clock,
+            rate_limit,
         } => {
             let response = Response {
                 status: *status,
                 retry_after: retry_after.as_deref(),
                 date: date.as_deref(),
                 wall_clock: *wall_clock,
+                rate_limit: rate_limit.rate_limit.as_deref(),
+                rate_limit_policy: rate_limit.rate_limit_policy.as_deref(),
+                rate_limit_reset: rate_limit.rate_limit_reset.as_deref(),
+                x_rate_limit_reset_after: rate_limit.x_rate_limit_reset_after.as_deref(),
+                x_rate_limit_reset: rate_limit.x_rate_limit_reset.as_deref(),
             };
-            let floor = retry_after
-                .as_deref()
-                .and_then(parse_retry_after)
-                .and_then(|value| match value {
-                    RetryAfter::Delay(d) => Some(d),
-                    RetryAfter::Date(_) => {
-                        let reference =
-                            date.as_deref().and_then(parse_http_date).or(*wall_clock)?;
-                        Some(value.delay_from(reference))
-                    }
-                });
-            (Event::Response(response), floor)
+            let reference = date.as_deref().and_then(parse_http_date).or(*wall_clock);
+            let retry_after =
+                retry_after
+                    .as_deref()
+                    .and_then(parse_retry_after)
+                    .and_then(|value| match value {
+                        RetryAfter::Delay(d) => Some(d),
+                        RetryAfter::Date(_) => Some(value.delay_from(reference?)),
+                    });
+            let rate_limit = (policy.rate_limit_fields()
+                && policy.retryable_statuses().contains(*status))
+            .then(|| rate_limit_floor(rate_limit, reference, policy.x_rate_limit_reset()))
+            .flatten();
+            let asked = ServerAsked {
+                floor: retry_after.or(rate_limit),
+                from_rate_limit: retry_after.is_none() && rate_limit.is_some(),
+                retry_after,
+            };
+            (Event::Response(response), asked)
         }
     }
+}
+
+/// The documented order: `RateLimit` (with its policy), `RateLimit-Reset`,
+/// `X-RateLimit-Reset-After`, `X-RateLimit-Reset` as the policy reads it; the first usable wins.
+fn rate_limit_floor(
+    f: &RateLimitFields,
+    reference: Option<UnixTime>,
+    reading: XRateLimitReset,
+) -> Option<Duration> {
+    let ietf = f
+        .rate_limit
+        .as_deref()
+        .and_then(|v| parse_rate_limit(v, f.rate_limit_policy.as_deref()));
+    let seconds = |v: &Option<Vec<u8>>| v.as_deref().and_then(parse_delay_seconds);
+    let x_reset = || {
+        let value = seconds(&f.x_rate_limit_reset)?;
+        match reading {
+            XRateLimitReset::DelaySeconds => Some(value),
+            _ => Some(UnixTime::from_duration(value).saturating_duration_since(reference?)),
+        }
+    };
+    ietf.or_else(|| seconds(&f.rate_limit_reset))
+        .or_else(|| seconds(&f.x_rate_limit_reset_after))
+        .or_else(x_reset)
 }

@@ -4,11 +4,11 @@ use core::time::Duration;
 
 use backstop::{
     AttemptError, AttemptOutcome, Decision, ErrorClass, ErrorKind, Instant, Method, MisuseError,
-    Policy, Request, StopReason,
+    Policy, Request, StopReason, WorstCase,
 };
 
 use super::decode::{Action, TimeStep};
-use super::Machine;
+use super::{Machine, ServerAsked};
 
 /// What the checker knows, from the outside, about the machine.
 pub(super) struct Model {
@@ -26,8 +26,22 @@ pub(super) struct Model {
     pub(super) may_send_again: bool,
     /// What the last attempt ended with.
     pub(super) last: Option<AttemptOutcome>,
-    /// The `Retry-After` floor of the last response, if it had a usable one.
+    /// The server-directed floor of the last response (its `Retry-After`, else its rate-limit
+    /// reset), if it had a usable one.
     pub(super) floor: Option<Duration>,
+    /// The floor comes from a rate-limit field, not from `Retry-After`.
+    pub(super) floor_from_rate_limit: bool,
+    /// The last response's `Retry-After` delay, whatever its status.
+    pub(super) retry_after: Option<Duration>,
+    /// The policy's bounds, computed before anything happened.
+    pub(super) worst: WorstCase,
+    /// The time the decisions account for so far: every ended attempt (cut at its timeout)
+    /// and every wait decided.
+    pub(super) busy: Duration,
+    /// When the attempt in flight started.
+    pub(super) started_at: Instant,
+    /// The next attempt of the last wait counted in `busy`.
+    pub(super) counted_wait: u32,
     /// An abort was accepted while the machine was not done.
     pub(super) aborted: bool,
     /// The terminal decision, once seen.
@@ -50,6 +64,12 @@ impl Model {
             may_send_again: true,
             last: None,
             floor: None,
+            floor_from_rate_limit: false,
+            retry_after: None,
+            worst: worst_case(&policy),
+            busy: Duration::ZERO,
+            started_at: start,
+            counted_wait: 0,
             aborted: false,
             terminal: None,
             ended: None,
@@ -112,6 +132,7 @@ impl Model {
             if self.now >= timeout_at {
                 self.in_flight = None;
                 self.floor = None;
+                self.add_busy(timeout_at.saturating_duration_since(self.started_at));
                 let cause = AttemptOutcome::Error(AttemptError::new(ErrorKind::Timeout));
                 self.last = Some(cause);
                 self.check_after_attempt(cause, d);
@@ -185,6 +206,14 @@ impl Model {
                 );
                 assert!(self.may_send_again, "a wait before a forbidden retry");
                 assert_eq!(Some(reason.cause), self.last, "the wait's cause");
+                assert!(
+                    delay <= self.worst.wait,
+                    "wait {delay:?} above the worst case"
+                );
+                if reason.next_attempt != self.counted_wait {
+                    self.counted_wait = reason.next_attempt;
+                    self.add_busy(delay);
+                }
                 self.check_wait_source(delay, reason.source);
             }
             Decision::Return(o) | Decision::GiveUp(o) => {
@@ -204,7 +233,7 @@ impl Model {
         fed: Instant,
         before: &Decision,
         action: &Action,
-        floor: Option<Duration>,
+        asked: ServerAsked,
         result: Result<(), MisuseError>,
         m: &Machine,
     ) {
@@ -246,16 +275,17 @@ impl Model {
                     "an attempt's timeout above attempt_timeout"
                 );
                 self.in_flight = Some(timeout_at);
+                self.started_at = self.now;
                 if !self.may_retry() || !self.request.has_replayable_body {
                     self.may_send_again = false;
                 }
             }
             Action::Response { status, .. } => {
                 let outcome = AttemptOutcome::Response(*status);
-                self.answered(fed, outcome, floor, result);
+                self.answered(fed, outcome, asked, result);
             }
             Action::Error(e) => {
-                self.answered(fed, AttemptOutcome::Error(*e), None, result);
+                self.answered(fed, AttemptOutcome::Error(*e), asked, result);
                 if result.is_ok()
                     && e.class == ErrorClass::NotSent
                     && self.request.has_replayable_body
@@ -280,7 +310,7 @@ impl Model {
         &mut self,
         fed: Instant,
         outcome: AttemptOutcome,
-        floor: Option<Duration>,
+        asked: ServerAsked,
         result: Result<(), MisuseError>,
     ) {
         assert_eq!(
@@ -293,9 +323,15 @@ impl Model {
             return;
         }
         self.now = self.now.max(fed);
+        if let Some(timeout_at) = self.in_flight {
+            let ended = self.now.min(timeout_at);
+            self.add_busy(ended.saturating_duration_since(self.started_at));
+        }
         self.in_flight = None;
         self.last = Some(outcome);
-        self.floor = floor;
+        self.floor = asked.floor;
+        self.floor_from_rate_limit = asked.from_rate_limit;
+        self.retry_after = asked.retry_after;
         self.ended = self.last;
     }
 
@@ -344,5 +380,37 @@ impl Model {
             // stops at its first call, unless that call is an abort, which wins.
             self.terminal = None;
         }
+    }
+}
+
+/// `Policy::worst_case`, checked against the policy's own bounds.
+fn worst_case(policy: &Policy) -> WorstCase {
+    let worst = policy.worst_case();
+    assert_eq!(worst.attempts, policy.max_attempts(), "worst-case attempts");
+    assert!(
+        worst.elapsed <= policy.max_elapsed(),
+        "worst-case elapsed above max_elapsed"
+    );
+    assert!(
+        worst.wait < policy.max_elapsed(),
+        "a worst-case wait that cannot end before the deadline"
+    );
+    assert!(
+        worst.wait <= policy.max_wait(),
+        "worst-case wait above max_wait"
+    );
+    worst
+}
+
+impl Model {
+    /// Adds to the time the decisions account for, which never exceeds the worst case.
+    fn add_busy(&mut self, d: Duration) {
+        self.busy = self.busy.saturating_add(d);
+        assert!(
+            self.busy <= self.worst.elapsed,
+            "the decisions account for {:?}, above the worst case {:?}",
+            self.busy,
+            self.worst
+        );
     }
 }

@@ -22,6 +22,10 @@ impl Model {
             "attempt {attempt} beyond max_attempts {}",
             self.policy.max_attempts()
         );
+        assert!(
+            attempt <= self.worst.attempts,
+            "attempt {attempt} beyond the worst case"
+        );
         assert!(self.now < self.deadline, "a send at or after the deadline");
         assert!(!timeout.is_zero(), "an attempt with no time at all");
         assert!(
@@ -60,7 +64,12 @@ impl Model {
                     "backoff above its cap"
                 );
             }
-            DelaySource::RetryAfter => {
+            DelaySource::RetryAfter | DelaySource::RateLimitReset => {
+                assert_eq!(
+                    source == DelaySource::RateLimitReset,
+                    self.floor_from_rate_limit,
+                    "{source:?}, yet the floor came from the other field"
+                );
                 let floor = self
                     .floor
                     .expect("a Retry-After wait follows a Retry-After");
@@ -74,7 +83,12 @@ impl Model {
                 );
                 assert!(spread <= floor / 10, "spread above a tenth of the floor");
             }
-            DelaySource::RetryAfterClamped => {
+            DelaySource::RetryAfterClamped | DelaySource::RateLimitResetClamped => {
+                assert_eq!(
+                    source == DelaySource::RateLimitResetClamped,
+                    self.floor_from_rate_limit,
+                    "{source:?}, yet the floor came from the other field"
+                );
                 let floor = self.floor.expect("a clamped wait follows a Retry-After");
                 assert!(floor > max, "clamped a Retry-After below the ceiling");
                 assert_eq!(
@@ -90,6 +104,14 @@ impl Model {
 
     pub(super) fn check_outcome(&self, d: &Decision, o: &Outcome) {
         assert_eq!(o.attempts, self.sends, "outcome attempts");
+        let retry_after = match o.last {
+            Some(AttemptOutcome::Response(_)) => self.retry_after,
+            _ => None,
+        };
+        assert_eq!(
+            o.retry_after, retry_after,
+            "the outcome carries the last response's Retry-After"
+        );
         assert_eq!(
             o.last, self.last,
             "the outcome must carry the last response or error"

@@ -1,0 +1,74 @@
+//! The bounds of one operation, computed from the policy alone, before anything is sent.
+//!
+//! Rule (a bound a user can plan with is one that holds whatever the server does): the machine
+//! starts at most `max_attempts` attempts; every wait it decides ends before the `max_elapsed`
+//! deadline and is at most the backoff's cap or the server-directed ceiling
+//! (`max_retry_after`); every attempt's timeout is at most `attempt_timeout` and ends by the
+//! deadline. So the time an operation's decisions account for (its attempts, each cut at its
+//! timeout, and its waits) is at most the attempts' timeouts plus the waits between them, and
+//! never more than `max_elapsed`. A driver that acts on each decision as it comes finishes
+//! within that time; a slow driver (one that starts an attempt late) adds only its own delay,
+//! and never sends past the deadline.
+
+use core::time::Duration;
+
+use crate::policy::Policy;
+
+/// The most an operation under a [`Policy`] can cost: see [`Policy::worst_case`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct WorstCase {
+    /// The most requests one operation sends (the first attempt included).
+    pub attempts: u32,
+    /// The longest the operation takes when its driver acts on each decision as it comes:
+    /// every attempt's timeout plus every wait between attempts, within `max_elapsed`.
+    pub elapsed: Duration,
+    /// The longest single wait between two attempts.
+    pub wait: Duration,
+}
+
+impl Policy {
+    /// The most requests one operation can send, the longest it can take, and the longest
+    /// single wait, whatever the server answers.
+    ///
+    /// ```
+    /// use backstop::Policy;
+    /// use core::time::Duration;
+    ///
+    /// let worst = Policy::default().worst_case();
+    /// assert_eq!(worst.attempts, 4);
+    /// // 4 attempts of 5 s and 3 waits of up to 60 s (the Retry-After ceiling), within 15 s.
+    /// assert_eq!(worst.elapsed, Duration::from_secs(15));
+    /// // A wait ends before the deadline.
+    /// assert_eq!(worst.wait, Duration::from_secs(15) - Duration::from_nanos(1));
+    /// ```
+    #[must_use]
+    pub const fn worst_case(&self) -> WorstCase {
+        let attempts = self.max_attempts();
+        let max_elapsed = self.max_elapsed();
+        let cap = self.backoff().cap();
+        let ceiling = self.max_retry_after();
+        let wait = if cap.as_nanos() > ceiling.as_nanos() {
+            cap
+        } else {
+            ceiling
+        };
+        // A wait ends strictly before the deadline.
+        let wait = min(wait, max_elapsed.saturating_sub(Duration::from_nanos(1)));
+        let timeouts = self.attempt_timeout().saturating_mul(attempts);
+        let waits = wait.saturating_mul(attempts.saturating_sub(1));
+        WorstCase {
+            attempts,
+            elapsed: min(timeouts.saturating_add(waits), max_elapsed),
+            wait,
+        }
+    }
+}
+
+const fn min(a: Duration, b: Duration) -> Duration {
+    if a.as_nanos() < b.as_nanos() {
+        a
+    } else {
+        b
+    }
+}
