@@ -29,8 +29,8 @@ fn main() {
         per_block * blocks
     );
     println!(
-        "{:<6} {:<14} {:>12} {:>12} {:>10}",
-        "client", "case", "bare", "backstop", "overhead"
+        "{:<26} {:<14} {:>12} {:>12} {:>10}",
+        "client", "case", "bare", "wrapped", "overhead"
     );
     for case in [Case::Ok, Case::TwoUnavailable] {
         let [bare, ours] = ureq_family(&server, case, blocks, per_block);
@@ -39,6 +39,12 @@ fn main() {
         print_row("tokio", case, bare, ours);
         let [bare, ours] = smol_family(&server, case, blocks, per_block);
         print_row("smol", case, bare, ours);
+        let [bare, ours, retry, backon, backon_no_zero] =
+            reqwest_family(&server, case, blocks, per_block);
+        print_row("reqwest", case, bare.clone(), ours);
+        print_row("reqwest + reqwest-retry", case, bare.clone(), retry);
+        print_row("reqwest + backon", case, bare.clone(), backon);
+        print_row("reqwest + backon, 0 no-op", case, bare, backon_no_zero);
     }
 }
 
@@ -62,7 +68,7 @@ impl Case {
 fn print_row(client: &str, case: Case, bare: Vec<Duration>, ours: Vec<Duration>) {
     let (b, o) = (median(bare), median(ours));
     println!(
-        "{client:<6} {:<14} {:>9.1} us {:>9.1} us {:>+9.1} %",
+        "{client:<26} {:<14} {:>9.1} us {:>9.1} us {:>+9.1} %",
         case.name(),
         b.as_secs_f64() * 1e6,
         o.as_secs_f64() * 1e6,
@@ -219,6 +225,180 @@ fn smol_family(
                         bare_op().await
                     } else {
                         our_op().await
+                    };
+                    samples[which].push(t.elapsed());
+                    assert_eq!(status, 200);
+                }
+            }
+        });
+    }
+    samples
+}
+
+/// How one operation of a peer's ended when it did not end in a response the peer passes on.
+#[derive(Debug)]
+enum PeerError {
+    /// A 5xx the peer retries.
+    Status(u16),
+    /// reqwest's own.
+    Reqwest(reqwest::Error),
+}
+
+impl std::fmt::Display for PeerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PeerError::Status(status) => write!(f, "status {status}"),
+            PeerError::Reqwest(e) => write!(f, "reqwest: {e}"),
+        }
+    }
+}
+
+/// Every order of `n` ways (Heap's algorithm): rounds take them in turn, so each way takes each
+/// place, and follows each other way, about equally often.
+fn orders(n: usize) -> Vec<Vec<usize>> {
+    fn heap(k: usize, a: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
+        if k <= 1 {
+            out.push(a.clone());
+            return;
+        }
+        for i in 0..k - 1 {
+            heap(k - 1, a, out);
+            if k % 2 == 0 {
+                a.swap(i, k - 1);
+            } else {
+                a.swap(0, k - 1);
+            }
+        }
+        heap(k - 1, a, out);
+    }
+    let mut out = Vec::new();
+    heap(n, &mut (0..n).collect(), &mut out);
+    out
+}
+
+/// Five ways on one current-thread tokio runtime: bare reqwest (a plain loop, up to three
+/// attempts while 503), backstop-reqwest, reqwest-retry, backon as shipped, and backon with a
+/// sleeper that skips zero waits. Every retry here is meant to be immediate: backstop's through
+/// the server's `Retry-After: 0` (a zero delay, which its loop does not sleep), the peers'
+/// through zero-delay policies. reqwest-retry and backon's tokio sleeper still sleep on tokio's
+/// timer for a zero delay, which waits for its next millisecond tick; the last way shows
+/// backon's loop without that. Rounds take the ways in every order in turn.
+fn reqwest_family(
+    server: &PollServer,
+    case: Case,
+    blocks: usize,
+    per_block: usize,
+) -> [Vec<Duration>; 5] {
+    use backon::{ConstantBuilder, Retryable};
+    use reqwest_retry::{policies::ExponentialBackoff, RetryTransientMiddleware};
+    let urls = [
+        "reqwest-bare",
+        "reqwest",
+        "reqwest-retry",
+        "reqwest-backon",
+        "reqwest-backon-no-zero",
+    ]
+    .map(|way| uri(server, case, way).to_string());
+    let orders = orders(5);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut samples: [Vec<Duration>; 5] = Default::default();
+    for _ in 0..blocks {
+        rt.block_on(async {
+            let agent = reqwest::Client::new();
+            let ours = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+                .with(backstop_reqwest::RetryMiddleware::new(Retrier::default()))
+                .build();
+            // Three retries, as asked of the incumbent; bounds of zero, so no wait (jitter of
+            // zero is zero), where its default would wait a second or more.
+            let policy = ExponentialBackoff::builder()
+                .retry_bounds(Duration::ZERO, Duration::ZERO)
+                .build_with_max_retries(3);
+            let retry = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+                .with(RetryTransientMiddleware::new_with_policy(policy))
+                .build();
+            let backon_client = reqwest::Client::new();
+            let backon_no_zero_client = reqwest::Client::new();
+            let bare_op = || async {
+                let mut status = 0;
+                for _ in 0..3 {
+                    let r = agent.get(&urls[0]).send().await.unwrap();
+                    status = r.status().as_u16();
+                    r.bytes().await.unwrap();
+                    if status != 503 {
+                        break;
+                    }
+                }
+                status
+            };
+            let our_op = || async {
+                let r = ours.get(&urls[1]).send().await.unwrap();
+                let status = r.status().as_u16();
+                r.bytes().await.unwrap();
+                status
+            };
+            let retry_op = || async {
+                let r = retry.get(&urls[2]).send().await.unwrap();
+                let status = r.status().as_u16();
+                r.bytes().await.unwrap();
+                status
+            };
+            // One attempt of backon's: a 5xx is an error it retries.
+            let attempt = |client: &reqwest::Client, url: &str| {
+                let request = client.get(url);
+                async move {
+                    let r = request.send().await.map_err(PeerError::Reqwest)?;
+                    let status = r.status().as_u16();
+                    r.bytes().await.map_err(PeerError::Reqwest)?;
+                    if status >= 500 {
+                        Err(PeerError::Status(status))
+                    } else {
+                        Ok(status)
+                    }
+                }
+            };
+            let no_wait = ConstantBuilder::new()
+                .with_delay(Duration::ZERO)
+                .with_max_times(3);
+            let backon_op = || async {
+                (|| attempt(&backon_client, &urls[3]))
+                    .retry(no_wait)
+                    .when(|e| matches!(e, PeerError::Status(_)))
+                    .await
+                    .map_err(|e| e.to_string())
+                    .unwrap()
+            };
+            let backon_no_zero_op = || async {
+                (|| attempt(&backon_no_zero_client, &urls[4]))
+                    .retry(no_wait)
+                    .sleep(|d: Duration| async move {
+                        if !d.is_zero() {
+                            tokio::time::sleep(d).await;
+                        }
+                    })
+                    .when(|e| matches!(e, PeerError::Status(_)))
+                    .await
+                    .map_err(|e| e.to_string())
+                    .unwrap()
+            };
+            for _ in 0..20 {
+                assert_eq!(bare_op().await, 200);
+                assert_eq!(our_op().await, 200);
+                assert_eq!(retry_op().await, 200);
+                assert_eq!(backon_op().await, 200);
+                assert_eq!(backon_no_zero_op().await, 200);
+            }
+            for round in 0..per_block {
+                for &which in &orders[round % orders.len()] {
+                    let t = Instant::now();
+                    let status = match which {
+                        0 => bare_op().await,
+                        1 => our_op().await,
+                        2 => retry_op().await,
+                        3 => backon_op().await,
+                        _ => backon_no_zero_op().await,
                     };
                     samples[which].push(t.elapsed());
                     assert_eq!(status, 200);
