@@ -78,20 +78,20 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
         extensions: &mut Extensions,
         next: Next<'_>,
     ) -> reqwest_middleware::Result<Response> {
-        let replayable = request.try_clone().is_some();
+        // The one copy made before the first attempt: kept for the retries, each of which
+        // sends a copy of it, while the first attempt sends the caller's request itself.
+        let spare = request.try_clone();
         let mut plan = plan(&request, extensions);
-        if !replayable {
+        if spare.is_none() {
             plan = plan.body_not_replayable();
         }
         let mut first = Some(request);
         let attempt = |_attempt| {
-            // Each attempt of a replayable request sends a clone; the other is sent itself, once
-            // (the machine makes no second attempt of it).
-            let request = if replayable {
-                first.as_ref().and_then(Request::try_clone)
-            } else {
-                first.take()
-            };
+            // The first attempt sends the request; a retry (only ever of a replayable one: the
+            // machine makes no second attempt of the other) sends a copy of the spare.
+            let request = first
+                .take()
+                .or_else(|| spare.as_ref().and_then(Request::try_clone));
             let mut own = extensions.clone();
             let next = next.clone();
             async move {
