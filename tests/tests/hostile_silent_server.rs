@@ -29,10 +29,20 @@ fn a_server_that_reads_and_never_answers_times_out_within_bounds() {
         let request = RetryRequest::get(server.url("/silent"));
         let run = adapter.run(&Retrier::new(policy).seed(6), request, Clock::Real);
         assert_timed_out(&run, &policy);
-        assert_eq!(
-            server.requests(),
-            run.outcome().attempts as usize,
-            "{run:?}"
+        // The server counts a request once it has read its head, on its own thread: give it
+        // a bounded moment to catch up with what the client already wrote.
+        let attempts = run.outcome().attempts as usize;
+        let settled = std::time::Instant::now() + Duration::from_secs(2);
+        while server.requests() < attempts && std::time::Instant::now() < settled {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // Nothing arrives that was not counted. The last attempt may have been started with
+        // only the milliseconds left before the deadline and cut off before its request was
+        // written (started, so counted, yet never received): at most that one is missing.
+        let received = server.requests();
+        assert!(
+            received <= attempts && received + 1 >= attempts,
+            "{received} requests received for {run:?}"
         );
     });
 }
