@@ -97,30 +97,26 @@ impl Budget for Unlimited {
     }
 }
 
-impl<B: Budget + ?Sized> Budget for &B {
-    fn on_operation_start(&self, now: Instant) {
-        (**self).on_operation_start(now);
-    }
-    fn try_retry(&self, now: Instant, cause: AttemptOutcome) -> bool {
-        (**self).try_retry(now, cause)
-    }
-    fn on_attempt_end(&self, now: Instant, success: bool) {
-        (**self).on_attempt_end(now, success);
-    }
+/// A shared pointer to a budget is the budget: every call goes to the one it points to.
+macro_rules! budget_through_pointer {
+    ($(#[$attr:meta])* $pointer:ty) => {
+        $(#[$attr])*
+        impl<B: Budget + ?Sized> Budget for $pointer {
+            fn on_operation_start(&self, now: Instant) {
+                (**self).on_operation_start(now);
+            }
+            fn try_retry(&self, now: Instant, cause: AttemptOutcome) -> bool {
+                (**self).try_retry(now, cause)
+            }
+            fn on_attempt_end(&self, now: Instant, success: bool) {
+                (**self).on_attempt_end(now, success);
+            }
+        }
+    };
 }
 
-#[cfg(feature = "std")]
-impl<B: Budget + ?Sized> Budget for std::sync::Arc<B> {
-    fn on_operation_start(&self, now: Instant) {
-        (**self).on_operation_start(now);
-    }
-    fn try_retry(&self, now: Instant, cause: AttemptOutcome) -> bool {
-        (**self).try_retry(now, cause)
-    }
-    fn on_attempt_end(&self, now: Instant, success: bool) {
-        (**self).on_attempt_end(now, success);
-    }
-}
+budget_through_pointer!(&B);
+budget_through_pointer!(#[cfg(feature = "std")] std::sync::Arc<B>);
 
 /// Why a budget could not be built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -109,3 +109,15 @@ pub use tls_config::{Roots, TlsBuilder, TlsConfigError};
 pub use tls_error::{find_tls_error, TlsFailure};
 pub use virtual_time::VirtualTime;
 pub use wall_clock::{SkewedClock, SystemClock, WallClock};
+
+/// What an async adapter re-exports whole (`pub use backstop_driver::prelude::*`), so that its
+/// users name one crate: the request, the retrier, the loop, the results and errors, the
+/// runtime trait and virtual time, `http`, and with the `rustls` feature the TLS setup.
+pub mod prelude {
+    pub use crate::{
+        http, run, Abort, Attempt, Metrics, Retried, Retrier, RetryError, RetryEvent, RetryRequest,
+        Runtime, VirtualTime,
+    };
+    #[cfg(feature = "rustls")]
+    pub use crate::{rustls, Roots, TlsBuilder, TlsConfigError};
+}

@@ -74,12 +74,7 @@ mod error;
 mod resolve;
 mod runtime;
 
-pub use backstop_driver::{
-    http, run, Abort, Attempt, Metrics, Retried, Retrier, RetryError, RetryEvent, RetryRequest,
-    Runtime, VirtualTime,
-};
-#[cfg(feature = "rustls")]
-pub use backstop_driver::{rustls, Roots, TlsBuilder, TlsConfigError};
+pub use backstop_driver::prelude::*;
 pub use client::{Client, DefaultConnector, Result};
 pub use error::{error_kind, HttpError};
 pub use resolve::{Resolver, Resolving};
