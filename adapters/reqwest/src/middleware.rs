@@ -8,11 +8,12 @@
 use core::fmt;
 
 use backstop_driver::{
-    run_draining, Abort, DrainLimits, Retried, Retrier, RetryRequest, Runtime, IDEMPOTENCY_KEY,
+    drain_body, run_draining, Abort, DrainLimits, Retried, Retrier, RetryRequest, Runtime,
+    IDEMPOTENCY_KEY,
 };
 use backstop_tokio::TokioRuntime;
 use http::Extensions;
-use reqwest::{Request, Response};
+use reqwest::{Body, Request, Response};
 use reqwest_middleware::{Middleware, Next};
 
 use crate::error::error_kind;
@@ -181,22 +182,8 @@ impl fmt::Display for BodyNotReplayableError {
 
 impl std::error::Error for BodyNotReplayableError {}
 
-/// Reads a discarded response's body to its end, at most `limits.max_bytes` (the loop bounds
-/// the time); `true` when it ended within the limit.
+/// Reads a discarded response's body to its end within `limits`, as every adapter does: a
+/// reqwest body is an `http_body::Body`, so the driver's reader serves it.
 async fn drain(exchange: Exchange, limits: DrainLimits) -> bool {
-    let mut response = exchange.response;
-    let mut read = 0_u64;
-    // Bounded: each pass reads one chunk, and the byte count ends the loop past the limit.
-    loop {
-        match response.chunk().await {
-            Ok(Some(chunk)) => {
-                read = read.saturating_add(u64::try_from(chunk.len()).unwrap_or(u64::MAX));
-                if read > limits.max_bytes() {
-                    return false;
-                }
-            }
-            Ok(None) => return true,
-            Err(_) => return false,
-        }
-    }
+    drain_body(Body::from(exchange.response), limits).await
 }
