@@ -140,3 +140,33 @@ fn failed_text<T, E: std::fmt::Display>(result: &Result<T, RetryError<E>>) -> Op
 
 /// A generous bound on one HTTPS scenario's real time: a hang, not a slow machine, exceeds it.
 pub const TERMINATES_WITHIN: Duration = Duration::from_secs(20);
+
+/// Checks that `https` stopped at its TLS handshake: one attempt, `ErrorKind::Tls`, stopped as
+/// a permanent error, its text naming `cause` (for example `certificate rejected:
+/// UnknownIssuer`), nothing sent to `server` and no second connection.
+///
+/// # Panics
+///
+/// When any of that does not hold (the test fails).
+pub fn assert_rejected_at_the_handshake(
+    adapter: Adapter,
+    https: &HttpsRun,
+    server: &crate::server::Server,
+    cause: &str,
+) {
+    let run = &https.run;
+    let Err(Failure::Failed { kind, outcome }) = run.result else {
+        panic!("{adapter:?}: {https:?}");
+    };
+    assert_eq!(kind, backstop::ErrorKind::Tls, "{adapter:?}");
+    assert_eq!(
+        (outcome.attempts, outcome.reason),
+        (1, backstop::StopReason::PermanentError),
+        "{adapter:?}"
+    );
+    let text = https.error.clone().unwrap_or_default();
+    assert!(text.contains(cause), "{adapter:?}: {text}");
+    assert_eq!(server.requests(), 0, "{adapter:?}: nothing was sent");
+    assert_eq!(server.connections(), 1, "{adapter:?}: no second attempt");
+    assert!(run.real < TERMINATES_WITHIN, "{adapter:?}: {:?}", run.real);
+}

@@ -1,11 +1,11 @@
 //! A certificate from a trusted CA, but for another host name: one attempt, `ErrorKind::Tls`,
 //! stopped as a permanent error, and the error's text names the cause.
 
-use backstop::{ErrorKind, StopReason};
 use backstop_driver::{Retrier, RetryRequest};
-use backstop_tests::adapters::Failure;
 use backstop_tests::certs::TestCa;
-use backstop_tests::https::{for_each_https_adapter, run_https, Trust, TERMINATES_WITHIN};
+use backstop_tests::https::{
+    assert_rejected_at_the_handshake, for_each_https_adapter, run_https, Trust,
+};
 use backstop_tests::server::{Reply, Server};
 
 #[test]
@@ -20,23 +20,11 @@ fn a_certificate_for_another_host_is_a_permanent_tls_error_after_one_attempt() {
         );
         let request = RetryRequest::get(server.url("/"));
         let https = run_https(adapter, &Retrier::default(), request, &tls);
-        let run = &https.run;
-        let Err(Failure::Failed { kind, outcome }) = run.result else {
-            panic!("{adapter:?}: {https:?}");
-        };
-        assert_eq!(kind, ErrorKind::Tls, "{adapter:?}");
-        assert_eq!(
-            (outcome.attempts, outcome.reason),
-            (1, StopReason::PermanentError),
-            "{adapter:?}"
+        assert_rejected_at_the_handshake(
+            adapter,
+            &https,
+            &server,
+            "certificate rejected: NotValidForName",
         );
-        let text = https.error.clone().unwrap_or_default();
-        assert!(
-            text.contains("certificate rejected: NotValidForName"),
-            "{adapter:?}: {text}"
-        );
-        assert_eq!(server.requests(), 0, "{adapter:?}: nothing was sent");
-        assert_eq!(server.connections(), 1, "{adapter:?}: no second attempt");
-        assert!(run.real < TERMINATES_WITHIN, "{adapter:?}: {:?}", run.real);
     });
 }
