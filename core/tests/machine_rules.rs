@@ -1064,16 +1064,22 @@ fn retry_after_on_a_final_status_changes_nothing_and_is_on_the_outcome() {
     sim.wait();
     sim.start();
     sim.fail(ErrorKind::ConnectionRefused);
-    let o = loop {
+    let mut terminal = None;
+    // Bounded: the machine stops within its attempts; 1,000 decisions is far beyond.
+    for _ in 0..1_000 {
         match sim.poll() {
             Decision::Wait { until, .. } => sim.now = until,
             Decision::Send { .. } => {
                 sim.start();
                 sim.status(200);
             }
-            d => break d.outcome().copied().expect("terminal"),
+            d => {
+                terminal = d.outcome().copied();
+                break;
+            }
         }
-    };
+    }
+    let o = terminal.expect("the machine stops within 1,000 decisions");
     assert_eq!(
         (o.last, o.retry_after),
         (Some(AttemptOutcome::Response(200)), None)
@@ -1106,7 +1112,9 @@ fn the_machine_never_exceeds_the_worst_case() {
             let mut sim = Sim::get(policy);
             let mut longest_wait = Duration::ZERO;
             // The worst server: every attempt answers 503 (or hangs until its timeout).
-            let o = loop {
+            let mut terminal = None;
+            // Bounded: the machine stops within its attempts; 1,000 decisions is far beyond.
+            for _ in 0..1_000 {
                 match sim.poll() {
                     Decision::Send { timeout, .. } => {
                         sim.start();
@@ -1121,9 +1129,13 @@ fn the_machine_never_exceeds_the_worst_case() {
                         longest_wait = longest_wait.max(delay);
                         sim.now = until;
                     }
-                    d => break d.outcome().copied().expect("terminal"),
+                    d => {
+                        terminal = d.outcome().copied();
+                        break;
+                    }
                 }
-            };
+            }
+            let o = terminal.expect("the machine stops within 1,000 decisions");
             assert!(o.attempts <= worst.attempts, "{o:?} {worst:?}");
             assert!(o.elapsed <= worst.elapsed, "{o:?} {worst:?}");
             assert!(longest_wait <= worst.wait, "{longest_wait:?} {worst:?}");
