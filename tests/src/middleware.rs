@@ -182,3 +182,58 @@ pub fn tower_request(method: http::Method, url: &str) -> http::Request<Full<Byte
 
 /// A generous bound on one scenario's real time: a hang, not a slow machine, exceeds it.
 pub const TERMINATES_WITHIN: Duration = Duration::from_secs(20);
+
+/// The two ways a Rust HTTP stack takes backstop in one line: the reqwest middleware and the
+/// tower layer (in front of hyper-util). A scenario that holds for both runs over [`Stack::ALL`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stack {
+    /// `reqwest_middleware` with `backstop_reqwest::RetryMiddleware`.
+    Reqwest,
+    /// hyper-util behind `backstop_tower::RetryLayer`.
+    Tower,
+}
+
+impl Stack {
+    /// Both stacks.
+    pub const ALL: [Stack; 2] = [Stack::Reqwest, Stack::Tower];
+
+    /// Sends one request with `method` to `url` (empty body, `headers` added) through a new
+    /// client of this stack under `retrier` on `clock`, trusting `tls`: the answer (the body
+    /// read) or the failure, and the error's `Display` when there is one.
+    ///
+    /// # Panics
+    ///
+    /// If a header is invalid or the client cannot be built (a broken test).
+    pub fn send(
+        self,
+        retrier: &Retrier,
+        clock: &Clock,
+        tls: rustls::ClientConfig,
+        method: http::Method,
+        url: &str,
+        headers: &[(&'static str, &'static str)],
+    ) -> (Result<Answer, Failure>, Option<String>) {
+        block_on(async {
+            match self {
+                Stack::Reqwest => {
+                    let client = reqwest_client(retrier, clock, tls);
+                    let mut request = client.request(method, url);
+                    for (name, value) in headers {
+                        request = request.header(*name, *value);
+                    }
+                    reqwest_answer(request.send().await).await
+                }
+                Stack::Tower => {
+                    let client = tower_client(retrier, clock, tls);
+                    let mut request = tower_request(method, url);
+                    for (name, value) in headers {
+                        request
+                            .headers_mut()
+                            .insert(*name, http::HeaderValue::from_static(value));
+                    }
+                    tower_answer(client, request).await
+                }
+            }
+        })
+    }
+}
