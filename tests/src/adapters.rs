@@ -1,4 +1,10 @@
-//! One scenario, three adapters: the helper every scenario file uses.
+//! One scenario, five adapters: the helper every scenario file uses.
+//!
+//! ureq, smol and tokio take the scenario's [`RetryRequest`] as it is (`Client::run`). The
+//! reqwest middleware and the tower layer take their own stack's request: the scenario's is
+//! turned into one ([`RetryRequest::to_http`]: method, URL, headers, the `Idempotency-Key`, the
+//! body) with its [`Abort`](backstop_driver::Abort) in the extensions, where a user of those
+//! stacks puts it, and sent through a new client of that stack.
 
 use core::time::Duration;
 
@@ -6,7 +12,10 @@ use backstop::{ErrorKind, Outcome};
 use backstop_driver::{
     Retried, Retrier, RetryError, RetryRequest, Runtime, StdRuntime, VirtualTime,
 };
-use http_body_util::BodyExt;
+use backstop_tokio::TokioRuntime;
+use http_body_util::{BodyExt, Full};
+
+use crate::middleware;
 
 /// An adapter under test.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -17,6 +26,10 @@ pub enum Adapter {
     Smol,
     /// `backstop-tokio`.
     Tokio,
+    /// `backstop-reqwest`: a reqwest client with `RetryMiddleware` (reqwest-middleware).
+    Reqwest,
+    /// `backstop-tower`: a hyper-util client behind `RetryLayer`.
+    Tower,
 }
 
 /// Which clock a run uses.
@@ -29,7 +42,7 @@ pub enum Clock {
     Virtual,
 }
 
-/// Runs `scenario` once for each adapter, ureq first.
+/// Runs `scenario` once for each adapter, in the order of [`Adapter::ALL`].
 pub fn for_each_adapter(mut scenario: impl FnMut(Adapter)) {
     for adapter in Adapter::ALL {
         scenario(adapter);
@@ -107,8 +120,26 @@ impl Run {
 }
 
 impl Adapter {
-    /// All three adapters.
-    pub const ALL: [Adapter; 3] = [Adapter::Ureq, Adapter::Smol, Adapter::Tokio];
+    /// All five adapters.
+    pub const ALL: [Adapter; 5] = [
+        Adapter::Ureq,
+        Adapter::Smol,
+        Adapter::Tokio,
+        Adapter::Reqwest,
+        Adapter::Tower,
+    ];
+
+    /// The adapters with a client of their own that takes a [`RetryRequest`] (`Client::run`),
+    /// for the scenarios about `RetryRequest` itself (its validation, its body factory). The
+    /// reqwest and tower stacks build and check requests with their own builders.
+    pub const CLIENTS: [Adapter; 3] = [Adapter::Ureq, Adapter::Smol, Adapter::Tokio];
+
+    /// Whether the adapter calls a [`RetryRequest::body_factory`] once per attempt. The reqwest
+    /// and tower stacks send a body of their own, made once and cloned for each attempt.
+    #[must_use]
+    pub fn calls_the_body_factory_per_attempt(self) -> bool {
+        Adapter::CLIENTS.contains(&self)
+    }
 
     /// Runs one operation through the adapter's ready-made client on this thread.
     ///
@@ -165,6 +196,11 @@ impl Adapter {
                         }
                     }
                 }),
+            Adapter::Reqwest | Adapter::Tower => {
+                let ((result, _text), skipped) =
+                    stack_run(self, retrier, request, clock, middleware::default_tls());
+                (result, skipped)
+            }
         };
         Run {
             adapter: self,
@@ -212,11 +248,79 @@ pub(crate) async fn hyper_answer<E>(
     })
 }
 
+/// One operation through the reqwest middleware or the tower layer: the scenario's request in
+/// that stack's form, through a new client of it trusting `tls`, on a current-thread tokio
+/// runtime. The answer or failure, the error's text if there is one, and the time skipped.
+pub(crate) fn stack_run(
+    adapter: Adapter,
+    retrier: &Retrier,
+    mut request: RetryRequest,
+    clock: Clock,
+    tls: rustls::ClientConfig,
+) -> ((Result<Answer, Failure>, Option<String>), Duration) {
+    assert!(
+        request.error().is_none(),
+        "{adapter:?} builds requests with its own builder: a RetryRequest's error cannot be \
+         expressed there (use Adapter::CLIENTS)"
+    );
+    let abort = request.abort_handle().cloned();
+    let mut head = request.to_http();
+    let virtual_time = VirtualTime::new(TokioRuntime::new());
+    let result = middleware::block_on(async {
+        match adapter {
+            Adapter::Reqwest => {
+                let client = match clock {
+                    Clock::Real => middleware::reqwest_client(retrier, &TokioRuntime::new(), tls),
+                    Clock::Virtual => middleware::reqwest_client(retrier, &virtual_time, tls),
+                };
+                let mut extensions = http::Extensions::new();
+                if let Some(abort) = abort {
+                    extensions.insert(abort);
+                }
+                let request = reqwest::Request::try_from(head).expect("a reqwest request");
+                let result = client
+                    .execute_with_extensions(request, &mut extensions)
+                    .await;
+                middleware::reqwest_answer(result).await
+            }
+            _ => {
+                if let Some(abort) = abort {
+                    head.extensions_mut().insert(abort);
+                }
+                let request = head.map(Full::new);
+                match clock {
+                    Clock::Real => {
+                        let client = middleware::tower_client(retrier, &TokioRuntime::new(), tls);
+                        middleware::tower_answer(client, request).await
+                    }
+                    Clock::Virtual => {
+                        let client = middleware::tower_client(retrier, &virtual_time, tls);
+                        middleware::tower_answer(client, request).await
+                    }
+                }
+            }
+        }
+    });
+    let skipped = match clock {
+        Clock::Real => Duration::ZERO,
+        Clock::Virtual => virtual_time.skipped(),
+    };
+    (result, skipped)
+}
+
 fn failure<E>(e: RetryError<E>) -> Failure {
+    failure_of(&e)
+}
+
+/// The uniform [`Failure`] of an operation that ended without a response.
+pub(crate) fn failure_of<E>(e: &RetryError<E>) -> Failure {
     match e {
-        RetryError::Aborted(o) => Failure::Aborted(o),
-        RetryError::TimedOut(o) => Failure::TimedOut(o),
-        RetryError::Failed { kind, outcome, .. } => Failure::Failed { kind, outcome },
+        RetryError::Aborted(o) => Failure::Aborted(*o),
+        RetryError::TimedOut(o) => Failure::TimedOut(*o),
+        RetryError::Failed { kind, outcome, .. } => Failure::Failed {
+            kind: *kind,
+            outcome: *outcome,
+        },
         // A variant added later: report it as a failure of unknown kind.
         other => Failure::Failed {
             kind: ErrorKind::Other,

@@ -11,13 +11,13 @@ use backstop_driver::{
     Retried, Retrier, RetryError, RetryRequest, Roots, StdRuntime, TlsBuilder, VirtualTime,
 };
 
-use crate::adapters::{hyper_answer, ureq_answer, Adapter, Answer, Failure, Run};
+use crate::adapters::{hyper_answer, stack_run, ureq_answer, Adapter, Answer, Clock, Failure, Run};
 
 /// The adapters that speak HTTPS: all of them.
-pub const HTTPS_ADAPTERS: [Adapter; 3] = Adapter::ALL;
+pub const HTTPS_ADAPTERS: [Adapter; 5] = Adapter::ALL;
 
-/// What a client trusts, in each client's form: a rustls `ClientConfig` (smol, tokio) and
-/// ureq's TLS settings.
+/// What a client trusts, in each client's form: a rustls `ClientConfig` (smol, tokio, reqwest,
+/// tower) and ureq's TLS settings.
 #[derive(Clone)]
 pub struct Trust {
     rustls: rustls::ClientConfig,
@@ -43,7 +43,7 @@ impl Trust {
         }
     }
 
-    /// The rustls configuration (for smol and tokio).
+    /// The rustls configuration (for smol, tokio, reqwest and tower).
     #[must_use]
     pub fn rustls(&self) -> &rustls::ClientConfig {
         &self.rustls
@@ -111,6 +111,9 @@ pub fn run_https(
                 let result = answer(client.run(request).await).await;
                 (result, client.runtime().skipped())
             }),
+        Adapter::Reqwest | Adapter::Tower => {
+            stack_run(adapter, retrier, request, Clock::Virtual, tls.clone())
+        }
     };
     HttpsRun {
         run: Run {

@@ -4,13 +4,13 @@
 
 use std::time::Duration;
 
-use backstop_driver::{Retrier, RetryError, VirtualTime};
+use backstop_driver::{Retrier, Runtime, VirtualTime};
 use backstop_tokio::TokioRuntime;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use tower::ServiceExt;
 
-use crate::adapters::{Answer, Failure};
+use crate::adapters::{failure_of as failure, Answer, Failure};
 
 /// The clock of a scenario: tokio's, with the waits between attempts skipped.
 pub type Clock = VirtualTime<TokioRuntime>;
@@ -40,15 +40,16 @@ pub fn default_tls() -> rustls::ClientConfig {
         .expect("a TLS configuration")
 }
 
-/// A reqwest client (rustls on ring with `tls`) with the retry middleware on `clock`.
+/// A reqwest client (rustls on ring with `tls`) with the retry middleware on `clock` (a
+/// [`Clock`], or tokio's own [`TokioRuntime`]).
 ///
 /// # Panics
 ///
 /// If reqwest cannot build the client.
 #[must_use]
-pub fn reqwest_client(
+pub fn reqwest_client<RT: Runtime + Clone + Send + Sync + 'static>(
     retrier: &Retrier,
-    clock: &Clock,
+    clock: &RT,
     tls: rustls::ClientConfig,
 ) -> reqwest_middleware::ClientWithMiddleware {
     let http = reqwest::Client::builder()
@@ -68,7 +69,12 @@ pub async fn reqwest_answer(
     let response = match result {
         Ok(r) => r,
         Err(e) => {
-            let text = e.to_string();
+            // reqwest's text names the URL, not the cause: the cause is in the chain, where
+            // `TlsFailure::find` names it as the other adapters' errors do.
+            let text = match backstop_driver::TlsFailure::find(&e) {
+                Some(tls) => format!("{e}: {tls}"),
+                None => e.to_string(),
+            };
             let failure = match backstop_reqwest::retry_error(&e) {
                 Some(e) => failure(e),
                 None => panic!("not an error of the retry loop: {e:?}"),
@@ -96,18 +102,24 @@ pub async fn reqwest_answer(
     (Ok(answer), None)
 }
 
-/// The hyper-util client behind the tower layer: http and https (rustls on ring with `tls`).
-pub type TowerClient = backstop_tower::Retry<
+/// The hyper-util client behind the tower layer: http and https (rustls on ring with `tls`), on
+/// a [`Clock`] unless told otherwise.
+pub type TowerClient<RT = Clock> = backstop_tower::Retry<
     hyper_util::client::legacy::Client<
         hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
         Full<Bytes>,
     >,
-    Clock,
+    RT,
 >;
 
-/// A hyper-util client (http and https with `tls`) behind the retry layer on `clock`.
+/// A hyper-util client (http and https with `tls`) behind the retry layer on `clock` (a
+/// [`Clock`], or tokio's own [`TokioRuntime`]).
 #[must_use]
-pub fn tower_client(retrier: &Retrier, clock: &Clock, tls: rustls::ClientConfig) -> TowerClient {
+pub fn tower_client<RT: Runtime + Clone + Send + Sync + 'static>(
+    retrier: &Retrier,
+    clock: &RT,
+    tls: rustls::ClientConfig,
+) -> TowerClient<RT> {
     let mut tcp = hyper_util::client::legacy::connect::HttpConnector::new();
     tcp.enforce_http(false);
     let https = hyper_rustls::HttpsConnectorBuilder::new()
@@ -124,13 +136,20 @@ pub fn tower_client(retrier: &Retrier, clock: &Clock, tls: rustls::ClientConfig)
 
 /// Calls `client` once with `request`: the answer (the body read) or the failure, and the
 /// error's `Display` when there is one.
-pub async fn tower_answer(
-    client: TowerClient,
+pub async fn tower_answer<RT: Runtime + Clone + Send + Sync + 'static>(
+    client: TowerClient<RT>,
     request: http::Request<Full<Bytes>>,
 ) -> (Result<Answer, Failure>, Option<String>) {
     let response = match client.oneshot(request).await {
         Ok(r) => r,
-        Err(e) => return (Err(failure(&e)), Some(e.to_string())),
+        Err(e) => {
+            // The service's error names the cause, as the other adapters' errors do.
+            let text = match &e {
+                backstop_driver::RetryError::Failed { error, .. } => error.to_string(),
+                other => other.to_string(),
+            };
+            return (Err(failure(&e)), Some(text));
+        }
     };
     let outcome = *response
         .extensions()
@@ -149,21 +168,6 @@ pub async fn tower_answer(
         outcome,
     };
     (Ok(answer), None)
-}
-
-fn failure<E>(e: &RetryError<E>) -> Failure {
-    match e {
-        RetryError::Aborted(o) => Failure::Aborted(*o),
-        RetryError::TimedOut(o) => Failure::TimedOut(*o),
-        RetryError::Failed { kind, outcome, .. } => Failure::Failed {
-            kind: *kind,
-            outcome: *outcome,
-        },
-        other => Failure::Failed {
-            kind: backstop::ErrorKind::InvalidRequest,
-            outcome: *other.outcome(),
-        },
-    }
 }
 
 /// A request with an empty body for the tower client.

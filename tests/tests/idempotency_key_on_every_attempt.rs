@@ -1,6 +1,6 @@
 //! An opted-in POST with a generated `Idempotency-Key`: a reset after the request was sent is
-//! retried, every attempt carries the same key, and the body factory makes a fresh, identical
-//! body for each attempt.
+//! retried, every attempt carries the same key, and every attempt carries the whole body (made
+//! afresh by the body factory for each attempt where the adapter takes a `RetryRequest`).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -38,7 +38,13 @@ fn opted_in_post_keeps_one_idempotency_key_and_replays_its_body() {
             (outcome.attempts, outcome.reason),
             (3, StopReason::FinalStatus)
         );
-        assert_eq!(made.load(Ordering::SeqCst), 3, "{adapter:?}");
+        // reqwest and tower send a body of their own, made once and cloned per attempt.
+        let made_per_attempt = if adapter.calls_the_body_factory_per_attempt() {
+            3
+        } else {
+            1
+        };
+        assert_eq!(made.load(Ordering::SeqCst), made_per_attempt, "{adapter:?}");
         let recorded = server.recorded();
         assert_eq!(recorded.len(), 3);
         let key = recorded[0]

@@ -35,7 +35,8 @@ pub fn io_error_kind(e: &io::Error) -> ErrorKind {
 /// the host, connecting, or in the TLS handshake.
 ///
 /// In this order: a TLS failure anywhere in the chain is [`ErrorKind::Tls`] (with the
-/// `rustls` feature); a [`ResolveError`] is [`ErrorKind::Dns`]; an I/O time-out is
+/// `rustls` feature); a [`ResolveError`], or hyper-util's `dns error` (reqwest's too), is
+/// [`ErrorKind::Dns`]; an I/O time-out is
 /// [`ErrorKind::ConnectTimeout`]; anything else is [`ErrorKind::ConnectionRefused`] (the
 /// connection was never made, so nothing was sent).
 ///
@@ -54,7 +55,7 @@ pub fn connect_error_kind(error: &(dyn Error + 'static)) -> ErrorKind {
     if crate::tls_error::find_tls_error(error).is_some() {
         return ErrorKind::Tls;
     }
-    if find_error::<ResolveError>(error).is_some() {
+    if find_error::<ResolveError>(error).is_some() || error_chain(error).any(is_dns_error) {
         return ErrorKind::Dns;
     }
     let timed_out = error_chain(error)
@@ -65,6 +66,31 @@ pub fn connect_error_kind(error: &(dyn Error + 'static)) -> ErrorKind {
     } else {
         ErrorKind::ConnectionRefused
     }
+}
+
+/// Whether `error` is hyper-util's `HttpConnector` saying the host did not resolve: its
+/// `ConnectError` is private and names the failed step only in its text, `dns error`. reqwest
+/// and every hyper-util client connect through it, whatever resolver they plug in.
+fn is_dns_error(error: &(dyn Error + 'static)) -> bool {
+    /// Compares what is written with `expected`, without allocating.
+    struct Matches<'a> {
+        rest: &'a str,
+        equal: bool,
+    }
+    impl fmt::Write for Matches<'_> {
+        fn write_str(&mut self, s: &str) -> fmt::Result {
+            match self.rest.strip_prefix(s) {
+                Some(rest) => self.rest = rest,
+                None => self.equal = false,
+            }
+            Ok(())
+        }
+    }
+    let mut m = Matches {
+        rest: "dns error",
+        equal: true,
+    };
+    fmt::write(&mut m, format_args!("{error}")).is_ok() && m.equal && m.rest.is_empty()
 }
 
 /// A host name that did not resolve. An adapter wraps its resolver's error in it, so that
@@ -185,6 +211,40 @@ mod tests {
             by_source = e.source();
         }
         assert_eq!(connect_error_kind(&wrapped), ErrorKind::Dns);
+    }
+
+    /// An error whose text is `text`, holding `source`, as hyper-util's `ConnectError` is.
+    #[derive(Debug)]
+    struct Step(&'static str, io::Error);
+
+    impl fmt::Display for Step {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            // Written in two pieces, as a `Display` may be.
+            let (a, b) = self.0.split_at(self.0.len() / 2);
+            f.write_str(a)?;
+            f.write_str(b)
+        }
+    }
+
+    impl Error for Step {
+        fn source(&self) -> Option<&(dyn Error + 'static)> {
+            Some(&self.1)
+        }
+    }
+
+    #[test]
+    fn hyper_utils_dns_error_is_dns_and_nothing_like_it_is() {
+        let failed = || io::Error::other("failed to lookup address information");
+        let dns = io::Error::other(Step("dns error", failed()));
+        assert_eq!(connect_error_kind(&dns), ErrorKind::Dns);
+        for text in ["tcp connect error", "dns error!", "dns", "dns errors", ""] {
+            let other = io::Error::other(Step(text, failed()));
+            assert_eq!(
+                connect_error_kind(&other),
+                ErrorKind::ConnectionRefused,
+                "{text:?}"
+            );
+        }
     }
 
     #[test]

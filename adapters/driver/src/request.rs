@@ -354,8 +354,25 @@ impl RetryRequest {
         &self.uri
     }
 
-    /// The `http::Request` for one attempt: the same head, a fresh body.
-    pub(crate) fn for_attempt(&mut self) -> http::Request<Bytes> {
+    /// The `http::Request` one attempt sends: the same head (method, URI, headers, the
+    /// `Idempotency-Key`), and the body, the factory's called once. For handing the request to
+    /// a stack that retries on its own, such as `backstop-tower`'s layer or a reqwest client
+    /// (`reqwest::Request::try_from`); the loop calls it once per attempt.
+    ///
+    /// ```
+    /// use backstop_driver::RetryRequest;
+    ///
+    /// let mut request = RetryRequest::post("http://127.0.0.1:8080/orders")
+    ///     .header("content-type", "application/json")
+    ///     .body(r#"{"sku":42}"#)
+    ///     .generate_idempotency_key();
+    /// let first = request.to_http();
+    /// let second = request.to_http();
+    /// assert_eq!(first.headers()["idempotency-key"], second.headers()["idempotency-key"]);
+    /// assert_eq!(second.body().as_ref(), br#"{"sku":42}"#);
+    /// ```
+    #[must_use]
+    pub fn to_http(&mut self) -> http::Request<Bytes> {
         let mut request = http::Request::new(self.body.for_attempt());
         *request.method_mut() = self.method.clone();
         *request.uri_mut() = self.uri.clone();

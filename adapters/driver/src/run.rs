@@ -140,7 +140,7 @@ where
                 let future = send(Attempt {
                     number: attempt,
                     timeout,
-                    request: request.for_attempt(),
+                    request: request.to_http(),
                 });
                 operation
                     .attempt(now, attempt, timeout, future, &classify, &mut last)

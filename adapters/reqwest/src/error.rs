@@ -34,9 +34,7 @@ pub fn retry_error(error: &reqwest_middleware::Error) -> Option<&Error> {
 ///   the same redirects);
 /// - a failure once connected is what the socket or hyper says (reset, EOF, broken pipe);
 /// - another middleware's error is `Other`.
-///
-/// reqwest's resolver does not mark its failures, so an unknown host is `ConnectionRefused`
-/// (never sent, as `Dns` is).
+/// - a host that did not resolve is `Dns` (hyper-util's connector under reqwest says so).
 #[must_use]
 pub fn error_kind(error: &reqwest_middleware::Error) -> ErrorKind {
     match error {

@@ -36,8 +36,12 @@ impl ServiceError {
 }
 
 impl fmt::Display for ServiceError {
+    /// The service's own text, except for a TLS failure, whose cause it names
+    /// (`TLS handshake failed: certificate rejected: UnknownIssuer`, with the `rustls` feature):
+    /// a hyper-util client's own text (`client error (Connect)`) leaves it to the chain.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&self.0, f)
+        let error: &(dyn Error + 'static) = &*self.0;
+        backstop_driver::write_tls_cause(f, error).unwrap_or_else(|| fmt::Display::fmt(error, f))
     }
 }
 
