@@ -215,7 +215,6 @@ fn any_url(o: &Options, explain: bool) -> Result<(), String> {
         .max_attempts(o.max_attempts)
         .max_elapsed(o.max_elapsed)
         .attempt_timeout(o.attempt_timeout)
-        .retry_non_idempotent(o.idempotency_key.is_some())
         .build()
         .map_err(|e| e.to_string())?;
     if explain {

@@ -166,9 +166,14 @@ pub enum StopReason {
     FinalStatus,
     /// The error cannot be helped by retrying (a bad URL, a rejected certificate).
     PermanentError,
-    /// The request may have reached the server and its method may not be retried (POST or
-    /// PATCH without opt-in and `Idempotency-Key`, PUT or DELETE not added).
+    /// The request may have reached the server and its method may not be retried: PUT or
+    /// DELETE not added to the policy's methods, or a POST or PATCH under
+    /// [`NonIdempotent::Never`](crate::NonIdempotent::Never).
     NotIdempotent,
+    /// The request may have reached the server and is a POST or PATCH without an
+    /// `Idempotency-Key`: sending one is the caller's opt-in to retries
+    /// ([`NonIdempotent::WithIdempotencyKey`](crate::NonIdempotent::WithIdempotencyKey)).
+    NoIdempotencyKey,
     /// `max_attempts` attempts were made.
     Attempts,
     /// The next attempt could not start before the deadline (`max_elapsed`).
@@ -193,6 +198,7 @@ impl StopReason {
             StopReason::FinalStatus => "final_status",
             StopReason::PermanentError => "permanent_error",
             StopReason::NotIdempotent => "not_idempotent",
+            StopReason::NoIdempotencyKey => "no_idempotency_key",
             StopReason::Attempts => "attempts",
             StopReason::Deadline => "deadline",
             StopReason::RetryAfterAboveMax => "retry_after_above_max",

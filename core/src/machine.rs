@@ -389,12 +389,13 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         if !request.has_replayable_body {
             return self.stop(StopReason::BodyNotReplayable);
         }
-        if !any_method
-            && !self
+        if !any_method {
+            if let Some(reason) = self
                 .policy
-                .may_retry(request.method, request.has_idempotency_key)
-        {
-            return self.stop(StopReason::NotIdempotent);
+                .retry_refusal(request.method, request.has_idempotency_key)
+            {
+                return self.stop(reason);
+            }
         }
         if self.attempts >= self.policy.max_attempts() {
             return self.stop(StopReason::Attempts);

@@ -3,7 +3,8 @@
 //! Rule (RFC 9110 §9.2.2): a client may retry a request automatically
 //! only if its method is idempotent. backstop retries GET, HEAD and OPTIONS by default; PUT and
 //! DELETE (idempotent, but with effects) only when the caller adds them; POST and PATCH (not
-//! idempotent) only when the caller opts in *and* the request carries an `Idempotency-Key`.
+//! idempotent) when the request carries an `Idempotency-Key`, the caller's opt-in (see
+//! [`NonIdempotent`](crate::NonIdempotent)).
 
 /// An HTTP request method, as far as retrying is concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -81,8 +82,8 @@ impl Method {
         )
     }
 
-    /// Whether the method may be retried with the caller's opt-in and an `Idempotency-Key`
-    /// (POST and PATCH).
+    /// Whether the method is retried only with an `Idempotency-Key`, the caller's opt-in, under
+    /// the default policy (POST and PATCH; see [`NonIdempotent`](crate::NonIdempotent)).
     #[must_use]
     pub const fn needs_idempotency_key(self) -> bool {
         matches!(self, Method::Post | Method::Patch)
@@ -102,7 +103,7 @@ impl core::fmt::Display for Method {
 /// A set of idempotent methods that are retried without further conditions.
 ///
 /// Only idempotent methods can be members; POST and PATCH are governed by
-/// [`PolicyBuilder::retry_non_idempotent`](crate::PolicyBuilder::retry_non_idempotent).
+/// [`PolicyBuilder::non_idempotent`](crate::PolicyBuilder::non_idempotent).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct MethodSet(u16);
 

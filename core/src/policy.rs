@@ -7,8 +7,10 @@
 use core::time::Duration;
 
 use crate::backoff::Backoff;
+use crate::decision::StopReason;
 use crate::jitter::Jitter;
 use crate::method::{Method, MethodSet};
+use crate::non_idempotent::NonIdempotent;
 use crate::rate_limit::XRateLimitReset;
 use crate::status::StatusSet;
 
@@ -55,7 +57,7 @@ pub struct Policy {
     jitter: Jitter,
     retryable_statuses: StatusSet,
     retry_methods: MethodSet,
-    retry_non_idempotent: bool,
+    non_idempotent: NonIdempotent,
     max_retry_after: Duration,
     retry_after_above_max: RetryAfterAboveMax,
     retry_after_spread: Duration,
@@ -71,7 +73,7 @@ const DEFAULT: Policy = Policy {
     jitter: Jitter::Full,
     retryable_statuses: StatusSet::DEFAULT_RETRYABLE,
     retry_methods: MethodSet::SAFE,
-    retry_non_idempotent: false,
+    non_idempotent: NonIdempotent::WithIdempotencyKey,
     max_retry_after: Duration::from_secs(60),
     retry_after_above_max: RetryAfterAboveMax::GiveUp,
     retry_after_spread: Duration::from_secs(1),
@@ -136,10 +138,11 @@ impl Policy {
         self.retry_methods
     }
 
-    /// Whether POST and PATCH carrying an `Idempotency-Key` are retried (default: no).
+    /// Which POST and PATCH requests are retried once they may have reached the server
+    /// (default: those carrying an `Idempotency-Key`).
     #[must_use]
-    pub const fn retry_non_idempotent(&self) -> bool {
-        self.retry_non_idempotent
+    pub const fn non_idempotent(&self) -> NonIdempotent {
+        self.non_idempotent
     }
 
     /// The longest `Retry-After` (or, without one, rate-limit reset) honoured (default: 60 s).
@@ -187,16 +190,41 @@ impl Policy {
     /// ```
     /// use backstop::{Method, Policy};
     ///
-    /// let p = Policy::builder().retry_non_idempotent(true).build().unwrap();
+    /// let p = Policy::default();
     /// assert!(p.may_retry(Method::Get, false));
-    /// assert!(!p.may_retry(Method::Post, false)); // opt-in alone is not enough
-    /// assert!(p.may_retry(Method::Post, true));
+    /// assert!(p.may_retry(Method::Post, true)); // the key is the caller's opt-in
+    /// assert!(!p.may_retry(Method::Post, false));
     /// assert!(!p.may_retry(Method::Put, false)); // PUT needs `add_retry_method(Method::Put)`
     /// ```
     #[must_use]
     pub const fn may_retry(&self, method: Method, has_idempotency_key: bool) -> bool {
-        self.retry_methods.contains(method)
-            || (method.needs_idempotency_key() && self.retry_non_idempotent && has_idempotency_key)
+        self.retry_refusal(method, has_idempotency_key).is_none()
+    }
+
+    /// Why a request with `method` is not sent again once it may have reached the server:
+    /// [`StopReason::NoIdempotencyKey`] for a POST or PATCH that lacks the key the policy asks
+    /// for, [`StopReason::NotIdempotent`] for any other method or policy that forbids it;
+    /// `None` when it may be sent again.
+    ///
+    /// ```
+    /// use backstop::{Method, Policy, StopReason};
+    ///
+    /// let p = Policy::default();
+    /// assert_eq!(p.retry_refusal(Method::Post, false), Some(StopReason::NoIdempotencyKey));
+    /// assert_eq!(p.retry_refusal(Method::Delete, true), Some(StopReason::NotIdempotent));
+    /// assert_eq!(p.retry_refusal(Method::Get, false), None);
+    /// ```
+    #[must_use]
+    pub const fn retry_refusal(
+        &self,
+        method: Method,
+        has_idempotency_key: bool,
+    ) -> Option<StopReason> {
+        self.non_idempotent.refusal(
+            method,
+            self.retry_methods.contains(method),
+            has_idempotency_key,
+        )
     }
 }
 
@@ -259,7 +287,8 @@ impl PolicyBuilder {
 
     /// Adds an idempotent method to the retried ones (default: GET, HEAD, OPTIONS); the others
     /// stay. PUT, DELETE and TRACE may be added; a non-idempotent method is an error (POST and
-    /// PATCH go through [`retry_non_idempotent`](Self::retry_non_idempotent)).
+    /// PATCH are retried when they carry an `Idempotency-Key`: see
+    /// [`non_idempotent`](Self::non_idempotent)).
     pub const fn add_retry_method(mut self, method: Method) -> Self {
         if method.is_idempotent() {
             self.policy.retry_methods = self.policy.retry_methods.with(method);
@@ -288,10 +317,10 @@ impl PolicyBuilder {
         self
     }
 
-    /// Opts in to retrying POST and PATCH requests that carry an `Idempotency-Key` (default: no).
-    /// Without the key, such a request is still never retried once it may have been sent.
-    pub const fn retry_non_idempotent(mut self, yes: bool) -> Self {
-        self.policy.retry_non_idempotent = yes;
+    /// Which POST and PATCH requests are retried once they may have reached the server
+    /// (default: [`NonIdempotent::WithIdempotencyKey`], those that carry the key).
+    pub const fn non_idempotent(mut self, choice: NonIdempotent) -> Self {
+        self.policy.non_idempotent = choice;
         self
     }
 
@@ -399,7 +428,7 @@ impl core::fmt::Display for ConfigError {
             }
             ConfigError::MethodNotIdempotent(m) => write!(
                 f,
-                "{m} is not idempotent: use retry_non_idempotent(true) and an Idempotency-Key instead"
+                "{m} is not idempotent: send an Idempotency-Key, which opts the request in to retries"
             ),
         }
     }
@@ -425,7 +454,7 @@ mod tests {
         assert_eq!(p.jitter(), Jitter::Full);
         assert_eq!(p.retryable_statuses(), StatusSet::DEFAULT_RETRYABLE);
         assert_eq!(p.retry_methods(), MethodSet::SAFE);
-        assert!(!p.retry_non_idempotent());
+        assert_eq!(p.non_idempotent(), NonIdempotent::WithIdempotencyKey);
         assert_eq!(p.max_retry_after(), Duration::from_secs(60));
         assert_eq!(p.retry_after_above_max(), RetryAfterAboveMax::GiveUp);
         assert_eq!(p.max_wait(), Duration::from_secs(60));

@@ -6,8 +6,8 @@ use core::time::Duration;
 
 use backstop::{
     AttemptError, AttemptOutcome, Backoff, Budget, Decision, DelaySource, ErrorClass, ErrorKind,
-    Event, Instant, Jitter, Method, MisuseError, Policy, Request, Response, RetryAfterAboveMax,
-    RetryMachine, StopReason, UnixTime, XRateLimitReset,
+    Event, Instant, Jitter, Method, MisuseError, NonIdempotent, Policy, Request, Response,
+    RetryAfterAboveMax, RetryMachine, StopReason, UnixTime, XRateLimitReset,
 };
 use rand_core::SeedableRng;
 use support::{millis, Sim};
@@ -309,31 +309,45 @@ fn get_head_options_are_retried_by_default_put_and_delete_only_when_added() {
 }
 
 #[test]
-fn post_and_patch_need_the_opt_in_and_an_idempotency_key() {
+fn post_and_patch_are_retried_with_an_idempotency_key_unless_the_policy_says_otherwise() {
+    use NonIdempotent::{Never, ServerDeduplicatesWithoutKey, WithIdempotencyKey};
     for method in [Method::Post, Method::Patch] {
-        for (opt_in, key, retried) in [
-            (false, false, false),
-            (false, true, false),
-            (true, false, false),
-            (true, true, true),
+        for (choice, key, expected) in [
+            (WithIdempotencyKey, true, None),
+            (
+                WithIdempotencyKey,
+                false,
+                Some(StopReason::NoIdempotencyKey),
+            ),
+            (Never, true, Some(StopReason::NotIdempotent)),
+            (Never, false, Some(StopReason::NotIdempotent)),
+            (ServerDeduplicatesWithoutKey, true, None),
+            (ServerDeduplicatesWithoutKey, false, None),
         ] {
-            let policy = Policy::builder()
-                .retry_non_idempotent(opt_in)
-                .build()
-                .unwrap();
+            let policy = Policy::builder().non_idempotent(choice).build().unwrap();
             let mut sim = Sim::new(policy, Request::new(method).with_idempotency_key(key));
             sim.start();
             sim.status(503);
-            match sim.poll() {
-                Decision::Wait { .. } => assert!(retried, "{method} opt_in={opt_in} key={key}"),
-                Decision::Return(o) => {
-                    assert!(!retried, "{method} opt_in={opt_in} key={key}");
-                    assert_eq!(o.reason, StopReason::NotIdempotent);
-                }
-                other => panic!("unexpected {other:?}"),
+            let context = format!("{method} {choice:?} key={key}");
+            match (sim.poll(), expected) {
+                (Decision::Wait { .. }, None) => {}
+                (Decision::Return(o), Some(reason)) => assert_eq!(o.reason, reason, "{context}"),
+                (other, _) => panic!("{context}: expected {expected:?}, got {other:?}"),
             }
         }
     }
+}
+
+#[test]
+fn the_default_policy_retries_a_post_that_carries_a_key() {
+    // The key alone is the opt-in: no policy setting is needed (the POST trap).
+    let mut sim = Sim::new(
+        Policy::default(),
+        Request::new(Method::Post).with_idempotency_key(true),
+    );
+    sim.start();
+    sim.fail(ErrorKind::ConnectionReset);
+    assert!(matches!(sim.poll(), Decision::Wait { .. }));
 }
 
 #[test]
@@ -376,7 +390,7 @@ fn errors_after_sending_are_retried_only_for_retryable_methods() {
         post.start();
         post.fail(kind);
         let o = gave_up(post.poll());
-        assert_eq!(o.reason, StopReason::NotIdempotent, "POST {kind}");
+        assert_eq!(o.reason, StopReason::NoIdempotencyKey, "POST {kind}");
         assert_eq!(o.last, Some(AttemptOutcome::Error(AttemptError::new(kind))));
     }
 }

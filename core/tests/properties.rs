@@ -5,7 +5,7 @@
 use core::time::Duration;
 
 use backstop::{
-    Backoff, Decision, Event, Instant, Jitter, Method, Policy, Request, Response,
+    Backoff, Decision, Event, Instant, Jitter, Method, NonIdempotent, Policy, Request, Response,
     RetryAfterAboveMax, RetryMachine,
 };
 use proptest::prelude::*;
@@ -23,14 +23,14 @@ fn policy() -> impl Strategy<Value = Policy> {
         (1u32..7, 1u64..20_000, 1u64..6_000),
         (0usize..3, 0u64..2_000, 0u64..6_000, 0usize..4),
         (0u64..30_000, any::<bool>(), 0u64..2_000),
-        (any::<bool>(), any::<bool>()),
+        (0usize..3, any::<bool>()),
     )
         .prop_map(
             |(
                 (attempts, elapsed, timeout),
                 (kind, base, extra, jitter),
                 (max_ra, clamp, spread),
-                (opt_in, put),
+                (non_idempotent, put),
             )| {
                 let backoff = match kind {
                     0 => Backoff::exponential(ms(base), ms(base + extra)),
@@ -51,7 +51,7 @@ fn policy() -> impl Strategy<Value = Policy> {
                     .jitter(jitter)
                     .max_retry_after(ms(max_ra))
                     .retry_after_spread(ms(spread))
-                    .retry_non_idempotent(opt_in);
+                    .non_idempotent(NonIdempotent::ALL[non_idempotent]);
                 if clamp {
                     b = b.retry_after_above_max(RetryAfterAboveMax::Clamp);
                 }

@@ -5,7 +5,6 @@
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 
-use backstop::Policy;
 use backstop_driver::{Retrier, RetryRequest};
 use backstop_tests::adapters::{for_each_adapter, Adapter, Clock};
 use backstop_tests::server::{Reply, Server};
@@ -72,11 +71,7 @@ fn no_event_contains_userinfo_query_headers_key_or_body() {
             .body("SECRET-BODY");
         let emitted = Arc::new(Mutex::new(Vec::new()));
         let sink = emitted.clone();
-        let policy = Policy::builder()
-            .retry_non_idempotent(true)
-            .build()
-            .expect("policy");
-        let retrier = Retrier::new(policy).on_event(move |e| {
+        let retrier = Retrier::default().on_event(move |e| {
             sink.lock().expect("sink lock").push(format!("{e} | {e:?}"));
         });
         let capture = Capture::default();

@@ -19,7 +19,7 @@ fn reset_after_the_request_was_sent_is_not_retried_for_post_without_key() {
         assert_eq!(kind.class(), ErrorClass::MaybeSent, "{adapter:?}: {kind:?}");
         assert_eq!(
             (outcome.attempts, outcome.reason),
-            (1, StopReason::NotIdempotent)
+            (1, StopReason::NoIdempotencyKey)
         );
         assert_eq!(server.requests(), 1);
     });

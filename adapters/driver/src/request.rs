@@ -132,7 +132,7 @@ impl RetryRequest {
     }
 
     /// A POST request (see [`new`](Self::new)). It is retried after it may have been sent only
-    /// when the policy opts in and it carries an `Idempotency-Key`.
+    /// when it carries an `Idempotency-Key` (the caller's opt-in; see `backstop::NonIdempotent`).
     #[must_use]
     pub fn post<U>(uri: U) -> Self
     where

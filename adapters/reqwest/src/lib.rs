@@ -41,8 +41,8 @@
 //!
 //! Every request through the client runs the loop every backstop adapter runs
 //! (`backstop_driver::run`) on tokio's clock: the policy, `Retry-After` as a floor with a
-//! ceiling, the idempotency rules (a POST is retried after it may have been sent only when the
-//! policy opts in and it carries an `Idempotency-Key`), budgets, events, metrics, redaction.
+//! ceiling, the idempotency rules (a POST is retried after it may have been sent only when it
+//! carries an `Idempotency-Key`, the caller's opt-in), budgets, events, metrics, redaction.
 //!
 //! - **The last response is always returned**, with the operation's [`Outcome`] in its
 //!   extensions (`response.extensions().get::<backstop::Outcome>()`): a final 503 is `Ok`.

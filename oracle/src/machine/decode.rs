@@ -5,8 +5,8 @@ use core::time::Duration;
 use std::time::UNIX_EPOCH;
 
 use backstop::{
-    AttemptError, Backoff, ErrorClass, ErrorKind, Instant, Jitter, Method, Policy, PolicyBuilder,
-    Request, RetryAfterAboveMax, StatusSet, UnixTime, XRateLimitReset,
+    AttemptError, Backoff, ErrorClass, ErrorKind, Instant, Jitter, Method, NonIdempotent, Policy,
+    PolicyBuilder, Request, RetryAfterAboveMax, StatusSet, UnixTime, XRateLimitReset,
 };
 
 use crate::Bytes;
@@ -160,7 +160,8 @@ fn decode_policy(r: &mut Bytes<'_>) -> PolicyBuilder {
         };
     }
     if set & 128 != 0 {
-        b = b.retry_non_idempotent(r.bool());
+        let all = NonIdempotent::ALL;
+        b = b.non_idempotent(all[usize::from(r.u8()) % all.len()]);
     }
     if set & 256 != 0 {
         b = b.max_retry_after(decode_duration(r));

@@ -17,8 +17,8 @@
 //! - after an accepted `Abort` the next decision is `GiveUp` with `StopReason::Aborted`;
 //! - after every `handle`/`poll`, `next_deadline()` is `None` or later than the latest `now`
 //!   (a `now` that goes backwards is clamped to the latest one seen);
-//! - a request whose method the policy may not retry (POST/PATCH without opt-in and key,
-//!   PUT/DELETE not added) is never sent again once it may have reached the server: only a
+//! - a request whose method the policy may not retry (POST/PATCH without a key under the
+//!   default, any POST/PATCH under `NonIdempotent::Never`, PUT/DELETE not added) is never sent again once it may have reached the server: only a
 //!   `NotSent` error allows another attempt;
 //! - the reason of every terminal decision is consistent with what happened, and `Return` comes
 //!   exactly when the last outcome is a response and the operation was not aborted;

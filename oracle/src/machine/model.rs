@@ -4,7 +4,7 @@ use core::time::Duration;
 
 use backstop::{
     AttemptError, AttemptOutcome, Decision, ErrorClass, ErrorKind, Instant, Method, MisuseError,
-    Policy, Request, StopReason, WorstCase,
+    NonIdempotent, Policy, Request, StopReason, WorstCase,
 };
 
 use super::decode::{Action, TimeStep};
@@ -78,7 +78,8 @@ impl Model {
 
     /// Whether the request may be sent again once it may have reached the server, from the
     /// rule itself (RFC 9110 §9.2.2), not from `Policy::may_retry`, which it also checks:
-    /// an idempotent method the policy lists, or POST/PATCH with opt-in and `Idempotency-Key`.
+    /// an idempotent method the policy lists, or POST/PATCH with an `Idempotency-Key` (or
+    /// without one, where the policy says the server deduplicates) unless the policy forbids it.
     pub(super) fn may_retry(&self) -> bool {
         let Request {
             method,
@@ -87,8 +88,11 @@ impl Model {
         } = self.request;
         let listed = method.is_idempotent() && self.policy.retry_methods().contains(method);
         let keyed = matches!(method, Method::Post | Method::Patch)
-            && self.policy.retry_non_idempotent()
-            && has_idempotency_key;
+            && match self.policy.non_idempotent() {
+                NonIdempotent::Never => false,
+                NonIdempotent::WithIdempotencyKey => has_idempotency_key,
+                _ => true,
+            };
         assert_eq!(
             self.policy.may_retry(method, has_idempotency_key),
             listed || keyed,
@@ -96,6 +100,25 @@ impl Model {
             self.request
         );
         listed || keyed
+    }
+
+    /// The one reason a request the policy does not retry stops with, once it may have been
+    /// sent: `NoIdempotencyKey` for a POST or PATCH that only lacks its key, else
+    /// `NotIdempotent`.
+    pub(super) fn refusal(&self) -> StopReason {
+        let Request {
+            method,
+            has_idempotency_key,
+            ..
+        } = self.request;
+        let lacks_only_the_key = matches!(method, Method::Post | Method::Patch)
+            && self.policy.non_idempotent() == NonIdempotent::WithIdempotencyKey
+            && !has_idempotency_key;
+        if lacks_only_the_key {
+            StopReason::NoIdempotencyKey
+        } else {
+            StopReason::NotIdempotent
+        }
     }
 
     /// The `now` a time step feeds.

@@ -141,8 +141,13 @@ impl Model {
             StopReason::PermanentError => {
                 assert_eq!(last_class, Some(ErrorClass::Permanent), "{o:?}");
             }
-            StopReason::NotIdempotent => {
-                assert!(!may_retry, "NotIdempotent for a method the policy retries");
+            StopReason::NotIdempotent | StopReason::NoIdempotencyKey => {
+                assert!(
+                    !may_retry,
+                    "{:?} for a request the policy retries",
+                    o.reason
+                );
+                assert_eq!(o.reason, self.refusal(), "the reason names the refusal");
                 assert_ne!(
                     last_class,
                     Some(ErrorClass::NotSent),
@@ -222,7 +227,7 @@ impl Model {
             return (true, vec![StopReason::BodyNotReplayable]);
         }
         if maybe_sent && !self.may_retry() {
-            allowed.push(StopReason::NotIdempotent);
+            allowed.push(self.refusal());
             forced = true;
         }
         if self.sends >= self.policy.max_attempts() {
