@@ -132,3 +132,40 @@ fn a_reset_post_without_a_key_names_the_missing_key_in_its_error_text() {
         "{error}"
     );
 }
+
+#[test]
+fn the_tower_layer_can_give_each_post_a_key_of_its_own() {
+    let server = busy_then_created();
+    let url = server.url("/orders");
+    let status = block_on(async {
+        use tower::ServiceExt;
+        let http =
+            hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+                .build_http::<http_body_util::Full<bytes::Bytes>>();
+        let layer = backstop_tower::RetryLayer::new(Retrier::default())
+            .with_runtime(backstop_driver::VirtualTime::new(
+                backstop_tokio::TokioRuntime::new(),
+            ))
+            .generate_idempotency_key();
+        let client = tower::ServiceBuilder::new().layer(layer).service(http);
+        let request = http::Request::post(&url)
+            .body(http_body_util::Full::default())
+            .expect("a request");
+        client.oneshot(request).await.expect("a response").status()
+    });
+    assert_eq!(status, 201);
+    assert_generated_key_on_both_attempts(&server);
+}
+
+/// Both attempts carried one key, a UUID the stack made.
+fn assert_generated_key_on_both_attempts(server: &Server) {
+    let keys: Vec<_> = server
+        .recorded()
+        .iter()
+        .map(|r| r.header("idempotency-key").map(<[u8]>::to_vec))
+        .collect();
+    assert_eq!(keys.len(), 2);
+    let first = keys[0].clone().expect("a generated key");
+    assert_eq!(first.len(), 36, "a UUID: {first:?}");
+    assert_eq!(keys[1].as_deref(), Some(&first[..]));
+}

@@ -96,7 +96,9 @@ pub use observe::metrics::{Metrics, MetricsSnapshot};
 pub use observe::redact::redact_uri;
 pub use observe::Observer;
 pub use outcome::{Retried, RetryError};
-pub use request::{Attempt, RetryRequest, IDEMPOTENCY_KEY};
+pub use request::{
+    needs_idempotency_key, new_idempotency_key, Attempt, RetryRequest, IDEMPOTENCY_KEY,
+};
 pub use retrier::{ClassifyOverride, Retrier};
 pub use run::{run, run_draining};
 pub use runtime::{Epoch, Purpose, Runtime, Sleep, StdRuntime};

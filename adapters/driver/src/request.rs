@@ -19,6 +19,29 @@ use crate::invalid::{Part, RequestError};
 /// The `Idempotency-Key` header name.
 pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 
+/// A new `Idempotency-Key` value: a random UUID (version 4) in text, as
+/// [`RetryRequest::generate_idempotency_key`] sends. Make one per operation and send it on
+/// every attempt of that operation.
+///
+/// ```
+/// let a = backstop_driver::new_idempotency_key();
+/// assert_eq!(a.len(), 36);
+/// assert_ne!(a, backstop_driver::new_idempotency_key());
+/// ```
+#[must_use]
+pub fn new_idempotency_key() -> HeaderValue {
+    let uuid = crate::retrier::random_uuid();
+    // Hex digits and dashes: always a valid header value.
+    HeaderValue::from_str(&uuid).unwrap_or_else(|_| HeaderValue::from_static(""))
+}
+
+/// Whether a request with `method` is retried only when it carries an `Idempotency-Key`
+/// (POST and PATCH, under the default policy): those a "generate a key" option gives one.
+#[must_use]
+pub fn needs_idempotency_key(method: &Method) -> bool {
+    *method == Method::POST || *method == Method::PATCH
+}
+
 type Factory = Box<dyn FnMut() -> Bytes + Send>;
 
 /// A request body that can be sent again on every attempt.
@@ -304,12 +327,7 @@ impl RetryRequest {
         if self.has_idempotency_key() {
             return self;
         }
-        let key = crate::retrier::random_uuid();
-        match HeaderValue::from_str(&key) {
-            Ok(value) => self.idempotency_key(value),
-            // A UUID is always a valid header value; keep the request unchanged otherwise.
-            Err(_) => self,
-        }
+        self.idempotency_key(new_idempotency_key())
     }
 
     /// Whether the request carries an `Idempotency-Key`.

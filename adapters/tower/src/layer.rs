@@ -9,7 +9,8 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 
 use backstop_driver::{
-    drain_body, run_draining, Abort, Retrier, RetryError, RetryRequest, Runtime, IDEMPOTENCY_KEY,
+    drain_body, needs_idempotency_key, new_idempotency_key, run_draining, Abort, Retrier,
+    RetryError, RetryRequest, Runtime, IDEMPOTENCY_KEY,
 };
 use backstop_tokio::TokioRuntime;
 use tower_layer::Layer;
@@ -23,6 +24,7 @@ use crate::error::{error_kind, ServiceError};
 pub struct RetryLayer<RT = TokioRuntime> {
     retrier: Retrier,
     runtime: RT,
+    generate_keys: bool,
 }
 
 impl RetryLayer {
@@ -32,6 +34,7 @@ impl RetryLayer {
         RetryLayer {
             retrier,
             runtime: TokioRuntime::new(),
+            generate_keys: false,
         }
     }
 }
@@ -43,7 +46,17 @@ impl<RT> RetryLayer<RT> {
         RetryLayer {
             retrier: self.retrier,
             runtime,
+            generate_keys: self.generate_keys,
         }
+    }
+
+    /// Gives every POST and PATCH that has no `Idempotency-Key` a new one (a UUID v4), the
+    /// same on each of its attempts, which makes it retryable under the default policy. Only
+    /// for a service whose server deduplicates requests by that key.
+    #[must_use]
+    pub fn generate_idempotency_key(mut self) -> Self {
+        self.generate_keys = true;
+        self
     }
 }
 
@@ -55,6 +68,7 @@ impl<S, RT: Clone> Layer<S> for RetryLayer<RT> {
             inner,
             retrier: self.retrier.clone(),
             runtime: self.runtime.clone(),
+            generate_keys: self.generate_keys,
         }
     }
 }
@@ -65,6 +79,7 @@ pub struct Retry<S, RT = TokioRuntime> {
     inner: S,
     retrier: Retrier,
     runtime: RT,
+    generate_keys: bool,
 }
 
 /// The future of [`Retry::call`].
@@ -89,7 +104,15 @@ where
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+    fn call(&mut self, mut request: http::Request<B>) -> Self::Future {
+        if self.generate_keys
+            && needs_idempotency_key(request.method())
+            && !request.headers().contains_key(IDEMPOTENCY_KEY)
+        {
+            request
+                .headers_mut()
+                .insert(IDEMPOTENCY_KEY, new_idempotency_key());
+        }
         let inner = self.inner.clone();
         let retrier = self.retrier.clone();
         let runtime = self.runtime.clone();
