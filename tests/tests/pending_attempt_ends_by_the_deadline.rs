@@ -27,7 +27,6 @@ async fn never_answering(rt: &impl Runtime) -> Outcome {
         &Retrier::new(policy()),
         rt,
         RetryRequest::get("http://example.invalid/"),
-        |_: &std::io::Error| ErrorKind::Other,
         |_attempt| future::pending::<Result<http::Response<()>, std::io::Error>>(),
     )
     .await

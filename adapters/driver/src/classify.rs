@@ -31,6 +31,37 @@ pub fn io_error_kind(e: &io::Error) -> ErrorKind {
     }
 }
 
+/// The kind of any client's error, read from its chain: what [`run`](crate::run) uses when
+/// the caller says nothing.
+///
+/// In this order: a TLS failure anywhere in the chain is [`ErrorKind::Tls`] (with the
+/// `rustls` feature); a host that did not resolve ([`ResolveError`], or hyper-util's
+/// `dns error`) is [`ErrorKind::Dns`]; then the first [`io::Error`] in the chain says it
+/// ([`io_error_kind`]: refused, reset, broken pipe, end of file, time-out); anything else is
+/// [`ErrorKind::Other`]. An error of unknown kind may have reached the server, so only
+/// idempotent requests are retried after it.
+///
+/// ```
+/// use backstop::ErrorKind;
+/// use backstop_driver::default_error_kind;
+///
+/// let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+/// let boxed: Box<dyn std::error::Error + Send + Sync> = Box::new(refused);
+/// assert_eq!(default_error_kind(&*boxed), ErrorKind::ConnectionRefused);
+/// assert_eq!(default_error_kind(&std::fmt::Error), ErrorKind::Other);
+/// ```
+#[must_use]
+pub fn default_error_kind(error: &(dyn Error + 'static)) -> ErrorKind {
+    #[cfg(feature = "rustls")]
+    if crate::tls_error::find_tls_error(error).is_some() {
+        return ErrorKind::Tls;
+    }
+    if find_error::<ResolveError>(error).is_some() || error_chain(error).any(is_dns_error) {
+        return ErrorKind::Dns;
+    }
+    find_io_error(error).map_or(ErrorKind::Other, io_error_kind)
+}
+
 /// The kind of an error that ended an attempt before the request was sent: while resolving
 /// the host, connecting, or in the TLS handshake.
 ///

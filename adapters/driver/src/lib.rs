@@ -31,7 +31,6 @@
 //!   [`ErrorKind::Tls`](backstop::ErrorKind::Tls) for it: permanent, never retried.
 //!
 //! ```
-//! use backstop::ErrorKind;
 //! use backstop_driver::{run, Retrier, RetryRequest, StdRuntime, VirtualTime};
 //!
 //! let retrier = Retrier::new(backstop::Policy::default());
@@ -42,7 +41,6 @@
 //!     &retrier,
 //!     &VirtualTime::new(StdRuntime::new()),
 //!     request,
-//!     |_e: &std::io::Error| ErrorKind::Other,
 //!     |_attempt| {
 //!         let status = statuses.next().unwrap_or(500);
 //!         async move {
@@ -67,6 +65,7 @@ mod hyper_error;
 mod invalid;
 mod observe;
 mod outcome;
+mod read;
 mod request;
 mod retrier;
 mod run;
@@ -81,8 +80,8 @@ mod wall_clock;
 
 pub use abort::{Abort, HookGuard};
 pub use classify::{
-    connect_error_kind, error_chain, find_error, find_io_error, io_error_kind, write_tls_cause,
-    ResolveError, UnsupportedUri,
+    connect_error_kind, default_error_kind, error_chain, find_error, find_io_error, io_error_kind,
+    write_tls_cause, ResolveError, UnsupportedUri,
 };
 pub use drain::{drain_body, DrainLimits};
 /// The `http` crate whose types the requests and responses are made of, so callers name them
@@ -96,11 +95,12 @@ pub use observe::metrics::{Metrics, MetricsSnapshot};
 pub use observe::redact::redact_uri;
 pub use observe::Observer;
 pub use outcome::{Retried, RetryError};
+pub use read::{BodyError, StatusError};
 pub use request::{
     needs_idempotency_key, new_idempotency_key, Attempt, RetryRequest, IDEMPOTENCY_KEY,
 };
 pub use retrier::{ClassifyOverride, Retrier};
-pub use run::{run, run_draining};
+pub use run::{run, run_classified, run_draining};
 pub use runtime::{Epoch, Purpose, Runtime, Sleep, StdRuntime};
 /// The rustls crate these helpers are built on, so callers name its types in the same version.
 #[cfg(feature = "rustls")]
@@ -117,8 +117,8 @@ pub use wall_clock::{SkewedClock, SystemClock, WallClock};
 /// runtime trait and virtual time, `http`, and with the `rustls` feature the TLS setup.
 pub mod prelude {
     pub use crate::{
-        http, run, Abort, Attempt, Metrics, Retried, Retrier, RetryError, RetryEvent, RetryRequest,
-        Runtime, VirtualTime,
+        http, run, run_classified, Abort, Attempt, BodyError, Metrics, Retried, Retrier,
+        RetryError, RetryEvent, RetryRequest, Runtime, StatusError, VirtualTime,
     };
     #[cfg(feature = "rustls")]
     pub use crate::{rustls, Roots, TlsBuilder, TlsConfigError};

@@ -18,6 +18,7 @@ use backstop::{
 use futures_lite::future;
 
 use crate::abort::Abort;
+use crate::classify::default_error_kind;
 use crate::drain::{announced_too_long, DrainLimits};
 use crate::observe::events::EventKind;
 use crate::observe::Emitter;
@@ -32,8 +33,10 @@ use crate::runtime::{Purpose, Runtime};
 ///   once per attempt with a fresh [`Attempt`]. The loop races it against the attempt's timeout
 ///   and the request's [`Abort`]; when either wins, the attempt's future is dropped, which
 ///   cancels the request in flight.
-/// - `classify` maps the client's error to an [`ErrorKind`]; the retrier's override, if any,
-///   then picks the class.
+/// - The client's error gets its [`ErrorKind`] from [`default_error_kind`], which reads its
+///   chain (a TLS failure, a host that did not resolve, the socket's I/O error); the retrier's
+///   override, if any, then picks the class. To say the kinds yourself, use
+///   [`run_classified`].
 ///
 /// A discarded response is dropped unread, which closes its connection: see [`run_draining`]
 /// to keep it for the next attempt.
@@ -43,6 +46,45 @@ use crate::runtime::{Purpose, Runtime};
 /// [`RetryRequest::error`]) is returned as [`RetryError::InvalidRequest`] without sending.
 /// See the crate docs for an example.
 pub async fn run<RT, B, E, Fut>(
+    retrier: &Retrier,
+    runtime: &RT,
+    request: RetryRequest,
+    send: impl FnMut(Attempt) -> Fut,
+) -> Result<Retried<B>, RetryError<E>>
+where
+    RT: Runtime + ?Sized,
+    E: std::error::Error + 'static,
+    Fut: Future<Output = Result<http::Response<B>, E>>,
+{
+    run_classified(
+        retrier,
+        runtime,
+        request,
+        |e: &E| default_error_kind(e),
+        send,
+    )
+    .await
+}
+
+/// [`run`], with `classify` mapping the client's error to an [`ErrorKind`] (the retrier's
+/// override, if any, then picks the class).
+///
+/// ```
+/// use backstop::ErrorKind;
+/// use backstop_driver::{run_classified, Retrier, RetryError, RetryRequest, StdRuntime, VirtualTime};
+///
+/// // A client whose every error happens before the request leaves: retried for any method.
+/// let result = futures_lite::future::block_on(run_classified(
+///     &Retrier::default(),
+///     &VirtualTime::new(StdRuntime::new()),
+///     RetryRequest::post("http://127.0.0.1:1/orders"),
+///     |_: &std::io::Error| ErrorKind::ConnectionRefused,
+///     |_attempt| async { Err::<http::Response<()>, _>(std::io::Error::other("queue full")) },
+/// ));
+/// let Err(RetryError::Failed { kind, outcome, .. }) = result else { panic!() };
+/// assert_eq!((kind, outcome.attempts), (ErrorKind::ConnectionRefused, 4));
+/// ```
+pub async fn run_classified<RT, B, E, Fut>(
     retrier: &Retrier,
     runtime: &RT,
     request: RetryRequest,

@@ -5,7 +5,7 @@ mod common;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use backstop::{ErrorKind, StopReason};
+use backstop::StopReason;
 use backstop_driver::{run, Abort, Retrier, RetryRequest};
 use common::{response, ManualClock};
 use futures_lite::future;
@@ -18,14 +18,13 @@ fn attempts_count_the_requests_actually_sent() {
         &Retrier::default(),
         &ManualClock::default(),
         RetryRequest::get("http://example.invalid/").abort_on(&abort),
-        |_: &std::io::Error| ErrorKind::Other,
         |_attempt| {
             // The caller aborts (from anywhere) while the attempt is being made.
             abort.abort();
             let polled = &polled;
             async move {
                 polled.fetch_add(1, Ordering::SeqCst);
-                Ok(response(200))
+                Ok::<_, std::io::Error>(response(200))
             }
         },
     ));

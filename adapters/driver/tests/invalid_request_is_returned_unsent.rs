@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use backstop::{ErrorKind, StopReason};
+use backstop::StopReason;
 use backstop_driver::{run, Retrier, RetryError, RetryRequest, StdRuntime};
 use futures_lite::future;
 
@@ -18,16 +18,10 @@ fn run_counting(request: RetryRequest) -> (Result<(), RetryError<std::io::Error>
         seen.fetch_add(1, Ordering::SeqCst);
     });
     let sent = AtomicU32::new(0);
-    let result = future::block_on(run(
-        &retrier,
-        &StdRuntime::new(),
-        request,
-        |_: &std::io::Error| ErrorKind::Other,
-        |_attempt| {
-            sent.fetch_add(1, Ordering::SeqCst);
-            async { Ok::<_, std::io::Error>(http::Response::new(())) }
-        },
-    ));
+    let result = future::block_on(run(&retrier, &StdRuntime::new(), request, |_attempt| {
+        sent.fetch_add(1, Ordering::SeqCst);
+        async { Ok::<_, std::io::Error>(http::Response::new(())) }
+    }));
     let calls = sent.load(Ordering::SeqCst);
     (result.map(|_| ()), calls, events.load(Ordering::SeqCst))
 }

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use backstop::{ErrorKind, Instant, StopReason};
+use backstop::{Instant, StopReason};
 use backstop_driver::{run, Abort, Purpose, Retrier, RetryRequest, Runtime, Sleep};
 use futures_lite::future;
 
@@ -64,7 +64,6 @@ fn discarded_response_is_released_before_the_next_attempt() {
         &Retrier::default(),
         &rt,
         RetryRequest::get("http://example.invalid/"),
-        |_: &std::io::Error| ErrorKind::Other,
         |attempt| {
             attempts += 1;
             let first = attempt.number == 1;
@@ -96,7 +95,6 @@ fn early_timers_neither_time_out_an_attempt_nor_shorten_a_wait() {
         &Retrier::default(),
         &rt,
         RetryRequest::get("http://example.invalid/"),
-        |_: &std::io::Error| ErrorKind::Other,
         |attempt| {
             log.lock().expect("log").push(clock.now());
             let status = if attempt.number == 1 { 503 } else { 200 };

@@ -23,7 +23,6 @@ fn run_never_answering(rt: impl Runtime + Send + 'static) -> Option<RetryError<s
             &Retrier::new(policy),
             &rt,
             RetryRequest::get("http://example.invalid/"),
-            |_: &std::io::Error| ErrorKind::Other,
             |_attempt| future::pending::<Result<http::Response<()>, std::io::Error>>(),
         ));
         let _ = tx.send(result.err());

@@ -7,7 +7,7 @@ mod common;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use backstop::{AttemptOutcome, ErrorKind, Policy, StopReason};
+use backstop::{AttemptOutcome, Policy, StopReason};
 use backstop_driver::{run, Retrier, RetryRequest, Runtime};
 use common::{response, ManualClock};
 use futures_lite::future;
@@ -35,7 +35,6 @@ fn run_with_answer_at_timeout(
         &Retrier::new(policy(max_attempts)),
         &rt,
         RetryRequest::get("http://example.invalid/"),
-        |_: &std::io::Error| ErrorKind::Other,
         |attempt| {
             sent.fetch_add(1, Ordering::SeqCst);
             let timeout_at = rt.now().saturating_add(attempt.timeout);

@@ -55,7 +55,6 @@
 //!     &Retrier::default(),
 //!     &TokioRuntime::new(),
 //!     RetryRequest::get("http://example.invalid/"),
-//!     |_: &std::io::Error| backstop::ErrorKind::Other,
 //!     |attempt| async move {
 //!         // Send `attempt.request` with your client; here, answer 200 at once.
 //!         let _ = attempt.request;

@@ -24,7 +24,6 @@ fn paused_tokio_clock_drives_the_waits() {
             &Retrier::new(policy),
             &backstop_tokio::TokioRuntime::new(),
             RetryRequest::get("http://example.invalid/"),
-            |_: &std::io::Error| backstop::ErrorKind::Other,
             |_attempt| {
                 let status = statuses.next().unwrap_or(500);
                 async move {

@@ -150,17 +150,12 @@ pub fn future_sizes() -> [(&'static str, usize); 3] {
     let runtime = backstop_driver::StdRuntime::new();
     let tokio_future = tokio_client.run(RetryRequest::get(uri.clone()));
     let smol_future = smol_client.run(RetryRequest::get(uri.clone()));
-    let driver_future = backstop_driver::run(
-        &retrier,
-        &runtime,
-        RetryRequest::get(uri),
-        |_: &std::io::Error| backstop::ErrorKind::ConnectionRefused,
-        |_attempt| {
+    let driver_future =
+        backstop_driver::run(&retrier, &runtime, RetryRequest::get(uri), |_attempt| {
             core::future::ready(Ok::<http::Response<()>, std::io::Error>(
                 http::Response::new(()),
             ))
-        },
-    );
+        });
     [
         ("backstop_tokio::Client::run", size_of_val(&tokio_future)),
         ("backstop_smol::Client::run", size_of_val(&smol_future)),
