@@ -7,9 +7,12 @@
 //! With `--url URL` it retries that URL instead and prints one JSON line per event plus a
 //! summary line. Flags: `--method M` [GET], `--max-attempts N` [4], `--max-elapsed SECS` [15],
 //! `--attempt-timeout SECS` [5], `--idempotency-key KEY|auto` (and, for POST/PATCH, opts in to
-//! retrying them), `--body TEXT`, `--client ureq|smol|tokio` [ureq] (the adapter that sends
-//! it), `--ca-file PEM` (also trust this private CA, besides Mozilla's roots). An error summary
-//! names a TLS failure's cause (`certificate rejected: UnknownIssuer`).
+//! retrying them), `--body TEXT`, `--client ureq|smol|tokio|reqwest|tower` [ureq] (the adapter
+//! that sends it: `reqwest` is a reqwest client with `backstop_reqwest::RetryMiddleware`,
+//! `tower` a hyper-util client behind `backstop_tower::RetryLayer`; their events carry no
+//! operation name, as the middleware and the layer take none), `--ca-file PEM` (also trust
+//! this private CA, besides Mozilla's roots). An error summary names a TLS failure's cause
+//! (`certificate rejected: UnknownIssuer`).
 //!
 //! `--explain` (with or without `--url`) first prints the policy's worst case
 //! (`Policy::worst_case`): the most requests the operation can send, the longest it can take,
@@ -24,6 +27,11 @@ use backstop_driver::{
     TlsFailure,
 };
 use backstop_tests::server::{Reply, Server};
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use tower::ServiceExt;
 
 fn main() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
@@ -142,6 +150,8 @@ enum Client {
     Ureq,
     Smol,
     Tokio,
+    Reqwest,
+    Tower,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -187,7 +197,13 @@ fn parse(args: &[String]) -> Result<Options, String> {
                     "ureq" => Client::Ureq,
                     "smol" => Client::Smol,
                     "tokio" => Client::Tokio,
-                    other => return Err(format!("--client: ureq, smol or tokio, not {other}")),
+                    "reqwest" => Client::Reqwest,
+                    "tower" => Client::Tower,
+                    other => {
+                        return Err(format!(
+                            "--client: ureq, smol, tokio, reqwest or tower, not {other}"
+                        ))
+                    }
                 }
             }
             "--ca-file" => o.ca_file = Some(value()?),
@@ -196,7 +212,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
                     "usage: demo [--explain] [--url URL [--method M] [--max-attempts N] \
                      [--max-elapsed SECS] [--attempt-timeout SECS] \
                      [--idempotency-key KEY|auto] [--body TEXT] \
-                     [--client ureq|smol|tokio] [--ca-file PEM]]"
+                     [--client ureq|smol|tokio|reqwest|tower] [--ca-file PEM]]"
                         .to_owned(),
                 )
             }
@@ -270,7 +286,7 @@ type Sent = Result<(u16, Outcome), (String, Outcome)>;
 /// Sends the operation through the chosen adapter, trusting the CA file if one is given.
 fn send(o: &Options, retrier: Retrier, request: RetryRequest) -> Result<Sent, String> {
     let ca = o.ca_file.as_deref();
-    Ok(match o.client {
+    match o.client {
         Client::Ureq => {
             let client = match ca {
                 Some(path) => {
@@ -281,52 +297,145 @@ fn send(o: &Options, retrier: Retrier, request: RetryRequest) -> Result<Sent, St
                 }
                 None => backstop_ureq::Client::new(retrier),
             };
-            summary(client.run(request))
+            Ok(summary(client.run(request)))
         }
         Client::Smol => {
             let client = match ca {
-                Some(path) => backstop_smol::Client::with_tls(retrier, rustls_trusting(path)?),
+                Some(path) => {
+                    backstop_smol::Client::with_tls(retrier, rustls_trusting(Some(path))?)
+                }
                 None => backstop_smol::Client::new(retrier),
             };
-            summary(smol::block_on(client.run(request)))
+            Ok(summary(smol::block_on(client.run(request))))
         }
         Client::Tokio => {
             let client = match ca {
-                Some(path) => backstop_tokio::Client::with_tls(retrier, rustls_trusting(path)?),
+                Some(path) => {
+                    backstop_tokio::Client::with_tls(retrier, rustls_trusting(Some(path))?)
+                }
                 None => backstop_tokio::Client::new(retrier),
             };
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| e.to_string())?;
-            summary(runtime.block_on(client.run(request)))
+            Ok(summary(on_tokio(client.run(request))?))
         }
-    })
+        Client::Reqwest => {
+            let tls = rustls_trusting(ca)?;
+            on_tokio(through_reqwest(retrier, tls, http_request(o, request)))?
+        }
+        Client::Tower => {
+            let tls = rustls_trusting(ca)?;
+            on_tokio(through_tower(retrier, tls, http_request(o, request)))?
+        }
+    }
 }
 
-/// Mozilla's roots and the CA in the PEM file at `path`.
-fn rustls_trusting(path: &str) -> Result<backstop_driver::rustls::ClientConfig, String> {
-    TlsBuilder::new()
-        .ca_pem_file(path)
+/// Runs `f` to its end on a current-thread tokio runtime.
+fn on_tokio<T>(f: impl core::future::Future<Output = T>) -> Result<T, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
         .build()
-        .map_err(|e| format!("--ca-file: {e}"))
+        .map_err(|e| e.to_string())?;
+    Ok(runtime.block_on(f))
 }
 
-/// The summary of a run: the status, or the error's text with a TLS failure's cause named
-/// (never the client's own text, which may hold the URL).
+/// Mozilla's roots, and the CA in the PEM file at `path` if there is one.
+fn rustls_trusting(path: Option<&str>) -> Result<backstop_driver::rustls::ClientConfig, String> {
+    let builder = match path {
+        Some(path) => TlsBuilder::new().ca_pem_file(path),
+        None => TlsBuilder::new(),
+    };
+    builder.build().map_err(|e| format!("--ca-file: {e}"))
+}
+
+/// The operation as the `http::Request` a reqwest or tower client takes: the same method, URL
+/// and headers (the `Idempotency-Key` among them), and the body.
+fn http_request(o: &Options, mut request: RetryRequest) -> http::Request<Bytes> {
+    let mut http = http::Request::new(Bytes::from(o.body.clone().unwrap_or_default()));
+    *http.method_mut() = request.method().clone();
+    *http.uri_mut() = request.uri().clone();
+    *http.headers_mut() = core::mem::take(request.headers_mut());
+    http
+}
+
+/// One operation through a reqwest client (rustls on ring, trusting `tls`) with the retry
+/// middleware. An error that did not come from the retry loop is the demo's own failure.
+async fn through_reqwest(
+    retrier: Retrier,
+    tls: backstop_driver::rustls::ClientConfig,
+    request: http::Request<Bytes>,
+) -> Result<Sent, String> {
+    let http = reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .build()
+        .map_err(|e| format!("reqwest client: {e}"))?;
+    let client = reqwest_middleware::ClientBuilder::new(http)
+        .with(backstop_reqwest::RetryMiddleware::new(retrier))
+        .build();
+    let request = reqwest::Request::try_from(request).map_err(|_| "--url: not for reqwest")?;
+    match client.execute(request).await {
+        Ok(response) => Ok(Ok((
+            response.status().as_u16(),
+            outcome_in(response.extensions())?,
+        ))),
+        Err(e) => match backstop_reqwest::retry_error(&e) {
+            Some(e) => Ok(Err(failure(e))),
+            None => Err("reqwest failed outside the retry loop".to_owned()),
+        },
+    }
+}
+
+/// One operation through a hyper-util client (http, and https trusting `tls`) behind the
+/// retry layer.
+async fn through_tower(
+    retrier: Retrier,
+    tls: backstop_driver::rustls::ClientConfig,
+    request: http::Request<Bytes>,
+) -> Result<Sent, String> {
+    let mut tcp = HttpConnector::new();
+    tcp.enforce_http(false);
+    let https = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(tcp);
+    let http = hyper_util::client::legacy::Client::builder(TokioExecutor::new()).build(https);
+    let client = tower::ServiceBuilder::new()
+        .layer(backstop_tower::RetryLayer::new(retrier))
+        .service(http);
+    match client.oneshot(request.map(Full::new)).await {
+        Ok(response) => Ok(Ok((
+            response.status().as_u16(),
+            outcome_in(response.extensions())?,
+        ))),
+        Err(e) => Ok(Err(failure(&e))),
+    }
+}
+
+/// The outcome the middleware and the layer put in the last response's extensions.
+fn outcome_in(extensions: &http::Extensions) -> Result<Outcome, String> {
+    extensions
+        .get::<Outcome>()
+        .copied()
+        .ok_or_else(|| "the response carries no outcome".to_owned())
+}
+
+/// The summary of a run of a ready-made client: the status, or the error's summary.
 fn summary<B, E: std::error::Error + 'static>(result: Result<Retried<B>, RetryError<E>>) -> Sent {
     match result {
         Ok(done) => Ok((done.response.status().as_u16(), done.outcome)),
-        Err(e) => {
-            let mut text = e.to_string();
-            if let RetryError::Failed { error, .. } = &e {
-                if let Some(tls) = TlsFailure::find(error) {
-                    text = format!("{text}: {tls}");
-                }
-            }
-            Err((text, *e.outcome()))
+        Err(e) => Err(failure(&e)),
+    }
+}
+
+/// The error's text with a TLS failure's cause named (never the client's own text, which may
+/// hold the URL), and the outcome.
+fn failure<E: std::error::Error + 'static>(e: &RetryError<E>) -> (String, Outcome) {
+    let mut text = e.to_string();
+    if let RetryError::Failed { error, .. } = e {
+        if let Some(tls) = TlsFailure::find(error) {
+            text = format!("{text}: {tls}");
         }
     }
+    (text, *e.outcome())
 }
 
 fn json_line(e: &RetryEvent<'_>) -> String {
