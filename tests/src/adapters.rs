@@ -264,6 +264,9 @@ pub(crate) fn stack_run(
          expressed there (use Adapter::CLIENTS)"
     );
     let abort = request.abort_handle().cloned();
+    let name = request
+        .operation_name()
+        .map(|n| backstop_driver::OperationName::new(n.to_owned()));
     let mut head = request.to_http();
     let virtual_time = VirtualTime::new(TokioRuntime::new());
     let result = middleware::block_on(async {
@@ -277,6 +280,9 @@ pub(crate) fn stack_run(
                 if let Some(abort) = abort {
                     extensions.insert(abort);
                 }
+                if let Some(name) = name {
+                    extensions.insert(name);
+                }
                 let request = reqwest::Request::try_from(head).expect("a reqwest request");
                 let result = client
                     .execute_with_extensions(request, &mut extensions)
@@ -286,6 +292,9 @@ pub(crate) fn stack_run(
             _ => {
                 if let Some(abort) = abort {
                     head.extensions_mut().insert(abort);
+                }
+                if let Some(name) = name {
+                    head.extensions_mut().insert(name);
                 }
                 let request = head.map(Full::new);
                 match clock {

@@ -35,6 +35,36 @@ pub fn new_idempotency_key() -> HeaderValue {
     HeaderValue::from_str(&uuid).unwrap_or_else(|_| HeaderValue::from_static(""))
 }
 
+/// An operation's name for its events and logs, where the request is not a [`RetryRequest`]
+/// but travels with its extensions: through the reqwest middleware
+/// (`client.post(url).with_extension(OperationName::new("create-order"))`) or the tower layer
+/// (`request.extensions_mut().insert(OperationName::new("create-order"))`).
+///
+/// ```
+/// use backstop_driver::OperationName;
+///
+/// let mut request = http::Request::post("http://127.0.0.1:8080/orders").body(())?;
+/// request.extensions_mut().insert(OperationName::new("create-order"));
+/// assert_eq!(request.extensions().get::<OperationName>().map(OperationName::as_str), Some("create-order"));
+/// # Ok::<(), http::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct OperationName(std::borrow::Cow<'static, str>);
+
+impl OperationName {
+    /// The name `name` (a `&'static str` is kept without a copy).
+    #[must_use]
+    pub fn new(name: impl Into<std::borrow::Cow<'static, str>>) -> Self {
+        OperationName(name.into())
+    }
+
+    /// The name.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
 /// Whether a request with `method` is retried only when it carries an `Idempotency-Key`
 /// (POST and PATCH, under the default policy): those a "generate a key" option gives one.
 #[must_use]
@@ -209,6 +239,12 @@ impl RetryRequest {
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
         self
+    }
+
+    /// The operation's name, if it has one.
+    #[must_use]
+    pub fn operation_name(&self) -> Option<&str> {
+        self.name.as_deref()
     }
 
     /// Adds a header (appended: a name may repeat). Name and value are anything that converts

@@ -9,8 +9,8 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 
 use backstop_driver::{
-    drain_body, needs_idempotency_key, new_idempotency_key, run_draining, Abort, Retrier,
-    RetryError, RetryRequest, Runtime, IDEMPOTENCY_KEY,
+    drain_body, needs_idempotency_key, new_idempotency_key, run_draining, Abort, OperationName,
+    Retrier, RetryError, RetryRequest, Runtime, IDEMPOTENCY_KEY,
 };
 use backstop_tokio::TokioRuntime;
 use tower_layer::Layer;
@@ -150,7 +150,8 @@ fn error_kind_of(error: &ServiceError) -> backstop::ErrorKind {
 }
 
 /// The facts the loop needs about `request`: method, URI (for events, redacted there), its
-/// `Idempotency-Key`, and an [`Abort`] from its extensions. The body stays in the request.
+/// `Idempotency-Key`, and an [`Abort`] and an [`OperationName`] from its extensions. The body
+/// stays in the request.
 fn plan<B>(request: &http::Request<B>) -> RetryRequest {
     let mut plan = RetryRequest::new(request.method().clone(), request.uri().clone());
     if let Some(key) = request.headers().get(IDEMPOTENCY_KEY) {
@@ -158,6 +159,9 @@ fn plan<B>(request: &http::Request<B>) -> RetryRequest {
     }
     if let Some(abort) = request.extensions().get::<Abort>() {
         plan = plan.abort_on(abort);
+    }
+    if let Some(name) = request.extensions().get::<OperationName>() {
+        plan = plan.name(name.as_str());
     }
     plan
 }

@@ -45,7 +45,8 @@
 //!
 //! Every call runs the loop every backstop adapter runs (`backstop_driver::run`): the policy,
 //! `Retry-After` as a floor with a ceiling, the idempotency rules and `Idempotency-Key`,
-//! budgets, abort (an [`Abort`] in the request's extensions), events, metrics, redaction.
+//! budgets, abort (an [`Abort`] in the request's extensions), events (named by an
+//! [`OperationName`] there), metrics, redaction.
 //!
 //! - Each attempt sends a clone of the request (`B: Clone`: `Full<Bytes>`, `String`, ...) to a
 //!   clone of the inner service, made ready first.
@@ -64,7 +65,7 @@
 mod error;
 mod layer;
 
-pub use backstop_driver::{http, Abort, Metrics, Retrier, RetryError, RetryEvent};
+pub use backstop_driver::{http, Abort, Metrics, OperationName, Retrier, RetryError, RetryEvent};
 pub use backstop_tokio::TokioRuntime;
 pub use error::{error_kind, ServiceError};
 pub use layer::{Retry, RetryFuture, RetryLayer};
