@@ -69,7 +69,7 @@ mod tls;
 
 pub use backstop_driver::{
     http, Abort, Metrics, Retried, Retrier, RetryError, RetryEvent, RetryRequest, Runtime,
-    StdRuntime, VirtualTime,
+    StatusError, StdRuntime, VirtualTime,
 };
 #[cfg(feature = "rustls")]
 pub use backstop_driver::{Roots, TlsConfigError};
