@@ -49,7 +49,8 @@
 //! [`OperationName`] there), metrics, redaction.
 //!
 //! - Each attempt sends a clone of the request (`B: Clone`: `Full<Bytes>`, `String`, ...) to a
-//!   clone of the inner service, made ready first.
+//!   clone of the inner service, made ready first. A body that cannot be cloned (a boxed
+//!   stream) goes in a [`ReplayBody`], whose factory makes it afresh for each attempt.
 //! - The last response is always returned, with the operation's [`Outcome`] in its
 //!   extensions; an operation without a response is a [`RetryError`] whose source is the
 //!   last attempt's error ([`ServiceError`]).
@@ -62,11 +63,13 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod body;
 mod error;
 mod layer;
 
 pub use backstop_driver::{http, Abort, Metrics, OperationName, Retrier, RetryError, RetryEvent};
 pub use backstop_tokio::TokioRuntime;
+pub use body::ReplayBody;
 pub use error::{error_kind, ServiceError};
 pub use layer::{Retry, RetryFuture, RetryLayer};
 
