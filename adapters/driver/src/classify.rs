@@ -52,14 +52,22 @@ pub fn io_error_kind(e: &io::Error) -> ErrorKind {
 /// ```
 #[must_use]
 pub fn default_error_kind(error: &(dyn Error + 'static)) -> ErrorKind {
+    tls_or_dns(error)
+        .or_else(|| find_io_error(error).map(io_error_kind))
+        .unwrap_or(ErrorKind::Other)
+}
+
+/// [`ErrorKind::Tls`] for a TLS failure anywhere in the chain (with the `rustls` feature),
+/// else [`ErrorKind::Dns`] for a host that did not resolve: found the same way whatever the
+/// phase, and before the socket's own error, which they may carry.
+fn tls_or_dns(error: &(dyn Error + 'static)) -> Option<ErrorKind> {
     #[cfg(feature = "rustls")]
     if crate::tls_error::find_tls_error(error).is_some() {
-        return ErrorKind::Tls;
+        return Some(ErrorKind::Tls);
     }
-    if find_error::<ResolveError>(error).is_some() || error_chain(error).any(is_dns_error) {
-        return ErrorKind::Dns;
-    }
-    find_io_error(error).map_or(ErrorKind::Other, io_error_kind)
+    let unresolved =
+        find_error::<ResolveError>(error).is_some() || error_chain(error).any(is_dns_error);
+    unresolved.then_some(ErrorKind::Dns)
 }
 
 /// The kind of an error that ended an attempt before the request was sent: while resolving
@@ -82,12 +90,8 @@ pub fn default_error_kind(error: &(dyn Error + 'static)) -> ErrorKind {
 /// ```
 #[must_use]
 pub fn connect_error_kind(error: &(dyn Error + 'static)) -> ErrorKind {
-    #[cfg(feature = "rustls")]
-    if crate::tls_error::find_tls_error(error).is_some() {
-        return ErrorKind::Tls;
-    }
-    if find_error::<ResolveError>(error).is_some() || error_chain(error).any(is_dns_error) {
-        return ErrorKind::Dns;
+    if let Some(kind) = tls_or_dns(error) {
+        return kind;
     }
     let timed_out = error_chain(error)
         .filter_map(|e| e.downcast_ref::<io::Error>())
