@@ -9,8 +9,8 @@
 //! `--attempt-timeout SECS` [5], `--idempotency-key KEY|auto` (and, for POST/PATCH, opts in to
 //! retrying them), `--body TEXT`, `--client ureq|smol|tokio|reqwest|tower` [ureq] (the adapter
 //! that sends it: `reqwest` is a reqwest client with `backstop_reqwest::RetryMiddleware`,
-//! `tower` a hyper-util client behind `backstop_tower::RetryLayer`; their events carry no
-//! operation name, as the middleware and the layer take none), `--ca-file PEM` (also trust
+//! `tower` a hyper-util client behind `backstop_tower::RetryLayer`; both name the operation
+//! through an `OperationName` in the request's extensions), `--ca-file PEM` (also trust
 //! this private CA, besides Mozilla's roots). An error summary names a TLS failure's cause
 //! (`certificate rejected: UnknownIssuer`).
 //!
@@ -23,8 +23,8 @@ use std::time::Duration;
 
 use backstop::{Backoff, Outcome, Policy};
 use backstop_driver::{
-    EventKind, Retried, Retrier, RetryError, RetryEvent, RetryRequest, Roots, TlsBuilder,
-    TlsFailure,
+    EventKind, OperationName, Retried, Retrier, RetryError, RetryEvent, RetryRequest, Roots,
+    TlsBuilder, TlsFailure,
 };
 use backstop_tests::server::{Reply, Server};
 use bytes::Bytes;
@@ -319,11 +319,11 @@ fn send(o: &Options, retrier: Retrier, request: RetryRequest) -> Result<Sent, St
         }
         Client::Reqwest => {
             let tls = rustls_trusting(ca)?;
-            on_tokio(through_reqwest(retrier, tls, http_request(o, request)))?
+            on_tokio(through_reqwest(retrier, tls, http_request(request)))?
         }
         Client::Tower => {
             let tls = rustls_trusting(ca)?;
-            on_tokio(through_tower(retrier, tls, http_request(o, request)))?
+            on_tokio(through_tower(retrier, tls, http_request(request)))?
         }
     }
 }
@@ -346,13 +346,16 @@ fn rustls_trusting(path: Option<&str>) -> Result<backstop_driver::rustls::Client
     builder.build().map_err(|e| format!("--ca-file: {e}"))
 }
 
-/// The operation as the `http::Request` a reqwest or tower client takes: the same method, URL
-/// and headers (the `Idempotency-Key` among them), and the body.
-fn http_request(o: &Options, mut request: RetryRequest) -> http::Request<Bytes> {
-    let mut http = http::Request::new(Bytes::from(o.body.clone().unwrap_or_default()));
-    *http.method_mut() = request.method().clone();
-    *http.uri_mut() = request.uri().clone();
-    *http.headers_mut() = core::mem::take(request.headers_mut());
+/// The operation as the `http::Request` a reqwest or tower client takes: the same method, URL,
+/// headers (the `Idempotency-Key` among them) and body, and its name in the extensions.
+fn http_request(mut request: RetryRequest) -> http::Request<Bytes> {
+    let name = request
+        .operation_name()
+        .map(|n| OperationName::new(n.to_owned()));
+    let mut http = request.to_http();
+    if let Some(name) = name {
+        http.extensions_mut().insert(name);
+    }
     http
 }
 
@@ -370,8 +373,16 @@ async fn through_reqwest(
     let client = reqwest_middleware::ClientBuilder::new(http)
         .with(backstop_reqwest::RetryMiddleware::new(retrier))
         .build();
+    // The middleware reads the operation's name from the chain's extensions.
+    let mut extensions = http::Extensions::new();
+    if let Some(name) = request.extensions().get::<OperationName>() {
+        extensions.insert(name.clone());
+    }
     let request = reqwest::Request::try_from(request).map_err(|_| "--url: not for reqwest")?;
-    match client.execute(request).await {
+    match client
+        .execute_with_extensions(request, &mut extensions)
+        .await
+    {
         Ok(response) => Ok(Ok((
             response.status().as_u16(),
             outcome_in(response.extensions())?,

@@ -157,6 +157,29 @@ fn the_tower_layer_can_give_each_post_a_key_of_its_own() {
     assert_generated_key_on_both_attempts(&server);
 }
 
+#[test]
+fn the_reqwest_middleware_can_give_each_post_a_key_of_its_own() {
+    let server = busy_then_created();
+    let url = server.url("/orders");
+    let status = block_on(async {
+        let http = reqwest::Client::builder()
+            .tls_backend_preconfigured(default_tls())
+            .build()
+            .expect("a reqwest client");
+        let middleware = backstop_reqwest::RetryMiddleware::new(Retrier::default())
+            .with_runtime(backstop_driver::VirtualTime::new(
+                backstop_tokio::TokioRuntime::new(),
+            ))
+            .generate_idempotency_key();
+        let client = reqwest_middleware::ClientBuilder::new(http)
+            .with(middleware)
+            .build();
+        client.post(&url).send().await.expect("a response").status()
+    });
+    assert_eq!(status, 201);
+    assert_generated_key_on_both_attempts(&server);
+}
+
 /// Both attempts carried one key, a UUID the stack made.
 fn assert_generated_key_on_both_attempts(server: &Server) {
     let keys: Vec<_> = server

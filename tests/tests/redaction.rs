@@ -99,6 +99,10 @@ fn no_event_contains_userinfo_query_headers_key_or_body() {
             all.iter().any(|l| l.contains(&redacted)),
             "{adapter:?}: {all:?}"
         );
+        assert!(
+            all.iter().any(|l| l.contains("create-order")),
+            "{adapter:?}: the operation's name is in its events: {all:?}"
+        );
         for line in &all {
             assert!(
                 !line.contains("SECRET") && !line.contains("alice"),

@@ -56,7 +56,10 @@
 //!   deadline); the loser is dropped, which cancels reqwest's request. The request's own
 //!   reqwest timeout (`RequestBuilder::timeout`, or the client's) still applies inside it.
 //! - **Abort.** Put an [`Abort`] in the request's extensions
-//!   (`client.get(url).with_extension(abort.clone())`) to cancel the operation from elsewhere.
+//!   (`client.get(url).with_extension(abort.clone())`) to cancel the operation from elsewhere;
+//!   an [`OperationName`] there names the operation in events.
+//! - **Keys.** [`RetryMiddleware::generate_idempotency_key`] gives each POST and PATCH without
+//!   an `Idempotency-Key` one of its own, for servers that deduplicate by it.
 //! - **Errors as kinds** ([`error_kind`]): connect failures never sent, TLS permanent (feature
 //!   `rustls`, on by default), reqwest's timeouts, redirect loops permanent.
 //!
@@ -71,7 +74,7 @@
 mod error;
 mod middleware;
 
-pub use backstop_driver::{http, Abort, Metrics, Retrier, RetryError, RetryEvent};
+pub use backstop_driver::{http, Abort, Metrics, OperationName, Retrier, RetryError, RetryEvent};
 #[cfg(feature = "rustls")]
 pub use backstop_driver::{rustls, Roots, TlsBuilder};
 pub use backstop_tokio::TokioRuntime;

@@ -8,8 +8,8 @@
 use core::fmt;
 
 use backstop_driver::{
-    drain_body, run_draining, Abort, DrainLimits, Retried, Retrier, RetryRequest, Runtime,
-    IDEMPOTENCY_KEY,
+    drain_body, needs_idempotency_key, new_idempotency_key, run_draining, Abort, DrainLimits,
+    OperationName, Retried, Retrier, RetryRequest, Runtime, IDEMPOTENCY_KEY,
 };
 use backstop_tokio::TokioRuntime;
 use http::Extensions;
@@ -35,6 +35,7 @@ use crate::error::error_kind;
 pub struct RetryMiddleware<RT = TokioRuntime> {
     retrier: Retrier,
     runtime: RT,
+    generate_keys: bool,
 }
 
 impl RetryMiddleware {
@@ -44,6 +45,7 @@ impl RetryMiddleware {
         RetryMiddleware {
             retrier,
             runtime: TokioRuntime::new(),
+            generate_keys: false,
         }
     }
 }
@@ -55,7 +57,17 @@ impl<RT> RetryMiddleware<RT> {
         RetryMiddleware {
             retrier: self.retrier,
             runtime,
+            generate_keys: self.generate_keys,
         }
+    }
+
+    /// Gives every POST and PATCH that has no `Idempotency-Key` a new one (a UUID v4), the
+    /// same on each of its attempts, which makes it retryable under the default policy. Only
+    /// for a client whose servers deduplicate requests by that key.
+    #[must_use]
+    pub fn generate_idempotency_key(mut self) -> Self {
+        self.generate_keys = true;
+        self
     }
 
     /// The runtime.
@@ -75,10 +87,18 @@ struct Exchange {
 impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
     async fn handle(
         &self,
-        request: Request,
+        mut request: Request,
         extensions: &mut Extensions,
         next: Next<'_>,
     ) -> reqwest_middleware::Result<Response> {
+        if self.generate_keys
+            && needs_idempotency_key(request.method())
+            && !request.headers().contains_key(IDEMPOTENCY_KEY)
+        {
+            request
+                .headers_mut()
+                .insert(IDEMPOTENCY_KEY, new_idempotency_key());
+        }
         // The one copy made before the first attempt: kept for the retries, each of which
         // sends a copy of it, while the first attempt sends the caller's request itself.
         let spare = request.try_clone();
@@ -118,7 +138,8 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
 }
 
 /// The facts the loop needs about `request`: method, URL (for events, redacted there), its
-/// `Idempotency-Key`, and an [`Abort`] from the extensions. The body stays in the request.
+/// `Idempotency-Key`, and an [`Abort`] and an [`OperationName`] from the extensions. The body
+/// stays in the request.
 fn plan(request: &Request, extensions: &Extensions) -> RetryRequest {
     // A URL reqwest accepts but `http` does not only names the operation in events.
     let uri = request
@@ -132,6 +153,9 @@ fn plan(request: &Request, extensions: &Extensions) -> RetryRequest {
     }
     if let Some(abort) = extensions.get::<Abort>() {
         plan = plan.abort_on(abort);
+    }
+    if let Some(name) = extensions.get::<OperationName>() {
+        plan = plan.name(name.as_str());
     }
     plan
 }
