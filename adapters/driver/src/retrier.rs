@@ -188,6 +188,23 @@ impl Retrier {
         self.drain
     }
 
+    /// Whether an operation started now reports its events anywhere: to an observer
+    /// ([`on_event`](Self::on_event)), or to a `tracing` subscriber that wants them (feature
+    /// `tracing`). Metrics count without them. The request's URL is used for events only, so
+    /// an adapter whose client holds the URL in another form converts it for the
+    /// [`RetryRequest`](crate::RetryRequest) only when this is `true`.
+    ///
+    /// ```
+    /// use backstop_driver::Retrier;
+    ///
+    /// assert!(!Retrier::default().reports_events());
+    /// assert!(Retrier::default().on_event(|e| println!("{e}")).reports_events());
+    /// ```
+    #[must_use]
+    pub fn reports_events(&self) -> bool {
+        crate::observe::reported(&self.observers)
+    }
+
     /// Seeds the jitter: operation `n` (counting from 0) of this retrier uses seed
     /// `seed + n`, so a run is reproducible.
     #[must_use]

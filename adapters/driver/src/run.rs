@@ -9,6 +9,7 @@
 
 use core::future::Future;
 use core::pin::{pin, Pin};
+use core::task::Poll;
 use core::time::Duration;
 
 use backstop::{
@@ -25,7 +26,7 @@ use crate::observe::Emitter;
 use crate::outcome::{Retried, RetryError};
 use crate::request::{Attempt, RetryRequest};
 use crate::retrier::{LazyRng, Retrier, SharedBudget};
-use crate::runtime::{Purpose, Runtime};
+use crate::runtime::{Purpose, Runtime, Sleep};
 
 /// Runs one operation: sends `request` through `send` until the policy is satisfied.
 ///
@@ -175,15 +176,16 @@ where
                 // The previous response will not be returned: release it before sending again
                 // (its connection with it, when it is read to its end), then decide again on
                 // the clock after.
-                if let Last::Response(discarded) = core::mem::replace(&mut last, Last::Nothing) {
-                    now = operation.discard(now, discarded, &mut drain).await;
+                if matches!(last, Last::Response(_)) {
+                    now = operation.discard(now, &mut last, &mut drain).await;
                     continue;
                 }
-                let future = send(Attempt {
+                // Pinned here, where it lives until it ends: the attempt's steps borrow it.
+                let future = pin!(send(Attempt {
                     number: attempt,
                     timeout,
                     request: request.to_http(),
-                });
+                }));
                 operation
                     .attempt(now, attempt, timeout, future, &classify, &mut last)
                     .await
@@ -243,7 +245,7 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         now: Instant,
         number: u32,
         timeout: Duration,
-        future: impl Future<Output = Result<http::Response<B>, E>>,
+        future: Pin<&mut impl Future<Output = Result<http::Response<B>, E>>>,
         classify: impl Fn(&E) -> ErrorKind,
         last: &mut Last<B, E>,
     ) -> Instant {
@@ -254,7 +256,7 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         }
         // Cannot fail: the machine has just decided to send.
         let _ = self.machine.handle(now, Event::AttemptStarted);
-        let raced = self.race(now.saturating_add(timeout), pin!(future)).await;
+        let raced = self.race(now.saturating_add(timeout), future).await;
         let ended = self.runtime.now();
         // An abort wins over whatever the attempt ended with: a blocking client reports the
         // abort that interrupted it as an error of its own.
@@ -274,42 +276,48 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
     }
 
     /// Races the attempt against its timeout and the abort. A timer that fires before the
-    /// clock reaches `timeout_at` is re-armed: the attempt keeps running.
+    /// clock reaches `timeout_at` is replaced: the attempt keeps running.
     async fn race<T>(
         &self,
         timeout_at: Instant,
         mut attempt: Pin<&mut impl Future<Output = T>>,
     ) -> Raced<T> {
-        // One poll of the attempt alone: a blocking attempt completes in it (its client
-        // enforces the timeout and the abort), and so may an async one, with no abort
-        // listener or timer made for it.
-        if let Some(output) = future::poll_once(attempt.as_mut()).await {
-            return Raced::Done(output);
-        }
-        // The timer's instant is absolute, and `Abort::aborted` checks the flag after it
-        // starts listening, so nothing that happened since the first poll is missed.
-        // Bounded: each pass sleeps until `timeout_at`; only an early timer comes round again.
-        loop {
-            let aborted = async {
-                match self.abort {
-                    Some(a) => a.aborted().await,
-                    None => future::pending().await,
-                }
-                Raced::Aborted
-            };
-            let done = async { Raced::Done(attempt.as_mut().await) };
-            let timer = self
-                .runtime
-                .sleep_until(timeout_at, Purpose::AttemptTimeout, self.abort);
-            let timed_out = async {
-                timer.await;
-                Raced::TimedOut
-            };
-            match future::or(aborted, future::or(done, timed_out)).await {
-                Raced::TimedOut if self.runtime.now() < timeout_at => continue,
-                other => return other,
+        // The abort listener and the timer are made on the first poll that finds the attempt
+        // pending: a blocking attempt completes in that poll (its client enforces the timeout
+        // and the abort), and so may an async one, with neither made for it. Each wake-up
+        // polls the attempt once, first: a poll that found it pending registered its waker, so
+        // polling it again before the task is woken only repeats the client's work.
+        let mut aborted = pin!(None);
+        let mut timer: Option<Sleep> = None;
+        // Bounded: a pass ends in a result or `Pending`, unless the timer fired before
+        // `timeout_at`; then the attempt is polled again and a new timer made.
+        future::poll_fn(|cx| loop {
+            if let Poll::Ready(output) = attempt.as_mut().poll(cx) {
+                return Poll::Ready(Raced::Done(output));
             }
-        }
+            // `Abort::aborted` checks the flag after it starts listening, and the timer's
+            // instant is absolute: nothing that happened before they were made is missed.
+            if aborted.is_none() {
+                aborted.set(self.abort.map(Abort::aborted));
+            }
+            if let Some(listener) = aborted.as_mut().as_pin_mut() {
+                if listener.poll(cx).is_ready() {
+                    return Poll::Ready(Raced::Aborted);
+                }
+            }
+            let sleep = timer.get_or_insert_with(|| {
+                self.runtime
+                    .sleep_until(timeout_at, Purpose::AttemptTimeout, self.abort)
+            });
+            if sleep.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            if self.runtime.now() >= timeout_at {
+                return Poll::Ready(Raced::TimedOut);
+            }
+            timer = None;
+        })
+        .await
     }
 
     /// Reports how the attempt ended (the clock read `ended` after it) to the machine, keeps
@@ -357,26 +365,37 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         }
     }
 
-    /// Reads the body of `response`, decided at `now` to be discarded, to its end within the
-    /// drain limits, or drops it. Returns the clock after.
-    async fn discard<B, Drained: Future>(
+    /// Reads the body of the response in `last`, decided at `now` to be discarded, to its end
+    /// within the drain limits, or drops it; `last` is left empty. Returns the clock after.
+    async fn discard<B, E, Drained: Future>(
         &self,
         now: Instant,
-        response: http::Response<B>,
+        last: &mut Last<B, E>,
         drain: &mut impl FnMut(B, DrainLimits) -> Drained,
     ) -> Instant {
+        let Some((body, limits)) = self.body_to_drain(now, last) else {
+            return now;
+        };
+        let until = now.saturating_add(limits.max_time());
+        // However it ends, the body is gone: read to its end, or dropped mid-way.
+        let _ = self.race(until, pin!(drain(body, limits))).await;
+        self.runtime.now()
+    }
+
+    /// Takes the response out of `last` and returns its body with the limits to read it
+    /// within, or drops it (`None`): draining is off, the operation is aborted, or the body
+    /// announces more than the limit.
+    fn body_to_drain<B, E>(&self, now: Instant, last: &mut Last<B, E>) -> Option<(B, DrainLimits)> {
+        let Last::Response(response) = core::mem::replace(last, Last::Nothing) else {
+            return None;
+        };
         // Half the time left at most: the next attempt keeps the other half.
         let time_left = self.machine.deadline().saturating_duration_since(now);
         let limits = self.retrier.drain.within(time_left / 2);
         if limits.is_off() || self.aborted() || announced_too_long(response.headers(), limits) {
-            return now;
+            return None;
         }
-        let until = now.saturating_add(limits.max_time());
-        // However it ends, the body is gone: read to its end, or dropped mid-way.
-        let _ = self
-            .race(until, pin!(drain(response.into_body(), limits)))
-            .await;
-        self.runtime.now()
+        Some((response.into_body(), limits))
     }
 
     /// The parts of `response` that bear on a retry. The fast path (a status the policy does

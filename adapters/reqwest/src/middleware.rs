@@ -102,7 +102,7 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
         // The one copy made before the first attempt: kept for the retries, each of which
         // sends a copy of it, while the first attempt sends the caller's request itself.
         let spare = request.try_clone();
-        let mut plan = plan(&request, extensions);
+        let mut plan = plan(&request, extensions, self.retrier.reports_events());
         if spare.is_none() {
             plan = plan.body_not_replayable();
         }
@@ -137,16 +137,21 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
     }
 }
 
-/// The facts the loop needs about `request`: method, URL (for events, redacted there), its
+/// The facts the loop needs about `request`: method, URL (for events, redacted there; only
+/// when they are reported: converting it costs more than the rest of the plan), its
 /// `Idempotency-Key`, and an [`Abort`] and an [`OperationName`] from the extensions. The body
 /// stays in the request.
-fn plan(request: &Request, extensions: &Extensions) -> RetryRequest {
+fn plan(request: &Request, extensions: &Extensions, reports_events: bool) -> RetryRequest {
     // A URL reqwest accepts but `http` does not only names the operation in events.
-    let uri = request
-        .url()
-        .as_str()
-        .parse::<http::Uri>()
-        .unwrap_or_default();
+    let uri = if reports_events {
+        request
+            .url()
+            .as_str()
+            .parse::<http::Uri>()
+            .unwrap_or_default()
+    } else {
+        http::Uri::default()
+    };
     let mut plan = RetryRequest::new(request.method().clone(), uri);
     if let Some(key) = request.headers().get(IDEMPOTENCY_KEY) {
         plan = plan.idempotency_key(key.clone());
@@ -160,15 +165,16 @@ fn plan(request: &Request, extensions: &Extensions) -> RetryRequest {
     plan
 }
 
-/// The response head the loop decides on, carrying the response itself.
-fn head(response: Response, extensions: Extensions) -> http::Response<Exchange> {
+/// The response head the loop decides on, carrying the response itself. The headers move to
+/// the head (the response keeps an empty map) and back in [`finish`]: the loop reads them, and
+/// only the returned response needs them again.
+fn head(mut response: Response, extensions: Extensions) -> http::Response<Exchange> {
+    let status = response.status();
+    let headers = core::mem::take(response.headers_mut());
     let mut head = http::Response::new(Exchange {
         response,
         extensions,
     });
-    let exchange = head.body();
-    let status = exchange.response.status();
-    let headers = exchange.response.headers().clone();
     *head.status_mut() = status;
     *head.headers_mut() = headers;
     head
@@ -182,10 +188,14 @@ fn finish(
 ) -> reqwest_middleware::Result<Response> {
     match result {
         Ok(done) => {
-            let Exchange {
-                mut response,
-                extensions: theirs,
-            } = done.response.into_body();
+            let (
+                head,
+                Exchange {
+                    mut response,
+                    extensions: theirs,
+                },
+            ) = done.response.into_parts();
+            *response.headers_mut() = head.headers;
             *extensions = theirs;
             response.extensions_mut().insert(done.outcome);
             Ok(response)

@@ -10,6 +10,8 @@
 //!   checked for lost operations, overrun deadlines, miscounted attempts and leaked descriptors;
 //! - [`load`]: throughput of the async adapters beside their bare clients at a fixed
 //!   concurrency, and the memory an operation in flight holds;
+//! - [`poll_server::PollServer`]: the one-thread, busy-polling server the per-request benches
+//!   measure against;
 //! - [`process`]: open descriptors and resident memory of this process, from `/proc`.
 //!
 //! Commands: `cargo run --release -p backstop-soak --bin soak`, `... --bin load`,
@@ -22,5 +24,6 @@
 pub mod bare;
 pub mod faulty_server;
 pub mod load;
+pub mod poll_server;
 pub mod process;
 pub mod soak;

@@ -22,6 +22,11 @@ use crate::runtime::Runtime;
 /// A callback that receives every event (attempts, waits, outcomes).
 pub type Observer = Arc<dyn Fn(&RetryEvent<'_>) + Send + Sync>;
 
+/// Whether an operation's events go anywhere: to an observer, or to a `tracing` subscriber.
+pub(crate) fn reported(observers: &[Observer]) -> bool {
+    !observers.is_empty() || trace_enabled()
+}
+
 /// Whether a `tracing` subscriber wants backstop's events (never without the feature).
 fn trace_enabled() -> bool {
     #[cfg(feature = "tracing")]
@@ -49,7 +54,7 @@ impl<'r> Emitter<'r> {
         method: &http::Method,
         uri: &http::Uri,
     ) -> Self {
-        let active = !observers.is_empty() || trace_enabled();
+        let active = reported(observers);
         let url = if active {
             redact::redact_uri(uri)
         } else {
