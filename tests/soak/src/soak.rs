@@ -9,12 +9,12 @@
 //! clients are gone.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use backstop::{Backoff, Policy, RatioBudget};
-use backstop_driver::{Retrier, RetryError, RetryRequest};
+use backstop::{AttemptOutcome, Backoff, ErrorKind, Policy, RatioBudget};
+use backstop_driver::{EventKind, Retrier, RetryError, RetryRequest};
 use http_body_util::BodyExt;
 
 use crate::faulty_server::{refused_url, Fault, FaultyServer, Mix};
@@ -130,6 +130,9 @@ pub struct Report {
     pub tallies: BTreeMap<Adapter, Tally>,
     /// Requests the server read (whole heads).
     pub server_requests: u64,
+    /// Attempts that ran out of time: the only ones the server may not have read (a
+    /// starved server thread can still be reading when the client gives up).
+    pub timed_out_attempts: u64,
     /// Of which, by fault.
     pub by_fault: [(Fault, u64); 7],
     /// Connections the server accepted.
@@ -191,11 +194,16 @@ impl Report {
                 ));
             }
         }
-        if self.server_requests != self.attempts_to_server() {
+        // Every request the server read was counted as an attempt, and every attempt the
+        // server did not read ran out of time first.
+        let unread = self.attempts_to_server().checked_sub(self.server_requests);
+        if unread.is_none_or(|n| n > self.timed_out_attempts) {
             p.push(format!(
-                "the server read {} requests, the operations counted {} attempts to it",
+                "the server read {} requests, the operations counted {} attempts to it, \
+                 {} of which timed out",
                 self.server_requests,
-                self.attempts_to_server()
+                self.attempts_to_server(),
+                self.timed_out_attempts
             ));
         }
         if !self.server_idle {
@@ -232,7 +240,7 @@ pub fn run(config: Config) -> Report {
         operations: (config.concurrency * 6).min(config.operations),
         ..config
     };
-    let _ = drive(&warm, &server.url("/soak"), &refused);
+    let _ = drive(&warm, &server.url("/soak"), &refused, None);
     let _ = server.wait_idle(Duration::from_secs(5));
     let read_before = server.requests();
     let warm_by_fault = server.requests_by_fault();
@@ -242,7 +250,8 @@ pub fn run(config: Config) -> Report {
     let threads_before = process::threads();
 
     let started = Instant::now();
-    let records = drive(&config, &server.url("/soak"), &refused);
+    let timed_out = Arc::new(AtomicU64::new(0));
+    let records = drive(&config, &server.url("/soak"), &refused, Some(&timed_out));
     let took = started.elapsed();
     // Tallied (and the records freed) before the memory is read.
     let tallies = tally(&config, records);
@@ -260,6 +269,7 @@ pub fn run(config: Config) -> Report {
         config,
         tallies,
         server_requests: server.requests() - read_before,
+        timed_out_attempts: timed_out.load(Ordering::Relaxed),
         by_fault,
         server_connections: server.connections() - connections_before,
         fds: (fds_before, fds_after),
@@ -362,10 +372,31 @@ impl Plan {
 }
 
 /// Runs every adapter at once; returns each operation's record.
-fn drive(config: &Config, url: &str, refused: &str) -> Vec<(Adapter, Record)> {
+/// Attempts that end in a time-out are counted in `timed_out`, if given.
+fn drive(
+    config: &Config,
+    url: &str,
+    refused: &str,
+    timed_out: Option<&Arc<AtomicU64>>,
+) -> Vec<(Adapter, Record)> {
     let budget =
         Arc::new(RatioBudget::new(20, 20, Duration::from_secs(10)).expect("a valid budget"));
-    let retrier = Retrier::new(config.policy).budget(budget).seed(config.seed);
+    let mut retrier = Retrier::new(config.policy).budget(budget).seed(config.seed);
+    if let Some(count) = timed_out {
+        let count = count.clone();
+        retrier = retrier.on_event(move |e| {
+            let ended_in_time_out = matches!(
+                e.kind,
+                EventKind::AttemptEnded {
+                    result: AttemptOutcome::Error(error),
+                    ..
+                } if matches!(error.kind, ErrorKind::Timeout | ErrorKind::ConnectTimeout)
+            );
+            if ended_in_time_out {
+                count.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+    }
     let plan = Arc::new(Plan {
         operations: config.operations,
         refused_per_mille: config.refused_per_mille,
@@ -551,9 +582,10 @@ pub fn render(r: &Report) -> String {
     }
     let _ = writeln!(
         s,
-        "server: {} requests read (operations counted {} attempts to it), {} connections; by fault {:?}",
+        "server: {} requests read (operations counted {} attempts to it, {} attempts timed out), {} connections; by fault {:?}",
         r.server_requests,
         r.attempts_to_server(),
+        r.timed_out_attempts,
         r.server_connections,
         r.by_fault
     );
