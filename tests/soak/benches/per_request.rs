@@ -2,7 +2,8 @@
 //! client, on loopback, for a GET answered 200 at once and for one answered 503, 503 (with
 //! `Retry-After: 0`), then 200, where the bare side retries in a plain loop.
 //!
-//! `cargo bench -p backstop-soak --bench per_request` (add `-- --quick` for a short run).
+//! `cargo bench -p backstop-soak --bench per_request` (add `-- --quick` for a short run, and
+//! `-- --family reqwest` for one family: ureq, tokio, smol or reqwest).
 //! Bare and backstop alternate operation by operation (the order flips each round) against one
 //! busy-polling server thread, in blocks with new clients; medians and ratios from one run.
 //! reqwest's family adds its peers, reqwest-retry and backon, each a row against bare reqwest
@@ -18,7 +19,14 @@ use backstop_soak::poll_server::PollServer;
 use http_body_util::BodyExt;
 
 fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    // `--family NAME` (ureq, tokio, smol or reqwest) runs that family alone.
+    let only = args
+        .iter()
+        .position(|a| a == "--family")
+        .and_then(|i| args.get(i + 1));
+    let runs = |family: &str| only.is_none_or(|f| f == family);
     let per_block = if quick { 100 } else { 1_000 };
     let blocks = 10;
     let server = PollServer::start();
@@ -31,18 +39,26 @@ fn main() {
         "client", "case", "bare", "wrapped", "overhead"
     );
     for case in [Case::Ok, Case::TwoUnavailable] {
-        let [bare, ours] = ureq_family(&server, case, blocks, per_block);
-        print_row("ureq", case, bare, ours);
-        let [bare, ours] = tokio_family(&server, case, blocks, per_block);
-        print_row("tokio", case, bare, ours);
-        let [bare, ours] = smol_family(&server, case, blocks, per_block);
-        print_row("smol", case, bare, ours);
-        let [bare, ours, retry, backon, backon_no_zero] =
-            reqwest_family(&server, case, blocks, per_block);
-        print_row("reqwest", case, bare.clone(), ours);
-        print_row("reqwest + reqwest-retry", case, bare.clone(), retry);
-        print_row("reqwest + backon", case, bare.clone(), backon);
-        print_row("reqwest + backon, 0 no-op", case, bare, backon_no_zero);
+        if runs("ureq") {
+            let [bare, ours] = ureq_family(&server, case, blocks, per_block);
+            print_row("ureq", case, bare, ours);
+        }
+        if runs("tokio") {
+            let [bare, ours] = tokio_family(&server, case, blocks, per_block);
+            print_row("tokio", case, bare, ours);
+        }
+        if runs("smol") {
+            let [bare, ours] = smol_family(&server, case, blocks, per_block);
+            print_row("smol", case, bare, ours);
+        }
+        if runs("reqwest") {
+            let [bare, ours, retry, backon, backon_no_zero] =
+                reqwest_family(&server, case, blocks, per_block);
+            print_row("reqwest", case, bare.clone(), ours);
+            print_row("reqwest + reqwest-retry", case, bare.clone(), retry);
+            print_row("reqwest + backon", case, bare.clone(), backon);
+            print_row("reqwest + backon, 0 no-op", case, bare, backon_no_zero);
+        }
     }
 }
 
