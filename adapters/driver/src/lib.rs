@@ -97,8 +97,8 @@ pub use observe::Observer;
 pub use outcome::{Retried, RetryError};
 pub use read::{BodyError, StatusError};
 pub use request::{
-    needs_idempotency_key, new_idempotency_key, Attempt, OperationName, RetryRequest,
-    IDEMPOTENCY_KEY,
+    ensure_idempotency_key, needs_idempotency_key, new_idempotency_key, Attempt, OperationName,
+    RetryRequest, IDEMPOTENCY_KEY,
 };
 pub use retrier::{ClassifyOverride, Retrier};
 pub use run::{run, run_classified, run_draining};

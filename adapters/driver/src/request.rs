@@ -65,6 +65,27 @@ impl OperationName {
     }
 }
 
+/// Gives a request with `method` and `headers` a new `Idempotency-Key` when its method is
+/// retried only with one (POST, PATCH) and it has none: what a "generate a key" option of a
+/// middleware or layer does to each request, once, before its first attempt.
+///
+/// ```
+/// use backstop_driver::{ensure_idempotency_key, http::{HeaderMap, Method}};
+///
+/// let mut headers = HeaderMap::new();
+/// ensure_idempotency_key(&Method::GET, &mut headers);
+/// assert!(headers.is_empty());
+/// ensure_idempotency_key(&Method::POST, &mut headers);
+/// let key = headers["idempotency-key"].clone();
+/// ensure_idempotency_key(&Method::POST, &mut headers); // kept, not replaced
+/// assert_eq!(headers["idempotency-key"], key);
+/// ```
+pub fn ensure_idempotency_key(method: &Method, headers: &mut HeaderMap) {
+    if needs_idempotency_key(method) && !headers.contains_key(IDEMPOTENCY_KEY) {
+        headers.insert(IDEMPOTENCY_KEY, new_idempotency_key());
+    }
+}
+
 /// Whether a request with `method` is retried only when it carries an `Idempotency-Key`
 /// (POST and PATCH, under the default policy): those a "generate a key" option gives one.
 #[must_use]

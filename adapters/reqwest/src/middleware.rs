@@ -8,8 +8,8 @@
 use core::fmt;
 
 use backstop_driver::{
-    drain_body, needs_idempotency_key, new_idempotency_key, run_draining, Abort, DrainLimits,
-    OperationName, Retried, Retrier, RetryRequest, Runtime, IDEMPOTENCY_KEY,
+    drain_body, ensure_idempotency_key, run_draining, Abort, DrainLimits, OperationName, Retried,
+    Retrier, RetryRequest, Runtime, IDEMPOTENCY_KEY,
 };
 use backstop_tokio::TokioRuntime;
 use http::Extensions;
@@ -91,13 +91,9 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
         extensions: &mut Extensions,
         next: Next<'_>,
     ) -> reqwest_middleware::Result<Response> {
-        if self.generate_keys
-            && needs_idempotency_key(request.method())
-            && !request.headers().contains_key(IDEMPOTENCY_KEY)
-        {
-            request
-                .headers_mut()
-                .insert(IDEMPOTENCY_KEY, new_idempotency_key());
+        if self.generate_keys {
+            let method = request.method().clone();
+            ensure_idempotency_key(&method, request.headers_mut());
         }
         // The one copy made before the first attempt: kept for the retries, each of which
         // sends a copy of it, while the first attempt sends the caller's request itself.

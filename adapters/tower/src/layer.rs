@@ -9,8 +9,8 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 
 use backstop_driver::{
-    drain_body, needs_idempotency_key, new_idempotency_key, run_draining, Abort, OperationName,
-    Retrier, RetryError, RetryRequest, Runtime, IDEMPOTENCY_KEY,
+    drain_body, ensure_idempotency_key, run_draining, Abort, OperationName, Retrier, RetryError,
+    RetryRequest, Runtime, IDEMPOTENCY_KEY,
 };
 use backstop_tokio::TokioRuntime;
 use tower_layer::Layer;
@@ -105,13 +105,9 @@ where
     }
 
     fn call(&mut self, mut request: http::Request<B>) -> Self::Future {
-        if self.generate_keys
-            && needs_idempotency_key(request.method())
-            && !request.headers().contains_key(IDEMPOTENCY_KEY)
-        {
-            request
-                .headers_mut()
-                .insert(IDEMPOTENCY_KEY, new_idempotency_key());
+        if self.generate_keys {
+            let method = request.method().clone();
+            ensure_idempotency_key(&method, request.headers_mut());
         }
         let inner = self.inner.clone();
         let retrier = self.retrier.clone();
