@@ -10,9 +10,10 @@ use core::fmt;
 use backstop::{ErrorKind, Outcome, StopReason};
 
 use crate::invalid::RequestError;
+use crate::observe::redact::DebugResponse;
 
-/// The response the operation ended with, and how it ended.
-#[derive(Debug)]
+/// The response the operation ended with, and how it ended. Its `Debug` shows the response's
+/// status and header names, never a header's value (`Set-Cookie`) or the body.
 #[non_exhaustive]
 pub struct Retried<B> {
     /// The last response (its body unread).
@@ -23,7 +24,11 @@ pub struct Retried<B> {
 }
 
 /// An operation that ended without a response to return.
-#[derive(Debug)]
+///
+/// Neither its `Display` nor its `Debug` shows the client's error, whose text and fields may
+/// hold the URL with its query (reqwest's `error sending request for url (…?token=…)`): they
+/// say its kind and how the operation ended. The client's error is the
+/// [`source`](std::error::Error::source) (and the `error` field): redact before logging it.
 #[non_exhaustive]
 pub enum RetryError<E> {
     /// The caller aborted. Nothing was sent after the abort.
@@ -47,6 +52,35 @@ pub enum RetryError<E> {
         /// No attempt: `attempts` is 0 and the reason `PermanentError`.
         outcome: Outcome,
     },
+}
+
+impl<B> fmt::Debug for Retried<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Retried")
+            .field("response", &DebugResponse(&self.response))
+            .field("outcome", &self.outcome)
+            .finish()
+    }
+}
+
+impl<E> fmt::Debug for RetryError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RetryError::Aborted(o) => f.debug_tuple("Aborted").field(o).finish(),
+            RetryError::TimedOut(o) => f.debug_tuple("TimedOut").field(o).finish(),
+            // The client's error is left out: see the type's docs.
+            RetryError::Failed { kind, outcome, .. } => f
+                .debug_struct("Failed")
+                .field("kind", kind)
+                .field("outcome", outcome)
+                .finish_non_exhaustive(),
+            RetryError::InvalidRequest { error, outcome } => f
+                .debug_struct("InvalidRequest")
+                .field("error", error)
+                .field("outcome", outcome)
+                .finish(),
+        }
+    }
 }
 
 impl<E> RetryError<E> {

@@ -15,6 +15,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method, Uri, Version};
 
 use crate::abort::Abort;
 use crate::invalid::{Part, RequestError};
+use crate::observe::redact::{DebugHeaderNames, DebugRequest, DebugUri};
 
 /// The `Idempotency-Key` header name.
 pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
@@ -155,7 +156,9 @@ impl fmt::Debug for RequestBody {
 /// let request = RetryRequest::get("http://exa mple.com/").header("x-trace", "a\nb");
 /// assert_eq!(request.error().map(ToString::to_string).as_deref(), Some("invalid URL: invalid uri character"));
 /// ```
-#[derive(Debug)]
+///
+/// Its `Debug` shows no secret: the URL without userinfo, query or fragment, the headers' names
+/// without their values, the body's length only.
 pub struct RetryRequest {
     pub(crate) name: Option<String>,
     pub(crate) method: Method,
@@ -167,6 +170,22 @@ pub struct RetryRequest {
     /// The attempt function sends a body it cannot send again (a stream of the caller's).
     pub(crate) body_not_replayable: bool,
     error: Option<RequestError>,
+}
+
+impl fmt::Debug for RetryRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RetryRequest")
+            .field("name", &self.name)
+            .field("method", &self.method)
+            .field("uri", &DebugUri(&self.uri))
+            .field("version", &self.version)
+            .field("headers", &DebugHeaderNames(&self.headers))
+            .field("body", &self.body)
+            .field("abort", &self.abort.is_some())
+            .field("body_not_replayable", &self.body_not_replayable)
+            .field("error", &self.error)
+            .finish()
+    }
 }
 
 impl RetryRequest {
@@ -459,8 +478,8 @@ impl RetryRequest {
     }
 }
 
-/// One attempt, handed to the attempt function.
-#[derive(Debug)]
+/// One attempt, handed to the attempt function. Its `Debug` shows the request without
+/// secrets (as [`RetryRequest`]'s does).
 #[non_exhaustive]
 pub struct Attempt {
     /// The attempt's number; the first is 1.
@@ -471,4 +490,14 @@ pub struct Attempt {
     pub timeout: Duration,
     /// The request to send.
     pub request: http::Request<Bytes>,
+}
+
+impl fmt::Debug for Attempt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Attempt")
+            .field("number", &self.number)
+            .field("timeout", &self.timeout)
+            .field("request", &DebugRequest(&self.request))
+            .finish()
+    }
 }

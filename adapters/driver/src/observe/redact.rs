@@ -1,7 +1,10 @@
-//! URLs without secrets.
+//! URLs and headers without secrets.
 //!
-//! Rule: a URL in a log or metric never shows its userinfo, its
-//! query or its fragment, where tokens and passwords live.
+//! Rule: a URL in a log, a metric or a `Debug` never shows its userinfo, its query or its
+//! fragment, where tokens and passwords live; a header in a `Debug` shows its name only (its
+//! value may be a credential: `Authorization`, `Cookie`, an API key, a raw `Idempotency-Key`).
+
+use core::fmt;
 
 /// The URI as `scheme://host[:port]/path`: no userinfo, no query, no fragment.
 ///
@@ -26,6 +29,57 @@ pub fn redact_uri(uri: &http::Uri) -> String {
     }
     out.push_str(uri.path());
     out
+}
+
+/// `Debug` of a URI as [`redact_uri`] writes it.
+pub(crate) struct DebugUri<'a>(pub(crate) &'a http::Uri);
+
+impl fmt::Debug for DebugUri<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&redact_uri(self.0), f)
+    }
+}
+
+/// `Debug` of a header map as the list of its names, without the values.
+pub(crate) struct DebugHeaderNames<'a>(pub(crate) &'a http::HeaderMap);
+
+impl fmt::Debug for DebugHeaderNames<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.0.keys().map(http::HeaderName::as_str))
+            .finish()
+    }
+}
+
+/// `Debug` of an `http::Request` without secrets: method, redacted URI, version, header names,
+/// and never the body.
+pub(crate) struct DebugRequest<'a, B>(pub(crate) &'a http::Request<B>);
+
+impl<B> fmt::Debug for DebugRequest<'_, B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = self.0;
+        f.debug_struct("Request")
+            .field("method", r.method())
+            .field("uri", &DebugUri(r.uri()))
+            .field("version", &r.version())
+            .field("headers", &DebugHeaderNames(r.headers()))
+            .finish_non_exhaustive()
+    }
+}
+
+/// `Debug` of an `http::Response` without secrets: status, version, header names (a
+/// `Set-Cookie` value is a credential), and never the body.
+pub(crate) struct DebugResponse<'a, B>(pub(crate) &'a http::Response<B>);
+
+impl<B> fmt::Debug for DebugResponse<'_, B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = self.0;
+        f.debug_struct("Response")
+            .field("status", &r.status())
+            .field("version", &r.version())
+            .field("headers", &DebugHeaderNames(r.headers()))
+            .finish_non_exhaustive()
+    }
 }
 
 #[cfg(test)]
