@@ -30,7 +30,8 @@ pub(crate) fn reported(observers: &[Observer]) -> bool {
 /// Whether a `tracing` subscriber wants backstop's events (never without the feature).
 fn trace_enabled() -> bool {
     #[cfg(feature = "tracing")]
-    return tracing::enabled!(target: "backstop", tracing::Level::INFO)
+    return tracing::enabled!(target: "backstop", tracing::Level::WARN)
+        || tracing::enabled!(target: "backstop", tracing::Level::INFO)
         || tracing::enabled!(target: "backstop", tracing::Level::DEBUG);
     #[cfg(not(feature = "tracing"))]
     false

@@ -1,0 +1,157 @@
+//! backstop's `tracing` events come at levels a busy service can leave on: a first-try success
+//! logs at DEBUG only; a wait before a retry (a zero one, `Retry-After: 0`, included) and an
+//! operation that needed retries are INFO; one that gave up is WARN. Every duration is a whole
+//! number of microseconds. On every adapter.
+
+use std::fmt::Write as _;
+use std::sync::{Arc, Mutex};
+
+use backstop_driver::{Retrier, RetryRequest};
+use backstop_tests::adapters::{for_each_adapter, Adapter, Clock};
+use backstop_tests::server::{Reply, Server};
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Level, Metadata, Subscriber};
+
+/// One `tracing` event of backstop's: its level, message and other fields as text.
+#[derive(Clone, Debug)]
+struct Line {
+    level: Level,
+    message: String,
+    fields: String,
+    /// Fields recorded as floating-point numbers.
+    floats: Vec<&'static str>,
+}
+
+#[derive(Clone, Default)]
+struct Capture(Arc<Mutex<Vec<Line>>>);
+
+struct Fields<'a>(&'a mut Line);
+
+impl Visit for Fields<'_> {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            self.0.message = format!("{value:?}");
+        } else {
+            let _ = write!(self.0.fields, "{}={value:?} ", field.name());
+        }
+    }
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        self.0.floats.push(field.name());
+        self.record_debug(field, &value);
+    }
+}
+
+impl Subscriber for Capture {
+    fn enabled(&self, _: &Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &Attributes<'_>) -> Id {
+        Id::from_u64(1)
+    }
+    fn record(&self, _: &Id, _: &Record<'_>) {}
+    fn record_follows_from(&self, _: &Id, _: &Id) {}
+    fn event(&self, event: &Event<'_>) {
+        if event.metadata().target() != "backstop" {
+            return;
+        }
+        let mut line = Line {
+            level: *event.metadata().level(),
+            message: String::new(),
+            fields: String::new(),
+            floats: Vec::new(),
+        };
+        event.record(&mut Fields(&mut line));
+        self.0.lock().expect("capture lock").push(line);
+    }
+    fn enter(&self, _: &Id) {}
+    fn exit(&self, _: &Id) {}
+}
+
+/// The backstop events of one operation against `replies`.
+fn traced(adapter: Adapter, replies: Vec<Reply>) -> Vec<Line> {
+    let server = Server::start(replies.into_iter().map(Into::into));
+    let capture = Capture::default();
+    let run = tracing::subscriber::with_default(capture.clone(), || {
+        adapter.run(
+            &Retrier::default(),
+            RetryRequest::get(server.url("/")),
+            Clock::Virtual,
+        )
+    });
+    let lines = capture.0.lock().expect("capture lock").clone();
+    assert!(!lines.is_empty(), "{adapter:?}: no event: {run:?}");
+    for line in &lines {
+        assert!(
+            line.floats.is_empty(),
+            "{adapter:?}: a duration that is not whole microseconds: {line:?}"
+        );
+    }
+    lines
+}
+
+fn finished(adapter: Adapter, lines: &[Line]) -> Line {
+    lines
+        .iter()
+        .find(|l| l.message == "operation finished")
+        .unwrap_or_else(|| panic!("{adapter:?}: no end: {lines:?}"))
+        .clone()
+}
+
+#[test]
+fn a_first_try_success_logs_at_debug_only() {
+    for_each_adapter(|adapter| {
+        let lines = traced(adapter, vec![Reply::status(200).body("ok")]);
+        assert!(
+            lines.iter().all(|l| l.level == Level::DEBUG),
+            "{adapter:?}: {lines:?}"
+        );
+        let end = finished(adapter, &lines);
+        assert!(end.fields.contains("attempts=1 "), "{adapter:?}: {end:?}");
+        assert!(end.fields.contains("elapsed_us="), "{adapter:?}: {end:?}");
+    });
+}
+
+#[test]
+fn a_zero_wait_and_a_retried_success_are_info() {
+    for_each_adapter(|adapter| {
+        let lines = traced(
+            adapter,
+            vec![
+                Reply::status(503).header("Retry-After", "0"),
+                Reply::status(200).body("ok"),
+            ],
+        );
+        let wait = lines
+            .iter()
+            .find(|l| l.message == "retrying after a wait")
+            .unwrap_or_else(|| panic!("{adapter:?}: no wait event: {lines:?}"));
+        assert_eq!(wait.level, Level::INFO, "{adapter:?}: {wait:?}");
+        assert!(wait.fields.contains("delay_us=0 "), "{adapter:?}: {wait:?}");
+        assert!(
+            wait.fields.contains("source=\"retry_after\""),
+            "{adapter:?}: {wait:?}"
+        );
+        let end = finished(adapter, &lines);
+        assert_eq!(end.level, Level::INFO, "{adapter:?}: {end:?}");
+        assert!(end.fields.contains("attempts=2 "), "{adapter:?}: {end:?}");
+    });
+}
+
+#[test]
+fn an_operation_that_gave_up_is_a_warning() {
+    for_each_adapter(|adapter| {
+        let lines = traced(
+            adapter,
+            (0..4)
+                .map(|_| Reply::status(503).header("Retry-After", "0"))
+                .collect(),
+        );
+        let end = finished(adapter, &lines);
+        assert_eq!(end.level, Level::WARN, "{adapter:?}: {end:?}");
+        assert!(
+            end.fields.contains("reason=\"attempts\""),
+            "{adapter:?}: {end:?}"
+        );
+    });
+}
