@@ -5,8 +5,8 @@
 //!
 //! - [`server::Server`]: a scripted HTTP/1.1 server on 127.0.0.1 (any status and headers,
 //!   delays, hangs, resets, cut-off bodies, raw bytes), counting and recording requests;
-//! - [`adapters::for_each_adapter`]: runs a scenario once per adapter (ureq, smol, tokio),
-//!   each through its ready-made client, on real or virtual time, and hands back a uniform
+//! - [`adapters::for_each_adapter`]: runs a scenario once per adapter (ureq, smol,
+//!   tokio, reqwest, tower), each through its ready-made client or stack, on real or virtual time, and hands back a uniform
 //!   [`adapters::Run`].
 //!
 //! ```

@@ -62,6 +62,8 @@
 //!   an `Idempotency-Key` one of its own, for servers that deduplicate by it.
 //! - **Errors as kinds** ([`error_kind`]): connect failures never sent, TLS permanent (feature
 //!   `rustls`, on by default), reqwest's timeouts, redirect loops permanent.
+//! - **Logs.** With the feature `tracing`, every attempt, wait and outcome is a `tracing` event
+//!   (target `backstop`, redacted; a first-try success at DEBUG only).
 //!
 //! reqwest's TLS is the caller's: with reqwest's default features (rustls on aws-lc)
 //! `reqwest::Client::new()` works as it is. To stay on ring, enable reqwest's

@@ -59,6 +59,8 @@
 //! - The inner service's errors are classified by [`error_kind`]: a hyper-util client's
 //!   connect failures are never sent, TLS permanent (feature `rustls`), the rest as the socket
 //!   or hyper says.
+//! - With the feature `tracing`, every attempt, wait and outcome is a `tracing` event (target
+//!   `backstop`, redacted; a first-try success at DEBUG only).
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
