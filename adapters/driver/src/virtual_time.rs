@@ -4,6 +4,10 @@
 //! [`VirtualTime`] wraps a real runtime and adds an offset to its clock: a wait between
 //! attempts moves the offset forward at once instead of sleeping, while an attempt's timeout
 //! still runs on the real timer (the HTTP traffic it bounds is real).
+//!
+//! One `VirtualTime` is one clock: a skip moves it for everything that reads it. So one
+//! `VirtualTime` (and its clones, which share the clock) drives one operation at a time; give
+//! each operation that runs at the same time its own (see [`VirtualTime`]).
 
 use core::time::Duration;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -26,6 +30,30 @@ use crate::runtime::{Purpose, Runtime, Sleep};
 /// futures_lite::future::block_on(rt.sleep_until(target, Purpose::Wait, None));
 /// assert!(rt.now() >= target); // an hour passed, virtually
 /// assert!(rt.skipped() >= Duration::from_secs(3599));
+/// ```
+///
+/// # One operation at a time
+///
+/// A skip moves this clock, which its clones share, for every operation that reads it: while
+/// one operation skips a 30 s wait, another one in flight on the same `VirtualTime` ages by
+/// 30 s too, and may end past its `max_elapsed` or give up on its deadline. Operations that
+/// run at the same time each need their own `VirtualTime` (each its own client, middleware or
+/// layer, made with `with_runtime(VirtualTime::new(..))`); operations one after another may
+/// share one.
+///
+/// ```
+/// use backstop_driver::{run, Retrier, RetryRequest, StdRuntime, VirtualTime};
+/// use futures_lite::future;
+/// use std::time::Duration;
+///
+/// let retrier = Retrier::default();
+/// // Two operations at the same time: one clock each.
+/// let (a, b) = (VirtualTime::new(StdRuntime::new()), VirtualTime::new(StdRuntime::new()));
+/// let one = |rt| run(&retrier, rt, RetryRequest::get("http://127.0.0.1:1/"), |_attempt| async {
+///     Ok::<_, std::io::Error>(http::Response::new(()))
+/// });
+/// let (x, y) = future::block_on(future::zip(one(&a), one(&b)));
+/// assert!(x.is_ok() && y.is_ok());
 /// ```
 #[derive(Clone, Debug)]
 pub struct VirtualTime<R> {
