@@ -32,6 +32,7 @@ pub mod https;
 pub mod middleware;
 pub mod overhead;
 pub mod server;
+pub mod traced;
 
 /// The root README's examples, compiled and run as doctests (`cargo test --workspace`).
 #[cfg(doctest)]

@@ -3,70 +3,11 @@
 //! operation that needed retries are INFO; one that gave up is WARN. Every duration is a whole
 //! number of microseconds. On every adapter.
 
-use std::fmt::Write as _;
-use std::sync::{Arc, Mutex};
-
 use backstop_driver::{Retrier, RetryRequest};
 use backstop_tests::adapters::{for_each_adapter, Adapter, Clock};
 use backstop_tests::server::{Reply, Server};
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing::{Event, Level, Metadata, Subscriber};
-
-/// One `tracing` event of backstop's: its level, message and other fields as text.
-#[derive(Clone, Debug)]
-struct Line {
-    level: Level,
-    message: String,
-    fields: String,
-    /// Fields recorded as floating-point numbers.
-    floats: Vec<&'static str>,
-}
-
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<Line>>>);
-
-struct Fields<'a>(&'a mut Line);
-
-impl Visit for Fields<'_> {
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        if field.name() == "message" {
-            self.0.message = format!("{value:?}");
-        } else {
-            let _ = write!(self.0.fields, "{}={value:?} ", field.name());
-        }
-    }
-    fn record_f64(&mut self, field: &Field, value: f64) {
-        self.0.floats.push(field.name());
-        self.record_debug(field, &value);
-    }
-}
-
-impl Subscriber for Capture {
-    fn enabled(&self, _: &Metadata<'_>) -> bool {
-        true
-    }
-    fn new_span(&self, _: &Attributes<'_>) -> Id {
-        Id::from_u64(1)
-    }
-    fn record(&self, _: &Id, _: &Record<'_>) {}
-    fn record_follows_from(&self, _: &Id, _: &Id) {}
-    fn event(&self, event: &Event<'_>) {
-        if event.metadata().target() != "backstop" {
-            return;
-        }
-        let mut line = Line {
-            level: *event.metadata().level(),
-            message: String::new(),
-            fields: String::new(),
-            floats: Vec::new(),
-        };
-        event.record(&mut Fields(&mut line));
-        self.0.lock().expect("capture lock").push(line);
-    }
-    fn enter(&self, _: &Id) {}
-    fn exit(&self, _: &Id) {}
-}
+use backstop_tests::traced::{Capture, Line};
+use tracing::Level;
 
 /// The backstop events of one operation against `replies`.
 fn traced(adapter: Adapter, replies: Vec<Reply>) -> Vec<Line> {
@@ -79,7 +20,11 @@ fn traced(adapter: Adapter, replies: Vec<Reply>) -> Vec<Line> {
             Clock::Virtual,
         )
     });
-    let lines = capture.0.lock().expect("capture lock").clone();
+    let lines: Vec<Line> = capture
+        .lines()
+        .into_iter()
+        .filter(|l| l.target == "backstop")
+        .collect();
     assert!(!lines.is_empty(), "{adapter:?}: no event: {run:?}");
     for line in &lines {
         assert!(

@@ -2,46 +2,13 @@
 //! `Authorization`, `Cookie`, `Proxy-Authorization`, an `Idempotency-Key` and a body, every
 //! event (callback, its `Display` and `Debug`, and every `tracing` field) is free of them.
 
-use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 
 use backstop_driver::{Retrier, RetryRequest};
 use backstop_tests::adapters::{for_each_adapter, Adapter, Clock};
 use backstop_tests::server::{Reply, Server};
+use backstop_tests::traced::Capture;
 use http::{header, HeaderValue};
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing::{Event, Metadata, Subscriber};
-
-/// Every `tracing` event's fields, as text.
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<String>>>);
-
-struct Fields<'a>(&'a mut String);
-
-impl Visit for Fields<'_> {
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        let _ = write!(self.0, "{}={value:?} ", field.name());
-    }
-}
-
-impl Subscriber for Capture {
-    fn enabled(&self, _: &Metadata<'_>) -> bool {
-        true
-    }
-    fn new_span(&self, _: &Attributes<'_>) -> Id {
-        Id::from_u64(1)
-    }
-    fn record(&self, _: &Id, _: &Record<'_>) {}
-    fn record_follows_from(&self, _: &Id, _: &Id) {}
-    fn event(&self, event: &Event<'_>) {
-        let mut line = format!("{} ", event.metadata().target());
-        event.record(&mut Fields(&mut line));
-        self.0.lock().expect("capture lock").push(line);
-    }
-    fn enter(&self, _: &Id) {}
-    fn exit(&self, _: &Id) {}
-}
 
 #[test]
 fn no_event_contains_userinfo_query_headers_key_or_body() {
@@ -80,7 +47,7 @@ fn no_event_contains_userinfo_query_headers_key_or_body() {
         });
 
         let mut all = emitted.lock().expect("sink lock").clone();
-        let mut traced = capture.0.lock().expect("capture lock").clone();
+        let mut traced: Vec<String> = capture.lines().iter().map(|l| l.text()).collect();
         if !Adapter::CLIENTS.contains(&adapter) {
             // reqwest and a hyper-util client behind the tower layer are the caller's, and so
             // are their logs: hyper-util's pool logs its key, userinfo included. backstop's
