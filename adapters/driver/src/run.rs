@@ -27,6 +27,7 @@ use crate::outcome::{Retried, RetryError};
 use crate::request::{Attempt, RetryRequest};
 use crate::retrier::{LazyRng, Retrier, SharedBudget};
 use crate::runtime::{Purpose, Runtime, Sleep};
+use crate::timed_out::AttemptTimedOut;
 
 /// Runs one operation: sends `request` through `send` until the policy is satisfied.
 ///
@@ -210,6 +211,8 @@ enum Last<B, E> {
     Nothing,
     Response(http::Response<B>),
     Error(E, ErrorKind),
+    /// The loop's own timer ended the attempt: there is no client error to return.
+    TimedOut,
 }
 
 /// How a raced attempt ended.
@@ -265,7 +268,7 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         } else {
             raced
         };
-        let result = self.report(classify, ended, raced, last);
+        let result = self.report(classify, (number, timeout), ended, raced, last);
         self.emitter.emit(EventKind::AttemptEnded {
             attempt: number,
             result,
@@ -320,11 +323,12 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         .await
     }
 
-    /// Reports how the attempt ended (the clock read `ended` after it) to the machine, keeps
-    /// what the caller may get in `last`, and says what it was.
+    /// Reports how attempt `number` with its `timeout` ended (the clock read `ended` after
+    /// it) to the machine, keeps what the caller may get in `last`, and says what it was.
     fn report<B, E: std::error::Error + 'static>(
         &mut self,
         classify: impl Fn(&E) -> ErrorKind,
+        (number, timeout): (u32, Duration),
         ended: Instant,
         raced: Raced<Result<http::Response<B>, E>>,
         last: &mut Last<B, E>,
@@ -337,9 +341,18 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
                 let _ = self.machine.handle(ended, Event::Abort);
                 AttemptOutcome::Error(AttemptError::new(ErrorKind::Aborted))
             }
-            // The clock has reached the timeout: the machine times the attempt out itself at
-            // the next decision.
-            Raced::TimedOut => AttemptOutcome::Error(AttemptError::new(ErrorKind::Timeout)),
+            // The loop's timer ended the attempt. It is reported as an error like a client's
+            // (the machine would time it out by itself at the next decision, but without the
+            // caller's override), and it replaces whatever an earlier attempt left in `last`:
+            // the error returned is the last attempt's.
+            Raced::TimedOut => {
+                let kind = ErrorKind::Timeout;
+                let e = self.classified(kind, &AttemptTimedOut::new(number, timeout));
+                // Cannot fail: the attempt is in flight until its result is reported.
+                let _ = self.machine.handle(ended, Event::Error(e));
+                *last = Last::TimedOut;
+                AttemptOutcome::Error(e)
+            }
             Raced::Done(Ok(response)) => {
                 let facts = self.response_facts(&response);
                 let status = facts.status;
@@ -350,19 +363,29 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
             }
             Raced::Done(Err(error)) => {
                 let kind = classify(&error);
-                let class = self
-                    .retrier
-                    .classify
-                    .as_ref()
-                    .and_then(|f| f(kind, &error))
-                    .unwrap_or_else(|| kind.class());
-                let e = AttemptError::new(kind).with_class(class);
+                let e = self.classified(kind, &error);
                 // Cannot fail: the attempt is in flight until its result is reported.
                 let _ = self.machine.handle(ended, Event::Error(e));
                 *last = Last::Error(error, kind);
                 AttemptOutcome::Error(e)
             }
         }
+    }
+
+    /// The attempt error of `kind` for `error`, in the class the retrier's override picks (the
+    /// kind's own class when there is no override or it keeps the default).
+    fn classified(
+        &self,
+        kind: ErrorKind,
+        error: &(dyn std::error::Error + 'static),
+    ) -> AttemptError {
+        let class = self
+            .retrier
+            .classify
+            .as_ref()
+            .and_then(|f| f(kind, error))
+            .unwrap_or_else(|| kind.class());
+        AttemptError::new(kind).with_class(class)
     }
 
     /// Reads the body of the response in `last`, decided at `now` to be discarded, to its end
@@ -466,7 +489,7 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
             _ if outcome.reason == StopReason::Aborted => Err(RetryError::Aborted(outcome)),
             Last::Response(response) => Ok(Retried { response, outcome }),
             // The client's own timeout is a time-out like the loop's.
-            Last::Error(_, ErrorKind::Timeout) | Last::Nothing => {
+            Last::TimedOut | Last::Error(_, ErrorKind::Timeout) | Last::Nothing => {
                 Err(RetryError::TimedOut(outcome))
             }
             Last::Error(error, kind) => Err(RetryError::Failed {
