@@ -5,7 +5,8 @@
 //! timeout and the abort; every wait races the abort; after every timer the clock is read again
 //! and the machine decides (a timer is never trusted). Before the next attempt, a discarded
 //! response's body is read to its end when it is small and quick (so that the client can
-//! reuse the connection), else dropped; after an abort nothing is sent.
+//! reuse the connection), else dropped; after an abort nothing is sent, and the attempt
+//! function is not even called.
 
 use core::future::Future;
 use core::pin::{pin, Pin};
@@ -179,6 +180,13 @@ where
                 // the clock after.
                 if matches!(last, Last::Response(_)) {
                     now = operation.discard(now, &mut last, &mut drain).await;
+                    continue;
+                }
+                // Before the attempt function is called, not only before the attempt is
+                // reported: a function that starts its request (or makes its body) when
+                // called would otherwise send after the abort.
+                if operation.aborted() {
+                    let _ = operation.machine.handle(now, Event::Abort);
                     continue;
                 }
                 // Pinned here, where it lives until it ends: the attempt's steps borrow it.
