@@ -111,12 +111,20 @@ where
 ///
 /// Before the next attempt, the loop calls `drain` with the discarded response's body and
 /// the [`DrainLimits`] in force: the retrier's ([`Retrier::drain`]), their time cut to half
-/// the time left before the deadline. `drain` reads at most `max_bytes` (see
-/// [`drain_body`](crate::drain_body) for any `http_body::Body`); the loop races it against
-/// `max_time` and the abort, and drops the body when either wins. A body whose
-/// `Content-Length` is over the limit is dropped unread. A blocking `drain`, which completes
-/// within the loop's first poll of it, must bound its own time by `max_time`. The returned
-/// response's body is never touched.
+/// the time left before the deadline and, when the machine waits before the next attempt, to
+/// the wait. `drain` reads at most `max_bytes` (see [`drain_body`](crate::drain_body) for any
+/// `http_body::Body`); the loop races it against `max_time` and the abort, and drops the body
+/// when either wins. A body whose `Content-Length` is over the limit is dropped unread. A
+/// blocking `drain`, which completes within the loop's first poll of it, must bound its own
+/// time by `max_time`. The returned response's body is never touched.
+///
+/// The drain runs at the start of the wait before the next attempt, inside it: the next
+/// attempt goes out when the wait ends, as decided, whatever the body does, so
+/// `Policy::worst_case` holds for the loop. (Without a wait, the drain runs right before the
+/// next attempt, within its limits.) Hence one edge: when the operation ends at that wait
+/// instead of sending (its wake-up came at or past the deadline), the response it would
+/// return has been released; the loop returns [`RetryError::TimedOut`], whose outcome names
+/// that response's status.
 ///
 /// # Errors
 ///
@@ -203,7 +211,11 @@ where
                 until,
                 delay,
                 reason,
-            } => operation.wait(now, until, delay, reason).await,
+            } => {
+                operation
+                    .wait(now, (until, delay, reason), &mut last, &mut drain)
+                    .await
+            }
             Decision::Return(outcome) | Decision::GiveUp(outcome) => {
                 return operation.finish(outcome, last);
             }
@@ -404,7 +416,7 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         last: &mut Last<B, E>,
         drain: &mut impl FnMut(B, DrainLimits) -> Drained,
     ) -> Instant {
-        let Some((body, limits)) = self.body_to_drain(now, last) else {
+        let Some((body, limits)) = self.body_to_drain(now, self.machine.deadline(), last) else {
             return now;
         };
         let until = now.saturating_add(limits.max_time());
@@ -414,15 +426,24 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
     }
 
     /// Takes the response out of `last` and returns its body with the limits to read it
-    /// within, or drops it (`None`): draining is off, the operation is aborted, or the body
-    /// announces more than the limit.
-    fn body_to_drain<B, E>(&self, now: Instant, last: &mut Last<B, E>) -> Option<(B, DrainLimits)> {
+    /// within (by `end` at the latest), or drops it (`None`): draining is off, the operation
+    /// is aborted, or the body announces more than the limit.
+    fn body_to_drain<B, E>(
+        &self,
+        now: Instant,
+        end: Instant,
+        last: &mut Last<B, E>,
+    ) -> Option<(B, DrainLimits)> {
         let Last::Response(response) = core::mem::replace(last, Last::Nothing) else {
             return None;
         };
         // Half the time left at most: the next attempt keeps the other half.
         let time_left = self.machine.deadline().saturating_duration_since(now);
-        let limits = self.retrier.drain.within(time_left / 2);
+        let limits = self
+            .retrier
+            .drain
+            .within(time_left / 2)
+            .within(end.saturating_duration_since(now));
         if limits.is_off() || self.aborted() || announced_too_long(response.headers(), limits) {
             return None;
         }
@@ -453,13 +474,14 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         facts
     }
 
-    /// Waits until `until` (decided at `now`), or until the abort. Returns the clock after.
-    async fn wait(
+    /// Waits until `until` (decided at `now`), or until the abort, draining the discarded
+    /// response in `last` meanwhile. Returns the clock after.
+    async fn wait<B, E, Drained: Future>(
         &mut self,
         now: Instant,
-        until: Instant,
-        delay: Duration,
-        reason: WaitReason,
+        (until, delay, reason): (Instant, Duration, WaitReason),
+        last: &mut Last<B, E>,
+        drain: &mut impl FnMut(B, DrainLimits) -> Drained,
     ) -> Instant {
         self.emitter.emit(EventKind::WaitStarted {
             next_attempt: reason.next_attempt,
@@ -468,6 +490,18 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
             source: reason.source,
             elapsed: self.since_start(now),
         });
+        // The drain runs inside the wait, cut at the wait's end: draining after it would push
+        // the next attempt back by the drain's time, past what the machine decided (and past
+        // `Policy::worst_case`). It runs first, on a real timer, so that a virtual wait still
+        // leaves the client its real time to read the body.
+        //
+        // The response is thereby released at the wait's start, not at the next `Send`: if
+        // the operation ends at this wait instead (it woke at or past the deadline), there is
+        // no body left to return (see `finish`).
+        if let Some((body, limits)) = self.body_to_drain(now, until, last) {
+            let cut = now.saturating_add(limits.max_time()).min(until);
+            let _ = self.race(cut, pin!(drain(body, limits))).await;
+        }
         let sleep = self.runtime.sleep_until(until, Purpose::Wait, self.abort);
         match self.abort {
             Some(a) => future::or(a.aborted(), sleep).await,
@@ -496,7 +530,10 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         match last {
             _ if outcome.reason == StopReason::Aborted => Err(RetryError::Aborted(outcome)),
             Last::Response(response) => Ok(Retried { response, outcome }),
-            // The client's own timeout is a time-out like the loop's.
+            // The client's own timeout is a time-out like the loop's. `Nothing` with a response
+            // in the outcome: the machine returned a response the loop had already released
+            // (drained during a wait the operation ended at, past the deadline); the time ran
+            // out, and the outcome says which response it was.
             Last::TimedOut | Last::Error(_, ErrorKind::Timeout) | Last::Nothing => {
                 Err(RetryError::TimedOut(outcome))
             }
