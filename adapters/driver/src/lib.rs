@@ -102,7 +102,7 @@ pub use request::{
     RetryRequest, IDEMPOTENCY_KEY,
 };
 pub use retrier::{ClassifyOverride, Retrier};
-pub use run::{run, run_classified, run_draining};
+pub use run::{run, run_classified, run_draining, run_when_ready};
 pub use runtime::{Epoch, Purpose, Runtime, Sleep, StdRuntime};
 /// The rustls crate these helpers are built on, so callers name its types in the same version.
 #[cfg(feature = "rustls")]

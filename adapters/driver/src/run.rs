@@ -132,9 +132,53 @@ where
 pub async fn run_draining<RT, B, E, Fut, Drained>(
     retrier: &Retrier,
     runtime: &RT,
-    mut request: RetryRequest,
+    request: RetryRequest,
     classify: impl Fn(&E) -> ErrorKind,
     mut send: impl FnMut(Attempt) -> Fut,
+    drain: impl FnMut(B, DrainLimits) -> Drained,
+) -> Result<Retried<B>, RetryError<E>>
+where
+    RT: Runtime + ?Sized,
+    E: std::error::Error + 'static,
+    Fut: Future<Output = Result<http::Response<B>, E>>,
+    Drained: Future,
+{
+    let always_ready = || future::ready(());
+    let send = move |attempt, ()| send(attempt);
+    run_when_ready(
+        retrier,
+        runtime,
+        request,
+        classify,
+        always_ready,
+        send,
+        drain,
+    )
+    .await
+}
+
+/// [`run_draining`], for a client that must be ready before each attempt (a `tower`
+/// service's `poll_ready`): before each attempt, the loop awaits `ready()` and hands its
+/// output to `send` with the [`Attempt`].
+///
+/// Readiness is backpressure, not an attempt: the wait for it is not timed by the attempt's
+/// timeout, is not counted in [`Outcome::attempts`](backstop::Outcome), and sends nothing. It
+/// is bounded by the operation's deadline and ended by the abort: when either comes first,
+/// the readiness future is dropped and the operation ends, with reason `deadline` (and
+/// [`RetryError::TimedOut`] unless an earlier attempt left a response to return) or
+/// `aborted`. A readiness that fails is the output's business: give `send` a `Result` and let
+/// it return the error as the attempt's (then counted, and classified like any error).
+///
+/// # Errors
+///
+/// As [`run`].
+pub async fn run_when_ready<RT, B, E, Fut, Drained, Ready, Readied>(
+    retrier: &Retrier,
+    runtime: &RT,
+    mut request: RetryRequest,
+    classify: impl Fn(&E) -> ErrorKind,
+    mut ready: impl FnMut() -> Readied,
+    mut send: impl FnMut(Attempt, Ready) -> Fut,
     mut drain: impl FnMut(B, DrainLimits) -> Drained,
 ) -> Result<Retried<B>, RetryError<E>>
 where
@@ -142,6 +186,7 @@ where
     E: std::error::Error + 'static,
     Fut: Future<Output = Result<http::Response<B>, E>>,
     Drained: Future,
+    Readied: Future<Output = Ready>,
 {
     if let Some(error) = request.take_error() {
         return Err(RetryError::invalid_request(error));
@@ -176,6 +221,9 @@ where
     // is reused for the next decision only when nothing but bookkeeping ran in between (no
     // observer callback, which may take any time).
     let mut now = start;
+    // What `ready` gave for the next attempt, kept while the machine decides again after a
+    // wait for readiness.
+    let mut readied = None;
     // Bounded by the machine: every pass sends an attempt or waits, and both end by the
     // deadline, after which the machine returns or gives up.
     loop {
@@ -197,12 +245,34 @@ where
                     let _ = operation.machine.handle(now, Event::Abort);
                     continue;
                 }
+                let readiness = match readied.take() {
+                    Some(r) => r,
+                    None => match operation.ready(pin!(ready())).await {
+                        // Ready at once: the decision stands.
+                        Ok((r, None)) => r,
+                        // Time passed: decide again on the clock after (the deadline may have
+                        // come, the timeout is shorter), keeping what was made ready.
+                        Ok((r, Some(after))) => {
+                            readied = Some(r);
+                            now = after;
+                            continue;
+                        }
+                        // Aborted, or the deadline came first: the machine ends the operation.
+                        Err(after) => {
+                            now = after;
+                            continue;
+                        }
+                    },
+                };
                 // Pinned here, where it lives until it ends: the attempt's steps borrow it.
-                let future = pin!(send(Attempt {
-                    number: attempt,
-                    timeout,
-                    request: request.to_http(),
-                }));
+                let future = pin!(send(
+                    Attempt {
+                        number: attempt,
+                        timeout,
+                        request: request.to_http(),
+                    },
+                    readiness,
+                ));
                 operation
                     .attempt(now, attempt, timeout, future, &classify, &mut last)
                     .await
@@ -296,6 +366,30 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
             elapsed: self.since_start(ended),
         });
         self.emitter.clock_after(self.runtime, ended)
+    }
+
+    /// Awaits `ready`, bounded by the deadline and the abort (an abort is reported; the
+    /// deadline the machine finds at its next decision). Returns its output, with the clock
+    /// after if it was not ready at once; or the clock after the deadline or abort that came
+    /// first.
+    async fn ready<T>(
+        &mut self,
+        mut ready: Pin<&mut impl Future<Output = T>>,
+    ) -> Result<(T, Option<Instant>), Instant> {
+        // The common case, a client that is always ready, costs one poll and no clock read.
+        if let Some(r) = future::poll_once(ready.as_mut()).await {
+            return Ok((r, None));
+        }
+        let raced = self.race(self.machine.deadline(), ready).await;
+        let after = self.runtime.now();
+        match raced {
+            Raced::Done(r) if !self.aborted() => Ok((r, Some(after))),
+            Raced::Aborted | Raced::Done(_) => {
+                let _ = self.machine.handle(after, Event::Abort);
+                Err(after)
+            }
+            Raced::TimedOut => Err(after),
+        }
     }
 
     /// Races the attempt against its timeout and the abort. A timer that fires before the
