@@ -17,7 +17,8 @@ use http_body::Body;
 
 /// How much of a discarded response's body the loop reads so that the client can reuse the
 /// connection: at most [`max_bytes`](Self::max_bytes), within at most
-/// [`max_time`](Self::max_time) (and never more than half the time left before the deadline).
+/// [`max_time`](Self::max_time) (and never more than half the time left before the deadline,
+/// nor past the end of the wait before the next attempt, during which it runs).
 /// A body that is longer, announces a longer `Content-Length`, or is slower is dropped and its
 /// connection closed. The returned response's body is never touched: it is the caller's.
 ///

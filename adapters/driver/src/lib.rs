@@ -71,6 +71,7 @@ mod retrier;
 mod run;
 mod runtime;
 mod thread_timer;
+mod timed_out;
 #[cfg(feature = "rustls")]
 mod tls_config;
 #[cfg(feature = "rustls")]
@@ -101,11 +102,12 @@ pub use request::{
     RetryRequest, IDEMPOTENCY_KEY,
 };
 pub use retrier::{ClassifyOverride, Retrier};
-pub use run::{run, run_classified, run_draining};
+pub use run::{run, run_classified, run_draining, run_when_ready};
 pub use runtime::{Epoch, Purpose, Runtime, Sleep, StdRuntime};
 /// The rustls crate these helpers are built on, so callers name its types in the same version.
 #[cfg(feature = "rustls")]
 pub use rustls;
+pub use timed_out::AttemptTimedOut;
 #[cfg(feature = "rustls")]
 pub use tls_config::{Roots, TlsBuilder, TlsConfigError};
 #[cfg(feature = "rustls")]

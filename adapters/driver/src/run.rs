@@ -5,7 +5,8 @@
 //! timeout and the abort; every wait races the abort; after every timer the clock is read again
 //! and the machine decides (a timer is never trusted). Before the next attempt, a discarded
 //! response's body is read to its end when it is small and quick (so that the client can
-//! reuse the connection), else dropped; after an abort nothing is sent.
+//! reuse the connection), else dropped; after an abort nothing is sent, and the attempt
+//! function is not even called.
 
 use core::future::Future;
 use core::pin::{pin, Pin};
@@ -27,6 +28,7 @@ use crate::outcome::{Retried, RetryError};
 use crate::request::{Attempt, RetryRequest};
 use crate::retrier::{LazyRng, Retrier, SharedBudget};
 use crate::runtime::{Purpose, Runtime, Sleep};
+use crate::timed_out::AttemptTimedOut;
 
 /// Runs one operation: sends `request` through `send` until the policy is satisfied.
 ///
@@ -109,12 +111,20 @@ where
 ///
 /// Before the next attempt, the loop calls `drain` with the discarded response's body and
 /// the [`DrainLimits`] in force: the retrier's ([`Retrier::drain`]), their time cut to half
-/// the time left before the deadline. `drain` reads at most `max_bytes` (see
-/// [`drain_body`](crate::drain_body) for any `http_body::Body`); the loop races it against
-/// `max_time` and the abort, and drops the body when either wins. A body whose
-/// `Content-Length` is over the limit is dropped unread. A blocking `drain`, which completes
-/// within the loop's first poll of it, must bound its own time by `max_time`. The returned
-/// response's body is never touched.
+/// the time left before the deadline and, when the machine waits before the next attempt, to
+/// the wait. `drain` reads at most `max_bytes` (see [`drain_body`](crate::drain_body) for any
+/// `http_body::Body`); the loop races it against `max_time` and the abort, and drops the body
+/// when either wins. A body whose `Content-Length` is over the limit is dropped unread. A
+/// blocking `drain`, which completes within the loop's first poll of it, must bound its own
+/// time by `max_time`. The returned response's body is never touched.
+///
+/// The drain runs at the start of the wait before the next attempt, inside it: the next
+/// attempt goes out when the wait ends, as decided, whatever the body does, so
+/// `Policy::worst_case` holds for the loop. (Without a wait, the drain runs right before the
+/// next attempt, within its limits.) Hence one edge: when the operation ends at that wait
+/// instead of sending (its wake-up came at or past the deadline), the response it would
+/// return has been released; the loop returns [`RetryError::TimedOut`], whose outcome names
+/// that response's status.
 ///
 /// # Errors
 ///
@@ -122,9 +132,53 @@ where
 pub async fn run_draining<RT, B, E, Fut, Drained>(
     retrier: &Retrier,
     runtime: &RT,
-    mut request: RetryRequest,
+    request: RetryRequest,
     classify: impl Fn(&E) -> ErrorKind,
     mut send: impl FnMut(Attempt) -> Fut,
+    drain: impl FnMut(B, DrainLimits) -> Drained,
+) -> Result<Retried<B>, RetryError<E>>
+where
+    RT: Runtime + ?Sized,
+    E: std::error::Error + 'static,
+    Fut: Future<Output = Result<http::Response<B>, E>>,
+    Drained: Future,
+{
+    let always_ready = || future::ready(());
+    let send = move |attempt, ()| send(attempt);
+    run_when_ready(
+        retrier,
+        runtime,
+        request,
+        classify,
+        always_ready,
+        send,
+        drain,
+    )
+    .await
+}
+
+/// [`run_draining`], for a client that must be ready before each attempt (a `tower`
+/// service's `poll_ready`): before each attempt, the loop awaits `ready()` and hands its
+/// output to `send` with the [`Attempt`].
+///
+/// Readiness is backpressure, not an attempt: the wait for it is not timed by the attempt's
+/// timeout, is not counted in [`Outcome::attempts`](backstop::Outcome), and sends nothing. It
+/// is bounded by the operation's deadline and ended by the abort: when either comes first,
+/// the readiness future is dropped and the operation ends, with reason `deadline` (and
+/// [`RetryError::TimedOut`] unless an earlier attempt left a response to return) or
+/// `aborted`. A readiness that fails is the output's business: give `send` a `Result` and let
+/// it return the error as the attempt's (then counted, and classified like any error).
+///
+/// # Errors
+///
+/// As [`run`].
+pub async fn run_when_ready<RT, B, E, Fut, Drained, Ready, Readied>(
+    retrier: &Retrier,
+    runtime: &RT,
+    mut request: RetryRequest,
+    classify: impl Fn(&E) -> ErrorKind,
+    mut ready: impl FnMut() -> Readied,
+    mut send: impl FnMut(Attempt, Ready) -> Fut,
     mut drain: impl FnMut(B, DrainLimits) -> Drained,
 ) -> Result<Retried<B>, RetryError<E>>
 where
@@ -132,6 +186,7 @@ where
     E: std::error::Error + 'static,
     Fut: Future<Output = Result<http::Response<B>, E>>,
     Drained: Future,
+    Readied: Future<Output = Ready>,
 {
     if let Some(error) = request.take_error() {
         return Err(RetryError::invalid_request(error));
@@ -166,6 +221,9 @@ where
     // is reused for the next decision only when nothing but bookkeeping ran in between (no
     // observer callback, which may take any time).
     let mut now = start;
+    // What `ready` gave for the next attempt, kept while the machine decides again after a
+    // wait for readiness.
+    let mut readied = None;
     // Bounded by the machine: every pass sends an attempt or waits, and both end by the
     // deadline, after which the machine returns or gives up.
     loop {
@@ -180,12 +238,41 @@ where
                     now = operation.discard(now, &mut last, &mut drain).await;
                     continue;
                 }
+                // Before the attempt function is called, not only before the attempt is
+                // reported: a function that starts its request (or makes its body) when
+                // called would otherwise send after the abort.
+                if operation.aborted() {
+                    let _ = operation.machine.handle(now, Event::Abort);
+                    continue;
+                }
+                let readiness = match readied.take() {
+                    Some(r) => r,
+                    None => match operation.ready(pin!(ready())).await {
+                        // Ready at once: the decision stands.
+                        Ok((r, None)) => r,
+                        // Time passed: decide again on the clock after (the deadline may have
+                        // come, the timeout is shorter), keeping what was made ready.
+                        Ok((r, Some(after))) => {
+                            readied = Some(r);
+                            now = after;
+                            continue;
+                        }
+                        // Aborted, or the deadline came first: the machine ends the operation.
+                        Err(after) => {
+                            now = after;
+                            continue;
+                        }
+                    },
+                };
                 // Pinned here, where it lives until it ends: the attempt's steps borrow it.
-                let future = pin!(send(Attempt {
-                    number: attempt,
-                    timeout,
-                    request: request.to_http(),
-                }));
+                let future = pin!(send(
+                    Attempt {
+                        number: attempt,
+                        timeout,
+                        request: request.to_http(),
+                    },
+                    readiness,
+                ));
                 operation
                     .attempt(now, attempt, timeout, future, &classify, &mut last)
                     .await
@@ -194,7 +281,11 @@ where
                 until,
                 delay,
                 reason,
-            } => operation.wait(now, until, delay, reason).await,
+            } => {
+                operation
+                    .wait(now, (until, delay, reason), &mut last, &mut drain)
+                    .await
+            }
             Decision::Return(outcome) | Decision::GiveUp(outcome) => {
                 return operation.finish(outcome, last);
             }
@@ -210,6 +301,8 @@ enum Last<B, E> {
     Nothing,
     Response(http::Response<B>),
     Error(E, ErrorKind),
+    /// The loop's own timer ended the attempt: there is no client error to return.
+    TimedOut,
 }
 
 /// How a raced attempt ended.
@@ -265,7 +358,7 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         } else {
             raced
         };
-        let result = self.report(classify, ended, raced, last);
+        let result = self.report(classify, (number, timeout), ended, raced, last);
         self.emitter.emit(EventKind::AttemptEnded {
             attempt: number,
             result,
@@ -273,6 +366,30 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
             elapsed: self.since_start(ended),
         });
         self.emitter.clock_after(self.runtime, ended)
+    }
+
+    /// Awaits `ready`, bounded by the deadline and the abort (an abort is reported; the
+    /// deadline the machine finds at its next decision). Returns its output, with the clock
+    /// after if it was not ready at once; or the clock after the deadline or abort that came
+    /// first.
+    async fn ready<T>(
+        &mut self,
+        mut ready: Pin<&mut impl Future<Output = T>>,
+    ) -> Result<(T, Option<Instant>), Instant> {
+        // The common case, a client that is always ready, costs one poll and no clock read.
+        if let Some(r) = future::poll_once(ready.as_mut()).await {
+            return Ok((r, None));
+        }
+        let raced = self.race(self.machine.deadline(), ready).await;
+        let after = self.runtime.now();
+        match raced {
+            Raced::Done(r) if !self.aborted() => Ok((r, Some(after))),
+            Raced::Aborted | Raced::Done(_) => {
+                let _ = self.machine.handle(after, Event::Abort);
+                Err(after)
+            }
+            Raced::TimedOut => Err(after),
+        }
     }
 
     /// Races the attempt against its timeout and the abort. A timer that fires before the
@@ -320,11 +437,12 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         .await
     }
 
-    /// Reports how the attempt ended (the clock read `ended` after it) to the machine, keeps
-    /// what the caller may get in `last`, and says what it was.
+    /// Reports how attempt `number` with its `timeout` ended (the clock read `ended` after
+    /// it) to the machine, keeps what the caller may get in `last`, and says what it was.
     fn report<B, E: std::error::Error + 'static>(
         &mut self,
         classify: impl Fn(&E) -> ErrorKind,
+        (number, timeout): (u32, Duration),
         ended: Instant,
         raced: Raced<Result<http::Response<B>, E>>,
         last: &mut Last<B, E>,
@@ -337,9 +455,18 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
                 let _ = self.machine.handle(ended, Event::Abort);
                 AttemptOutcome::Error(AttemptError::new(ErrorKind::Aborted))
             }
-            // The clock has reached the timeout: the machine times the attempt out itself at
-            // the next decision.
-            Raced::TimedOut => AttemptOutcome::Error(AttemptError::new(ErrorKind::Timeout)),
+            // The loop's timer ended the attempt. It is reported as an error like a client's
+            // (the machine would time it out by itself at the next decision, but without the
+            // caller's override), and it replaces whatever an earlier attempt left in `last`:
+            // the error returned is the last attempt's.
+            Raced::TimedOut => {
+                let kind = ErrorKind::Timeout;
+                let e = self.classified(kind, &AttemptTimedOut::new(number, timeout));
+                // Cannot fail: the attempt is in flight until its result is reported.
+                let _ = self.machine.handle(ended, Event::Error(e));
+                *last = Last::TimedOut;
+                AttemptOutcome::Error(e)
+            }
             Raced::Done(Ok(response)) => {
                 let facts = self.response_facts(&response);
                 let status = facts.status;
@@ -350,19 +477,29 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
             }
             Raced::Done(Err(error)) => {
                 let kind = classify(&error);
-                let class = self
-                    .retrier
-                    .classify
-                    .as_ref()
-                    .and_then(|f| f(kind, &error))
-                    .unwrap_or_else(|| kind.class());
-                let e = AttemptError::new(kind).with_class(class);
+                let e = self.classified(kind, &error);
                 // Cannot fail: the attempt is in flight until its result is reported.
                 let _ = self.machine.handle(ended, Event::Error(e));
                 *last = Last::Error(error, kind);
                 AttemptOutcome::Error(e)
             }
         }
+    }
+
+    /// The attempt error of `kind` for `error`, in the class the retrier's override picks (the
+    /// kind's own class when there is no override or it keeps the default).
+    fn classified(
+        &self,
+        kind: ErrorKind,
+        error: &(dyn std::error::Error + 'static),
+    ) -> AttemptError {
+        let class = self
+            .retrier
+            .classify
+            .as_ref()
+            .and_then(|f| f(kind, error))
+            .unwrap_or_else(|| kind.class());
+        AttemptError::new(kind).with_class(class)
     }
 
     /// Reads the body of the response in `last`, decided at `now` to be discarded, to its end
@@ -373,7 +510,7 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         last: &mut Last<B, E>,
         drain: &mut impl FnMut(B, DrainLimits) -> Drained,
     ) -> Instant {
-        let Some((body, limits)) = self.body_to_drain(now, last) else {
+        let Some((body, limits)) = self.body_to_drain(now, self.machine.deadline(), last) else {
             return now;
         };
         let until = now.saturating_add(limits.max_time());
@@ -383,15 +520,24 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
     }
 
     /// Takes the response out of `last` and returns its body with the limits to read it
-    /// within, or drops it (`None`): draining is off, the operation is aborted, or the body
-    /// announces more than the limit.
-    fn body_to_drain<B, E>(&self, now: Instant, last: &mut Last<B, E>) -> Option<(B, DrainLimits)> {
+    /// within (by `end` at the latest), or drops it (`None`): draining is off, the operation
+    /// is aborted, or the body announces more than the limit.
+    fn body_to_drain<B, E>(
+        &self,
+        now: Instant,
+        end: Instant,
+        last: &mut Last<B, E>,
+    ) -> Option<(B, DrainLimits)> {
         let Last::Response(response) = core::mem::replace(last, Last::Nothing) else {
             return None;
         };
         // Half the time left at most: the next attempt keeps the other half.
         let time_left = self.machine.deadline().saturating_duration_since(now);
-        let limits = self.retrier.drain.within(time_left / 2);
+        let limits = self
+            .retrier
+            .drain
+            .within(time_left / 2)
+            .within(end.saturating_duration_since(now));
         if limits.is_off() || self.aborted() || announced_too_long(response.headers(), limits) {
             return None;
         }
@@ -422,13 +568,14 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         facts
     }
 
-    /// Waits until `until` (decided at `now`), or until the abort. Returns the clock after.
-    async fn wait(
+    /// Waits until `until` (decided at `now`), or until the abort, draining the discarded
+    /// response in `last` meanwhile. Returns the clock after.
+    async fn wait<B, E, Drained: Future>(
         &mut self,
         now: Instant,
-        until: Instant,
-        delay: Duration,
-        reason: WaitReason,
+        (until, delay, reason): (Instant, Duration, WaitReason),
+        last: &mut Last<B, E>,
+        drain: &mut impl FnMut(B, DrainLimits) -> Drained,
     ) -> Instant {
         self.emitter.emit(EventKind::WaitStarted {
             next_attempt: reason.next_attempt,
@@ -437,6 +584,18 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
             source: reason.source,
             elapsed: self.since_start(now),
         });
+        // The drain runs inside the wait, cut at the wait's end: draining after it would push
+        // the next attempt back by the drain's time, past what the machine decided (and past
+        // `Policy::worst_case`). It runs first, on a real timer, so that a virtual wait still
+        // leaves the client its real time to read the body.
+        //
+        // The response is thereby released at the wait's start, not at the next `Send`: if
+        // the operation ends at this wait instead (it woke at or past the deadline), there is
+        // no body left to return (see `finish`).
+        if let Some((body, limits)) = self.body_to_drain(now, until, last) {
+            let cut = now.saturating_add(limits.max_time()).min(until);
+            let _ = self.race(cut, pin!(drain(body, limits))).await;
+        }
         let sleep = self.runtime.sleep_until(until, Purpose::Wait, self.abort);
         match self.abort {
             Some(a) => future::or(a.aborted(), sleep).await,
@@ -465,8 +624,11 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         match last {
             _ if outcome.reason == StopReason::Aborted => Err(RetryError::Aborted(outcome)),
             Last::Response(response) => Ok(Retried { response, outcome }),
-            // The client's own timeout is a time-out like the loop's.
-            Last::Error(_, ErrorKind::Timeout) | Last::Nothing => {
+            // The client's own timeout is a time-out like the loop's. `Nothing` with a response
+            // in the outcome: the machine returned a response the loop had already released
+            // (drained during a wait the operation ended at, past the deadline); the time ran
+            // out, and the outcome says which response it was.
+            Last::TimedOut | Last::Error(_, ErrorKind::Timeout) | Last::Nothing => {
                 Err(RetryError::TimedOut(outcome))
             }
             Last::Error(error, kind) => Err(RetryError::Failed {

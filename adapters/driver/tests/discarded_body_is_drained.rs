@@ -9,7 +9,7 @@ mod common;
 use std::cell::RefCell;
 use std::time::Duration;
 
-use backstop::{Backoff, Policy, StopReason};
+use backstop::{Backoff, Jitter, Policy, StopReason};
 use backstop_driver::{
     run_draining, Abort, DrainLimits, Retrier, RetryRequest, StdRuntime, VirtualTime,
 };
@@ -25,9 +25,12 @@ fn tagged(status: u16, length: usize, tag: u32) -> http::Response<u32> {
         .expect("a valid response")
 }
 
+/// Waits of 1 s: longer than the drain limits, which the drains (run during the waits) are
+/// cut to.
 fn policy() -> Policy {
     Policy::builder()
-        .backoff(Backoff::constant(Duration::from_millis(10)))
+        .backoff(Backoff::constant(Duration::from_secs(1)))
+        .jitter(Jitter::None)
         .max_elapsed(Duration::from_secs(10))
         .build()
         .expect("policy")
@@ -68,15 +71,15 @@ fn each_discarded_body_is_drained_once_and_the_returned_one_never() {
 
 #[test]
 fn a_drain_gets_the_retriers_limits_cut_to_half_the_time_left() {
+    // No wait: the drains run right before the next attempts, with the 300 ms left on the
+    // hand-moved clock (a drain that is ready at once takes no time), half of it for each.
     let policy = Policy::builder()
-        .backoff(Backoff::constant(Duration::from_millis(10)))
+        .backoff(Backoff::constant(Duration::ZERO))
         .max_elapsed(Duration::from_millis(300))
         .build()
         .expect("policy");
     let limits = DrainLimits::new(10, Duration::from_secs(1));
     let (_, drained) = run_three(&Retrier::new(policy).drain(limits), 5);
-    // The first drain runs after one wait of at most 10 ms (jittered) on the hand-moved
-    // clock: 290 to 300 ms left, half of it for the drain.
     assert_eq!(drained[0].1.max_bytes(), 10);
     let time = drained[0].1.max_time();
     assert!(
@@ -155,4 +158,17 @@ fn an_abort_during_the_drain_ends_it_and_nothing_more_is_sent() {
     assert!(error.is_aborted(), "{error}");
     assert_eq!(error.outcome().reason, StopReason::Aborted);
     assert_eq!((sent.get(), error.outcome().attempts), (1, 1));
+}
+
+#[test]
+fn a_drain_during_a_wait_gets_no_more_than_the_wait() {
+    let policy = Policy::builder()
+        .backoff(Backoff::constant(Duration::from_millis(100)))
+        .jitter(Jitter::None)
+        .max_elapsed(Duration::from_secs(10))
+        .build()
+        .expect("policy");
+    let (_, drained) = run_three(&Retrier::new(policy), 5);
+    let wait = DrainLimits::new(DrainLimits::DEFAULT.max_bytes(), Duration::from_millis(100));
+    assert_eq!(drained, vec![(1, wait), (2, wait)]);
 }

@@ -2,14 +2,17 @@
 //!
 //! Rule: a request is repeated only as it was first sent. Each attempt sends a clone of the
 //! caller's request (body included, so the body must be `Clone`) to a clone of the inner
-//! service, made ready first: tower's contract is one `call` per `poll_ready`.
+//! service, made ready first: tower's contract is one `call` per `poll_ready`. Readiness is
+//! backpressure, not an attempt: the loop waits for it before the attempt starts (bounded by
+//! the operation's deadline, not by the attempt's timeout), so a service that is not ready
+//! sends nothing and spends no attempt.
 
 use core::future::{poll_fn, Future};
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
 use backstop_driver::{
-    drain_body, ensure_idempotency_key, run_draining, Abort, OperationName, Retrier, RetryError,
+    drain_body, ensure_idempotency_key, run_when_ready, Abort, OperationName, Retrier, RetryError,
     RetryRequest, Runtime, IDEMPOTENCY_KEY,
 };
 use backstop_tokio::TokioRuntime;
@@ -114,11 +117,21 @@ where
         let runtime = self.runtime.clone();
         Box::pin(async move {
             let plan = plan(&request);
-            // A discarded response's body is read to its end when small and quick, so the
-            // inner client can send the next attempt on the same connection.
-            let attempt = move |_attempt| send(inner.clone(), request.clone());
-            let done =
-                run_draining(&retrier, &runtime, plan, error_kind_of, attempt, drain_body).await?;
+            // The request (and a `ReplayBody`'s factory) is cloned only when an attempt is
+            // sent. A discarded response's body is read to its end when small and quick, so
+            // the inner client can send the next attempt on the same connection.
+            let ready = move || ready(inner.clone());
+            let attempt = move |_attempt, service| call(service, request.clone());
+            let done = run_when_ready(
+                &retrier,
+                &runtime,
+                plan,
+                error_kind_of,
+                ready,
+                attempt,
+                drain_body,
+            )
+            .await?;
             let mut response = done.response;
             response.extensions_mut().insert(done.outcome);
             Ok(response)
@@ -126,19 +139,28 @@ where
     }
 }
 
-/// One attempt: readies `service`, then calls it.
-async fn send<S, B, R>(
-    mut service: S,
+/// Readies `service` for one attempt. Its error is the attempt's (see [`call`]).
+async fn ready<S, B>(mut service: S) -> Result<S, ServiceError>
+where
+    S: Service<http::Request<B>>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    poll_fn(|cx| service.poll_ready(cx))
+        .await
+        .map_err(ServiceError::new)?;
+    Ok(service)
+}
+
+/// One attempt: calls the service [`ready`] made ready, or returns the error it failed with.
+async fn call<S, B, R>(
+    service: Result<S, ServiceError>,
     request: http::Request<B>,
 ) -> Result<http::Response<R>, ServiceError>
 where
     S: Service<http::Request<B>, Response = http::Response<R>>,
     S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    poll_fn(|cx| service.poll_ready(cx))
-        .await
-        .map_err(ServiceError::new)?;
-    service.call(request).await.map_err(ServiceError::new)
+    service?.call(request).await.map_err(ServiceError::new)
 }
 
 fn error_kind_of(error: &ServiceError) -> backstop::ErrorKind {

@@ -49,7 +49,10 @@
 //! [`OperationName`] there), metrics, redaction.
 //!
 //! - Each attempt sends a clone of the request (`B: Clone`: `Full<Bytes>`, `String`, ...) to a
-//!   clone of the inner service, made ready first. A body that cannot be cloned (a boxed
+//!   clone of the inner service, made ready first. Readiness is backpressure, not an
+//!   attempt: it is awaited before the attempt starts, bounded by the operation's deadline
+//!   (not the attempt's timeout), and a service never ready sends nothing and ends the
+//!   operation at the deadline with no attempt counted. A body that cannot be cloned (a boxed
 //!   stream) goes in a [`ReplayBody`], whose factory makes it afresh for each attempt.
 //! - The last response is always returned, with the operation's [`Outcome`] in its
 //!   extensions; an operation without a response is a [`RetryError`] whose source is the
