@@ -100,7 +100,7 @@ pub use classify::{AttemptError, ErrorClass, ErrorKind};
 pub use decision::{
     AttemptOutcome, Decision, DelaySource, Outcome, SendReason, StopReason, WaitReason,
 };
-pub use event::{Event, MisuseError, Request, Response};
+pub use event::{is_idempotency_key, Event, MisuseError, Request, Response};
 pub use jitter::Jitter;
 pub use machine::RetryMachine;
 pub use method::{Method, MethodSet};

@@ -19,8 +19,12 @@ const MAX_STEPS: usize = 256;
 pub struct Scenario {
     /// The policy, or why `build` refused it.
     pub policy: Result<Policy, backstop::ConfigError>,
-    /// The request's method and whether it carries an `Idempotency-Key`.
+    /// The request's method and whether it carries a usable `Idempotency-Key` (built from
+    /// `idempotency_key` by `Request::with_idempotency_key_value`).
     pub request: Request,
+    /// The raw `Idempotency-Key` value the request carries, if any: a real key, or an empty or
+    /// blank one (which is no key).
+    pub idempotency_key: Option<Vec<u8>>,
     /// The RNG's seed.
     pub seed: u64,
     /// When the machine is created.
@@ -84,7 +88,7 @@ impl Scenario {
     pub fn decode(data: &[u8]) -> Scenario {
         let mut r = Bytes::new(data);
         let policy = decode_policy(&mut r).build();
-        let request = decode_request(&mut r);
+        let (request, idempotency_key) = decode_request(&mut r);
         let seed = r.u64();
         let start = Instant::from_duration(decode_duration(&mut r));
         let mut steps = Vec::new();
@@ -97,6 +101,7 @@ impl Scenario {
         Scenario {
             policy,
             request,
+            idempotency_key,
             seed,
             start,
             steps,
@@ -205,11 +210,22 @@ const ALL_METHODS: [Method; 10] = [
 
 /// The method, from one byte whose top values also mark the body as one that cannot be sent
 /// again (so older corpus files decode as before but for that rare flag), then the key.
-fn decode_request(r: &mut Bytes<'_>) -> Request {
+fn decode_request(r: &mut Bytes<'_>) -> (Request, Option<Vec<u8>>) {
     let b = r.u8();
-    Request::new(ALL_METHODS[usize::from(b % 10)])
+    // One byte, as when this was a bool: odd carries a field, its upper bits say which value
+    // (mostly a real key, else the empty and blank values that are no key).
+    let k = r.u8();
+    let key: Option<&[u8]> = (k & 1 == 1).then(|| match (k >> 1) % 8 {
+        0..=3 => &b"8e03978e-40d5-43e8-bc93-6894a57f9324"[..],
+        4 => b" k ",
+        5 => b"",
+        6 => b"  ",
+        _ => b"\t \r\n\x0b\x0c",
+    });
+    let request = Request::new(ALL_METHODS[usize::from(b % 10)])
         .with_replayable_body(b < 240)
-        .with_idempotency_key(r.bool())
+        .with_idempotency_key_value(key);
+    (request, key.map(<[u8]>::to_vec))
 }
 
 fn decode_duration(r: &mut Bytes<'_>) -> Duration {

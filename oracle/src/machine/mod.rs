@@ -19,7 +19,9 @@
 //!   (a `now` that goes backwards is clamped to the latest one seen);
 //! - a request whose method the policy may not retry (POST/PATCH without a key under the
 //!   default, any POST/PATCH under `NonIdempotent::Never`, PUT/DELETE not added) is never sent again once it may have reached the server: only a
-//!   `NotSent` error allows another attempt;
+//!   `NotSent` error allows another attempt; an `Idempotency-Key` that is empty or only
+//!   whitespace is no key (the request is built from the raw value, and the rule is restated
+//!   here);
 //! - the reason of every terminal decision is consistent with what happened, and `Return` comes
 //!   exactly when the last outcome is a response and the operation was not aborted;
 //! - the same input run twice gives the same decisions, bit for bit.
@@ -69,7 +71,7 @@ enum Trace {
 fn run(s: &Scenario, policy: Policy) -> Vec<Trace> {
     let rng = rand_pcg::Pcg64Mcg::seed_from_u64(s.seed);
     let mut m: Machine = RetryMachine::new(policy, s.request, rng, s.start);
-    let mut model = Model::new(policy, s.request, s.start);
+    let mut model = Model::new(policy, s.request, s.idempotency_key.as_deref(), s.start);
     assert_eq!(
         m.deadline(),
         s.start.saturating_add(policy.max_elapsed()),

@@ -14,6 +14,8 @@ use super::{Machine, ServerAsked};
 pub(super) struct Model {
     pub(super) policy: Policy,
     pub(super) request: Request,
+    /// Whether the request carries a key a server can deduplicate on, by the rule.
+    pub(super) has_key: bool,
     pub(super) start: Instant,
     pub(super) deadline: Instant,
     /// The latest `now` fed: the machine's clamped time.
@@ -52,10 +54,27 @@ pub(super) struct Model {
 }
 
 impl Model {
-    pub(super) fn new(policy: Policy, request: Request, start: Instant) -> Self {
+    pub(super) fn new(
+        policy: Policy,
+        request: Request,
+        idempotency_key: Option<&[u8]>,
+        start: Instant,
+    ) -> Self {
+        // The rule (issue 17, item 11): an `Idempotency-Key` is a key only when some byte of
+        // it is not ASCII whitespace; empty or blank identifies nothing a server could
+        // deduplicate on.
+        let has_key = idempotency_key.is_some_and(|v| {
+            v.iter()
+                .any(|&b| !(b.is_ascii() && char::from(b).is_whitespace()))
+        });
+        assert_eq!(
+            request.has_idempotency_key, has_key,
+            "Request::with_idempotency_key_value breaks the key rule for {idempotency_key:?}"
+        );
         Model {
             policy,
             request,
+            has_key,
             start,
             deadline: start.saturating_add(policy.max_elapsed()),
             now: start,
@@ -81,11 +100,8 @@ impl Model {
     /// an idempotent method the policy lists, or POST/PATCH with an `Idempotency-Key` (or
     /// without one, where the policy says the server deduplicates) unless the policy forbids it.
     pub(super) fn may_retry(&self) -> bool {
-        let Request {
-            method,
-            has_idempotency_key,
-            ..
-        } = self.request;
+        let method = self.request.method;
+        let has_idempotency_key = self.has_key;
         let listed = method.is_idempotent() && self.policy.retry_methods().contains(method);
         let keyed = matches!(method, Method::Post | Method::Patch)
             && match self.policy.non_idempotent() {
@@ -106,11 +122,8 @@ impl Model {
     /// sent: `NoIdempotencyKey` for a POST or PATCH that only lacks its key, else
     /// `NotIdempotent`.
     pub(super) fn refusal(&self) -> StopReason {
-        let Request {
-            method,
-            has_idempotency_key,
-            ..
-        } = self.request;
+        let method = self.request.method;
+        let has_idempotency_key = self.has_key;
         let lacks_only_the_key = matches!(method, Method::Post | Method::Patch)
             && self.policy.non_idempotent() == NonIdempotent::WithIdempotencyKey
             && !has_idempotency_key;
