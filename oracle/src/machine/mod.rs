@@ -24,9 +24,14 @@
 //!   here);
 //! - the reason of every terminal decision is consistent with what happened, and `Return` comes
 //!   exactly when the last outcome is a response and the operation was not aborted;
+//! - the budget pays only for retries sent: it holds exactly the retries sent, plus the one
+//!   granted and not sent yet while the machine waits for it or asks for its send, and once
+//!   the operation is over (an abort or a deadline during the wait included), exactly the
+//!   retries sent;
 //! - the same input run twice gives the same decisions, bit for bit.
 
 mod decode;
+mod ledger;
 mod model;
 mod rules;
 
@@ -40,10 +45,12 @@ use rand_core::SeedableRng;
 
 pub use decode::Scenario;
 use decode::{Action, RateLimitFields};
+use ledger::Ledger;
 use model::Model;
 
-/// The machine under test: the default RNG, no budget.
-type Machine = RetryMachine<rand_pcg::Pcg64Mcg>;
+/// The machine under test: the default RNG, and a budget that grants every retry and keeps
+/// the books.
+type Machine = RetryMachine<rand_pcg::Pcg64Mcg, Ledger>;
 
 /// Runs every machine check on `data`.
 pub fn check(data: &[u8]) {
@@ -70,8 +77,10 @@ enum Trace {
 /// Runs a scenario once, checking every step; returns the trace for the determinism check.
 fn run(s: &Scenario, policy: Policy) -> Vec<Trace> {
     let rng = rand_pcg::Pcg64Mcg::seed_from_u64(s.seed);
-    let mut m: Machine = RetryMachine::new(policy, s.request, rng, s.start);
+    let ledger = Ledger::default();
+    let mut m: Machine = RetryMachine::with_budget(policy, s.request, rng, ledger.clone(), s.start);
     let mut model = Model::new(policy, s.request, s.idempotency_key.as_deref(), s.start);
+    model.ledger = ledger;
     assert_eq!(
         m.deadline(),
         s.start.saturating_add(policy.max_elapsed()),
@@ -102,7 +111,7 @@ fn run(s: &Scenario, policy: Policy) -> Vec<Trace> {
             }
             action => {
                 // What a poll at `fed` would say: a pure observation, on a clone.
-                let before = m.clone().poll(fed);
+                let before = model.ledger.muted(|| m.clone().poll(fed));
                 let state = format!("{m:?}");
                 let (event, floor) = event_of(action, &policy);
                 let result = m.handle(fed, event);

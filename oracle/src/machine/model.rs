@@ -8,6 +8,7 @@ use backstop::{
 };
 
 use super::decode::{Action, TimeStep};
+use super::ledger::Ledger;
 use super::{Machine, ServerAsked};
 
 /// What the checker knows, from the outside, about the machine.
@@ -51,6 +52,8 @@ pub(super) struct Model {
     /// An attempt just ended with this (a response or error event was accepted): the next
     /// observation is checked against the rules for what follows it.
     pub(super) ended: Option<AttemptOutcome>,
+    /// The books of the machine's budget.
+    pub(super) ledger: Ledger,
 }
 
 impl Model {
@@ -92,6 +95,7 @@ impl Model {
             aborted: false,
             terminal: None,
             ended: None,
+            ledger: Ledger::default(),
         }
     }
 
@@ -406,7 +410,8 @@ impl Model {
         }
         // Learn the state the last call left, so the next step's expectations are exact.
         let now = self.now;
-        let d = m.clone().poll(now);
+        let d = self.ledger.muted(|| m.clone().poll(now));
+        self.check_books(m, &d);
         if let Some(cause) = self.ended.take() {
             self.check_after_attempt(cause, &d);
         }
@@ -416,6 +421,35 @@ impl Model {
             // stops at its first call, unless that call is an abort, which wins.
             self.terminal = None;
         }
+    }
+}
+
+impl Model {
+    /// The budget pays only for retries sent (issue 17, item 10): `d` is what the machine
+    /// would decide now.
+    fn check_books(&self, m: &Machine, d: &Decision) {
+        let sent = self.sends.saturating_sub(1);
+        let paid = self.ledger.paid();
+        if m.outcome().is_some() {
+            assert_eq!(
+                paid, sent,
+                "over: the budget must hold exactly the retries sent"
+            );
+            return;
+        }
+        let pending = match d {
+            Decision::Wait { .. } => true,
+            Decision::Send { attempt, .. } => *attempt > 1,
+            Decision::AwaitResponse { .. } => false,
+            // Seen on a clone only (a bound `now` reaches): the machine still holds what it
+            // held, a granted retry included.
+            _ => paid > sent,
+        };
+        assert_eq!(
+            paid,
+            sent + u32::from(pending),
+            "the budget holds the retries sent plus the one granted and pending; decided {d:?}"
+        );
     }
 }
 
