@@ -129,11 +129,17 @@ pub struct Response<'a> {
     pub rate_limit_policy: Option<&'a [u8]>,
     /// The raw `RateLimit-Reset` field value (delay-seconds), if exactly one.
     pub rate_limit_reset: Option<&'a [u8]>,
+    /// The raw `RateLimit-Remaining` field value, if exactly one: the quota left of the
+    /// quota `RateLimit-Reset` belongs to (see the crate's rate-limit rule).
+    pub rate_limit_remaining: Option<&'a [u8]>,
     /// The raw `X-RateLimit-Reset-After` field value (delay-seconds), if exactly one.
     pub x_rate_limit_reset_after: Option<&'a [u8]>,
     /// The raw `X-RateLimit-Reset` field value, if exactly one: Unix time or delay-seconds, as
     /// the policy says ([`XRateLimitReset`](crate::XRateLimitReset)).
     pub x_rate_limit_reset: Option<&'a [u8]>,
+    /// The raw `X-RateLimit-Remaining` field value, if exactly one: the quota left of the
+    /// quota `X-RateLimit-Reset` and `X-RateLimit-Reset-After` belong to.
+    pub x_rate_limit_remaining: Option<&'a [u8]>,
 }
 
 impl<'a> Response<'a> {
@@ -150,6 +156,8 @@ impl<'a> Response<'a> {
             rate_limit_reset: None,
             x_rate_limit_reset_after: None,
             x_rate_limit_reset: None,
+            rate_limit_remaining: None,
+            x_rate_limit_remaining: None,
         }
     }
 
@@ -206,6 +214,20 @@ impl<'a> Response<'a> {
     #[must_use]
     pub const fn x_rate_limit_reset(mut self, value: &'a [u8]) -> Self {
         self.x_rate_limit_reset = Some(value);
+        self
+    }
+
+    /// With a raw `RateLimit-Remaining` value, such as `0`.
+    #[must_use]
+    pub const fn rate_limit_remaining(mut self, value: &'a [u8]) -> Self {
+        self.rate_limit_remaining = Some(value);
+        self
+    }
+
+    /// With a raw `X-RateLimit-Remaining` value, such as `4999`.
+    #[must_use]
+    pub const fn x_rate_limit_remaining(mut self, value: &'a [u8]) -> Self {
+        self.x_rate_limit_remaining = Some(value);
         self
     }
 }

@@ -371,7 +371,9 @@ impl PolicyBuilder {
     /// (`RateLimit` with `RateLimit-Policy`, `RateLimit-Reset`, `X-RateLimit-Reset-After`,
     /// `X-RateLimit-Reset`) read as a floor, exactly like `Retry-After`: the same ceiling
     /// ([`max_retry_after`](Self::max_retry_after)), the same spread, the same deadline check
-    /// (default: yes). `Retry-After` wins when both are present. `false` ignores them.
+    /// (default: yes), when the quota they belong to is exhausted (`r=0`, a remaining field of
+    /// `0`, or no remaining field on a 429; see the crate docs). `Retry-After` wins when both
+    /// are present. `false` ignores them.
     pub const fn rate_limit_fields(mut self, yes: bool) -> Self {
         self.policy.rate_limit_fields = yes;
         self

@@ -58,13 +58,16 @@ pub enum TimeStep {
 }
 
 /// The raw rate-limit fields of a response.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
+#[allow(missing_docs)] // each is the raw value of the field of the same name
 pub struct RateLimitFields {
     pub rate_limit: Option<Vec<u8>>,
     pub rate_limit_policy: Option<Vec<u8>>,
     pub rate_limit_reset: Option<Vec<u8>>,
     pub x_rate_limit_reset_after: Option<Vec<u8>>,
     pub x_rate_limit_reset: Option<Vec<u8>>,
+    pub rate_limit_remaining: Option<Vec<u8>>,
+    pub x_rate_limit_remaining: Option<Vec<u8>>,
 }
 
 #[derive(Debug)]
@@ -300,7 +303,7 @@ fn decode_action(r: &mut Bytes<'_>) -> Action {
     }
 }
 
-/// Mostly none (so most responses look as before), else any mix of the five fields.
+/// Mostly none (so most responses look as before), else any mix of the seven fields.
 fn decode_rate_limit(r: &mut Bytes<'_>) -> RateLimitFields {
     let set = r.u8();
     if set < 128 {
@@ -315,10 +318,20 @@ fn decode_rate_limit(r: &mut Bytes<'_>) -> RateLimitFields {
         2 => format!("\"day\";r=0, \"burst\";r={};t={}", r.below(2), r.u16()).into_bytes(),
         _ => b"\"day\";r=0".to_vec(),
     };
-    let unix = |r: &mut Bytes<'_>| match r.below(3) {
+    // Mostly 0 (exhausted) or a count left, else anything.
+    let remaining = |r: &mut Bytes<'_>| match r.below(4) {
+        0 => b"0".to_vec(),
+        1 => u32::from(r.u8()).to_string().into_bytes(),
+        2 => [" 0", "00", "0 ", "4999"][usize::from(r.below(4))]
+            .as_bytes()
+            .to_vec(),
+        _ => decode_header(r),
+    };
+    let unix = |r: &mut Bytes<'_>| match r.below(4) {
         0 => (1_700_000_000 + u64::from(r.u16()))
             .to_string()
             .into_bytes(),
+        1 => u32::from(r.u8()).to_string().into_bytes(),
         _ => decode_header(r),
     };
     RateLimitFields {
@@ -330,6 +343,8 @@ fn decode_rate_limit(r: &mut Bytes<'_>) -> RateLimitFields {
         rate_limit_reset: (set & 4 != 0).then(|| decode_header(r)),
         x_rate_limit_reset_after: (set & 8 != 0).then(|| decode_header(r)),
         x_rate_limit_reset: (set & 16 != 0).then(|| unix(r)),
+        rate_limit_remaining: (set & 32 != 0).then(|| remaining(r)),
+        x_rate_limit_remaining: (set & 64 != 0).then(|| remaining(r)),
     }
 }
 
