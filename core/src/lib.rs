@@ -111,7 +111,9 @@ pub use method::{Method, MethodSet};
 pub use non_idempotent::NonIdempotent;
 pub use policy::{ConfigError, Policy, PolicyBuilder, RetryAfterAboveMax};
 pub use rate_limit::{parse_rate_limit, XRateLimitReset, IMPLAUSIBLE_RESET_AGE};
-pub use retry_after::{parse_delay_seconds, parse_http_date, parse_retry_after, RetryAfter};
+pub use retry_after::{
+    parse_delay_seconds, parse_http_date, parse_retry_after, RetryAfter, TWO_DIGIT_YEAR_REFERENCE,
+};
 pub use status::StatusSet;
 pub use time::{Instant, UnixTime};
 pub use worst_case::WorstCase;
