@@ -71,6 +71,8 @@ pub struct RateLimitFields {
 }
 
 #[derive(Debug)]
+// A response carries seven optional fields; boxing them would only slow the decoder.
+#[allow(clippy::large_enum_variant)]
 pub enum Action {
     Poll,
     Started,

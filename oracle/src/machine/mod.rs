@@ -246,8 +246,7 @@ fn rate_limit_floor(
             .then(|| seconds(&f.x_rate_limit_reset_after).or_else(x_reset))
             .flatten()
     };
-    let floor = draft().or_else(de_facto);
-    floor
+    draft().or_else(de_facto)
 }
 
 /// A remaining field: `OWS 1*DIGIT OWS`, saturating; `None` when malformed.
