@@ -10,11 +10,17 @@
 //! Three budgets ship with core, each `Send + Sync`, lock-free (atomics only) and
 //! allocation-free, so one `static` or `Arc` serves every operation of a client:
 //!
-//! | budget | model | allows a retry while | good for |
-//! |---|---|---|---|
-//! | [`TokenBucket`] | gRPC retry throttling (gRFC A6) | tokens > `max_tokens / 2`; a failure costs 1, a success earns `token_ratio` | switching retries off entirely in an outage |
-//! | [`RetryQuota`] | the AWS SDKs' standard retry quota | the quota covers the retry's cost (5, or 10 after a timeout); a success refunds 1 | a fixed allowance of retries that refills with successes |
-//! | [`RatioBudget`] | Finagle/Envoy/tower budgets, the Google SRE 10% rule | retries in the last `window` stay under `percent` of the operations started in it, plus `min_per_sec` | capping amplification at a ratio (about 1.1x for 10%) |
+//! | budget | model | allows a retry while | charged | good for |
+//! |---|---|---|---|---|
+//! | [`TokenBucket`] | gRPC retry throttling (gRFC A6) | tokens > `max_tokens / 2`; a failure costs 1, a success earns `token_ratio` | per failed attempt, when it ends; a retry itself costs nothing | switching retries off entirely in an outage |
+//! | [`RetryQuota`] | the AWS SDKs' standard retry quota | the quota covers the retry's cost (5, or 10 after a timeout); a success refunds 1 | per retry, when granted; given back if it is never sent | a fixed allowance of retries that refills with successes |
+//! | [`RatioBudget`] | Finagle/Envoy/tower budgets, the Google SRE 10% rule | retries in the last `window` stay under `percent` of the operations started in it, plus `min_per_sec` | per retry, when granted; given back if it is never sent | capping amplification at a ratio (about 1.1x for 10%) |
+//!
+//! Only retries actually sent are paid for: the machine asks the budget when it decides to
+//! retry (so that a denied retry is not waited for), and when the operation ends before that
+//! retry is sent (an abort during the wait, a deadline reached before the send) it gives the
+//! grant back ([`Budget::on_retry_cancelled`]). A machine dropped mid-wait without an abort
+//! keeps the charge: drivers report [`Event::Abort`](crate::Event::Abort) on cancellation.
 //!
 //! ```
 //! use backstop::{Decision, Event, Instant, Method, Policy, RatioBudget, Request, Response,
@@ -78,6 +84,14 @@ pub trait Budget {
     /// Asks to spend on one retry after `cause`. `false` denies the retry.
     fn try_retry(&self, now: Instant, cause: AttemptOutcome) -> bool;
 
+    /// A retry this budget granted at `granted_at` (a `try_retry` that returned `true`) was
+    /// never sent: the operation was aborted during its wait, or reached its deadline before
+    /// the send. A budget that charged the retry gives the charge back, so that only retries
+    /// actually sent are paid for. Called at most once per granted retry, at `now`.
+    fn on_retry_cancelled(&self, now: Instant, granted_at: Instant, cause: AttemptOutcome) {
+        let _ = (now, granted_at, cause);
+    }
+
     /// An attempt ended. `success` is `true` when it ended with a non-retryable response (the
     /// server answered; retrying would not change the answer), `false` for a retryable status
     /// or a transient error. The caller's own abort and permanent errors (a bad URL, a rejected
@@ -107,6 +121,9 @@ macro_rules! budget_through_pointer {
             }
             fn try_retry(&self, now: Instant, cause: AttemptOutcome) -> bool {
                 (**self).try_retry(now, cause)
+            }
+            fn on_retry_cancelled(&self, now: Instant, granted_at: Instant, cause: AttemptOutcome) {
+                (**self).on_retry_cancelled(now, granted_at, cause);
             }
             fn on_attempt_end(&self, now: Instant, success: bool) {
                 (**self).on_attempt_end(now, success);

@@ -13,7 +13,8 @@ use crate::time::UnixTime;
 pub struct Request {
     /// The request method.
     pub method: Method,
-    /// Whether the request carries an `Idempotency-Key` (the same on every attempt).
+    /// Whether the request carries a usable `Idempotency-Key` (the same on every attempt): see
+    /// [`is_idempotency_key`].
     pub has_idempotency_key: bool,
     /// Whether the request's body can be sent again (bytes, or a factory). A streamed body is
     /// consumed by its one attempt: such a request is never retried.
@@ -45,6 +46,55 @@ impl Request {
         self.has_idempotency_key = yes;
         self
     }
+
+    /// The same request, with the raw value of its `Idempotency-Key` field (`None`: no such
+    /// field). A value that [`is_idempotency_key`] refuses (empty, or only whitespace) is no
+    /// key.
+    ///
+    /// ```
+    /// use backstop::{Method, Request};
+    ///
+    /// let post = Request::new(Method::Post);
+    /// assert!(post.with_idempotency_key_value(Some(b"7f3e")).has_idempotency_key);
+    /// assert!(!post.with_idempotency_key_value(Some(b"  ")).has_idempotency_key);
+    /// assert!(!post.with_idempotency_key_value(None).has_idempotency_key);
+    /// ```
+    #[must_use]
+    pub const fn with_idempotency_key_value(self, value: Option<&[u8]>) -> Self {
+        self.with_idempotency_key(match value {
+            Some(v) => is_idempotency_key(v),
+            None => false,
+        })
+    }
+}
+
+/// Whether the raw value of an `Idempotency-Key` field is a key a server can deduplicate on.
+///
+/// Rule (draft-ietf-httpapi-idempotency-key-header §2: the key is a unique identifier of the
+/// request; an empty identifier identifies nothing): a value that is empty or made only of
+/// whitespace (space, tab, CR, LF, VT, FF) is no key, and a POST or PATCH carrying it is not
+/// retried once it may have reached the server
+/// ([`StopReason::NoIdempotencyKey`](crate::StopReason::NoIdempotencyKey)). Any other value is a
+/// key, as sent: backstop does not judge its format.
+///
+/// ```
+/// use backstop::is_idempotency_key;
+///
+/// assert!(is_idempotency_key(b"8e03978e-40d5-43e8-bc93-6894a57f9324"));
+/// assert!(is_idempotency_key(b" x "));
+/// assert!(!is_idempotency_key(b""));
+/// assert!(!is_idempotency_key(b" \t "));
+/// ```
+#[must_use]
+pub const fn is_idempotency_key(value: &[u8]) -> bool {
+    let mut rest = value;
+    while let [b, tail @ ..] = rest {
+        if !matches!(*b, b' ' | b'\t' | b'\r' | b'\n' | 0x0b | 0x0c) {
+            return true;
+        }
+        rest = tail;
+    }
+    false
 }
 
 /// The parts of a response that bear on a retry.
@@ -79,11 +129,17 @@ pub struct Response<'a> {
     pub rate_limit_policy: Option<&'a [u8]>,
     /// The raw `RateLimit-Reset` field value (delay-seconds), if exactly one.
     pub rate_limit_reset: Option<&'a [u8]>,
+    /// The raw `RateLimit-Remaining` field value, if exactly one: the quota left of the
+    /// quota `RateLimit-Reset` belongs to (see the crate's rate-limit rule).
+    pub rate_limit_remaining: Option<&'a [u8]>,
     /// The raw `X-RateLimit-Reset-After` field value (delay-seconds), if exactly one.
     pub x_rate_limit_reset_after: Option<&'a [u8]>,
     /// The raw `X-RateLimit-Reset` field value, if exactly one: Unix time or delay-seconds, as
     /// the policy says ([`XRateLimitReset`](crate::XRateLimitReset)).
     pub x_rate_limit_reset: Option<&'a [u8]>,
+    /// The raw `X-RateLimit-Remaining` field value, if exactly one: the quota left of the
+    /// quota `X-RateLimit-Reset` and `X-RateLimit-Reset-After` belong to.
+    pub x_rate_limit_remaining: Option<&'a [u8]>,
 }
 
 impl<'a> Response<'a> {
@@ -100,6 +156,8 @@ impl<'a> Response<'a> {
             rate_limit_reset: None,
             x_rate_limit_reset_after: None,
             x_rate_limit_reset: None,
+            rate_limit_remaining: None,
+            x_rate_limit_remaining: None,
         }
     }
 
@@ -156,6 +214,20 @@ impl<'a> Response<'a> {
     #[must_use]
     pub const fn x_rate_limit_reset(mut self, value: &'a [u8]) -> Self {
         self.x_rate_limit_reset = Some(value);
+        self
+    }
+
+    /// With a raw `RateLimit-Remaining` value, such as `0`.
+    #[must_use]
+    pub const fn rate_limit_remaining(mut self, value: &'a [u8]) -> Self {
+        self.rate_limit_remaining = Some(value);
+        self
+    }
+
+    /// With a raw `X-RateLimit-Remaining` value, such as `4999`.
+    #[must_use]
+    pub const fn x_rate_limit_remaining(mut self, value: &'a [u8]) -> Self {
+        self.x_rate_limit_remaining = Some(value);
         self
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! Rule (RFC 9110 §10.2.3): `Retry-After` is a singleton field; a response with several is
 //! treated as having none (malformed means absent). The rate-limit fields are read the same
-//! way: several field lines of one are absent (joining them would need an allocation).
+//! way: several field lines of one are absent (joining them would need an allocation), a
+//! remaining field included (then its reset is read as with no remaining field).
 
 use crate::event::Response;
 use crate::method::Method;
@@ -27,6 +28,10 @@ const RATE_LIMIT_RESET: http::HeaderName = http::HeaderName::from_static("rateli
 const X_RATE_LIMIT_RESET_AFTER: http::HeaderName =
     http::HeaderName::from_static("x-ratelimit-reset-after");
 const X_RATE_LIMIT_RESET: http::HeaderName = http::HeaderName::from_static("x-ratelimit-reset");
+/// `RateLimit-Remaining`, `X-RateLimit-Remaining`: whether the reset beside them is a floor.
+const RATE_LIMIT_REMAINING: http::HeaderName = http::HeaderName::from_static("ratelimit-remaining");
+const X_RATE_LIMIT_REMAINING: http::HeaderName =
+    http::HeaderName::from_static("x-ratelimit-remaining");
 
 impl<'a> Response<'a> {
     /// The retry-relevant parts of a response head: its status, its single `Retry-After` (if
@@ -69,7 +74,20 @@ impl<'a> Response<'a> {
 
     /// With the rate-limit fields of `headers` (each if exactly one field line), and their
     /// `Date` when there is an `X-RateLimit-Reset` to measure against it. `RateLimit-Policy`
-    /// is looked up only beside a `RateLimit`.
+    /// is looked up only beside a `RateLimit`, and each remaining field only beside a reset it
+    /// bears on (`RateLimit-Remaining` beside `RateLimit-Reset`, `X-RateLimit-Remaining`
+    /// beside `X-RateLimit-Reset` or `X-RateLimit-Reset-After`): a response without any reset
+    /// costs no more lookups than before.
+    ///
+    /// ```
+    /// use backstop::Response;
+    ///
+    /// let mut headers = http::HeaderMap::new();
+    /// headers.insert("x-ratelimit-remaining", http::HeaderValue::from_static("4999"));
+    /// headers.insert("x-ratelimit-reset", http::HeaderValue::from_static("1700003000"));
+    /// let r = Response::new(503).rate_limit_from_http(&headers);
+    /// assert_eq!(r.x_rate_limit_remaining, Some(&b"4999"[..]));
+    /// ```
     #[must_use]
     pub fn rate_limit_from_http(mut self, headers: &'a http::HeaderMap) -> Self {
         self.rate_limit = single(headers, &RATE_LIMIT);
@@ -77,8 +95,14 @@ impl<'a> Response<'a> {
             self.rate_limit_policy = single(headers, &RATE_LIMIT_POLICY);
         }
         self.rate_limit_reset = single(headers, &RATE_LIMIT_RESET);
+        if self.rate_limit_reset.is_some() {
+            self.rate_limit_remaining = single(headers, &RATE_LIMIT_REMAINING);
+        }
         self.x_rate_limit_reset_after = single(headers, &X_RATE_LIMIT_RESET_AFTER);
         self.x_rate_limit_reset = single(headers, &X_RATE_LIMIT_RESET);
+        if self.x_rate_limit_reset_after.is_some() || self.x_rate_limit_reset.is_some() {
+            self.x_rate_limit_remaining = single(headers, &X_RATE_LIMIT_REMAINING);
+        }
         if self.x_rate_limit_reset.is_some() && self.date.is_none() {
             self.date = single(headers, &http::header::DATE);
         }

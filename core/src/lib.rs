@@ -39,12 +39,16 @@
 //!
 //! ## Choices where the design is silent
 //!
-//! - Without a usable `Retry-After` (which wins), a retryable response's rate-limit fields are a
-//!   floor exactly like it (same ceiling, spread and deadline check; `DelaySource::RateLimitReset`):
-//!   the first usable of `RateLimit` (the largest reset among the exhausted policies, a policy's
-//!   window standing in for a missing reset), `RateLimit-Reset`, `X-RateLimit-Reset-After`,
-//!   `X-RateLimit-Reset`. The last is Unix time unless the policy says delay-seconds
-//!   ([`XRateLimitReset`]). See [`parse_rate_limit`] for the structured-field scope.
+//! - Without a usable `Retry-After` (which wins), a retryable response's rate-limit reset is a
+//!   floor exactly like it (same ceiling, spread and deadline check; `DelaySource::RateLimitReset`),
+//!   but only when the quota it belongs to is exhausted: a `RateLimit` member with `r=0`, or a
+//!   `RateLimit-Remaining` (for `RateLimit-Reset`) or `X-RateLimit-Remaining` (for
+//!   `X-RateLimit-Reset-After` and `X-RateLimit-Reset`) of `0`, or, on a 429, no remaining
+//!   field. With quota left the wait is the backoff; a `RateLimit` whose members all have
+//!   quota left means no floor at all, whatever the older fields say. `X-RateLimit-Reset` is
+//!   Unix time unless the policy says delay-seconds ([`XRateLimitReset`]); a Unix reset more
+//!   than [`IMPLAUSIBLE_RESET_AGE`] (a day) before the response's `Date` (else the wall clock)
+//!   is malformed. See [`parse_rate_limit`] for the structured-field scope.
 //! - A `Retry-After` on a final status (a redirect, a 4xx not retried) changes nothing; the
 //!   outcome carries it ([`Outcome::retry_after`]) for a caller that follows redirects itself.
 //! - [`Policy::worst_case`] bounds the attempts, the time and the longest wait of an operation
@@ -100,14 +104,16 @@ pub use classify::{AttemptError, ErrorClass, ErrorKind};
 pub use decision::{
     AttemptOutcome, Decision, DelaySource, Outcome, SendReason, StopReason, WaitReason,
 };
-pub use event::{Event, MisuseError, Request, Response};
+pub use event::{is_idempotency_key, Event, MisuseError, Request, Response};
 pub use jitter::Jitter;
 pub use machine::RetryMachine;
 pub use method::{Method, MethodSet};
 pub use non_idempotent::NonIdempotent;
 pub use policy::{ConfigError, Policy, PolicyBuilder, RetryAfterAboveMax};
-pub use rate_limit::{parse_rate_limit, XRateLimitReset};
-pub use retry_after::{parse_delay_seconds, parse_http_date, parse_retry_after, RetryAfter};
+pub use rate_limit::{parse_rate_limit, XRateLimitReset, IMPLAUSIBLE_RESET_AGE};
+pub use retry_after::{
+    parse_delay_seconds, parse_http_date, parse_retry_after, RetryAfter, TWO_DIGIT_YEAR_REFERENCE,
+};
 pub use status::StatusSet;
 pub use time::{Instant, UnixTime};
 pub use worst_case::WorstCase;

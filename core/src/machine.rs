@@ -86,6 +86,9 @@ pub struct RetryMachine<R, B = Unlimited> {
     last: Option<AttemptOutcome>,
     /// The last response's `Retry-After` delay, for the outcome.
     last_retry_after: Option<Duration>,
+    /// The retry the budget granted and that is not sent yet: when, and after what. Given
+    /// back if the operation ends first, so the budget pays only for retries sent.
+    granted: Option<(Instant, AttemptOutcome)>,
     state: State,
 }
 
@@ -130,6 +133,7 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
             previous_wait: policy.backoff().base(),
             last: None,
             last_retry_after: None,
+            granted: None,
             state: State::Ready(SendReason::First),
         }
     }
@@ -192,6 +196,7 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
                     return Err(MisuseError::NoSendPending);
                 }
                 self.advance(now);
+                self.granted = None;
                 self.attempts = self.attempts.saturating_add(1);
                 self.state = State::InFlight {
                     timeout_at: Instant::from_nanos(
@@ -297,6 +302,9 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
     }
 
     fn stop(&mut self, reason: StopReason) {
+        if let Some((granted_at, cause)) = self.granted.take() {
+            self.budget.on_retry_cancelled(self.now, granted_at, cause);
+        }
         self.state = State::Done {
             reason,
             at: self.now,
@@ -414,6 +422,7 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         if !self.budget.try_retry(self.now, cause) {
             return self.stop(StopReason::Budget);
         }
+        self.granted = Some((self.now, cause));
         self.previous_wait = delay;
         self.state = if delay.is_zero() {
             State::Ready(SendReason::Retry(cause))

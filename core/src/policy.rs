@@ -3,6 +3,21 @@
 //! Rule (bad configuration is an error, never a panic): configuration is checked when it is built,
 //! never asserted later; a [`Policy`] that exists is valid. Defaults are given on each
 //! builder method and in the README's semantics table.
+//!
+//! What is refused is what is always a mistake: no attempt at all, no time at all, a backoff
+//! whose base exceeds its cap, a status outside 100..=599 or a 1xx/2xx status in the retryable
+//! set (RFC 9110 §15.2, §15.3: informational and successful answers are not failures; retrying
+//! them repeats work that succeeded), a non-idempotent method among the retried ones. What is
+//! odd but can be meant is built, and [`Policy::worst_case`] and the setters' docs say what it
+//! costs:
+//!
+//! | configuration | what it does |
+//! |---|---|
+//! | `Backoff::constant(0)` with a huge `max_attempts` | retries back to back until `max_elapsed`: `worst_case().attempts` is `max_attempts` (the herd experiment in `tests/herd` runs this on purpose) |
+//! | `max_retry_after(0)` | any server-directed wait above zero is above the ceiling: the operation gives up, or under [`RetryAfterAboveMax::Clamp`] retries at once |
+//! | `attempt_timeout` above `max_elapsed` | every attempt's timeout is cut at the deadline |
+//! | an empty status set | no status is retried; errors still are |
+//! | an empty method set | only attempts that never reached the server (and POST/PATCH with an `Idempotency-Key`) are retried |
 
 use core::time::Duration;
 
@@ -238,7 +253,9 @@ pub struct PolicyBuilder {
 }
 
 impl PolicyBuilder {
-    /// The most attempts, the first one included (default: 4). Must be at least 1.
+    /// The most attempts, the first one included (default: 4). Must be at least 1. A large
+    /// value with a zero backoff retries back to back until `max_elapsed`; see
+    /// [`Policy::worst_case`].
     pub const fn max_attempts(mut self, n: u32) -> Self {
         self.policy.max_attempts = n;
         self
@@ -251,7 +268,7 @@ impl PolicyBuilder {
     }
 
     /// The per-attempt timeout (default: 5 s); an attempt's timeout is also never later than the
-    /// overall deadline. Must not be zero.
+    /// overall deadline (so a value above `max_elapsed` is cut there). Must not be zero.
     pub const fn attempt_timeout(mut self, d: Duration) -> Self {
         self.policy.attempt_timeout = d;
         self
@@ -270,7 +287,8 @@ impl PolicyBuilder {
     }
 
     /// Replaces the retryable statuses (default: 408, 425, 429, 500, 502, 503, 504). Each must be
-    /// between 100 and 599.
+    /// between 300 and 599: a 1xx or 2xx status is not a failure
+    /// ([`ConfigError::StatusNotAnError`]). An empty set retries no status, only errors.
     pub fn retryable_statuses(mut self, codes: &[u16]) -> Self {
         match StatusSet::try_from_codes(codes) {
             Ok(set) => self.policy.retryable_statuses = set,
@@ -279,7 +297,8 @@ impl PolicyBuilder {
         self
     }
 
-    /// Replaces the retryable statuses with a prepared set.
+    /// Replaces the retryable statuses with a prepared set (checked as
+    /// [`retryable_statuses`](Self::retryable_statuses) is, by [`build`](Self::build)).
     pub const fn retryable_status_set(mut self, set: StatusSet) -> Self {
         self.policy.retryable_statuses = set;
         self
@@ -325,6 +344,8 @@ impl PolicyBuilder {
     }
 
     /// The longest `Retry-After` (or, without one, rate-limit reset) honoured (default: 60 s).
+    /// Zero honours only `Retry-After: 0`: any longer server-directed wait gives up, or under
+    /// [`RetryAfterAboveMax::Clamp`] is cut to nothing.
     pub const fn max_retry_after(mut self, d: Duration) -> Self {
         self.policy.max_retry_after = d;
         self
@@ -350,7 +371,9 @@ impl PolicyBuilder {
     /// (`RateLimit` with `RateLimit-Policy`, `RateLimit-Reset`, `X-RateLimit-Reset-After`,
     /// `X-RateLimit-Reset`) read as a floor, exactly like `Retry-After`: the same ceiling
     /// ([`max_retry_after`](Self::max_retry_after)), the same spread, the same deadline check
-    /// (default: yes). `Retry-After` wins when both are present. `false` ignores them.
+    /// (default: yes), when the quota they belong to is exhausted (`r=0`, a remaining field of
+    /// `0`, or no remaining field on a 429; see the crate docs). `Retry-After` wins when both
+    /// are present. `false` ignores them.
     pub const fn rate_limit_fields(mut self, yes: bool) -> Self {
         self.policy.rate_limit_fields = yes;
         self
@@ -384,6 +407,9 @@ impl PolicyBuilder {
                 cap: p.backoff.cap(),
             });
         }
+        if let Some(code) = (100..300).find(|&c| p.retryable_statuses.contains(c)) {
+            return Err(ConfigError::StatusNotAnError(code));
+        }
         Ok(p)
     }
 }
@@ -407,6 +433,9 @@ pub enum ConfigError {
     },
     /// A retryable status outside 100 to 599.
     StatusOutOfRange(u16),
+    /// A 1xx or 2xx status among the retryable ones: an informational or successful answer is
+    /// not a failure, and retrying it repeats work that succeeded.
+    StatusNotAnError(u16),
     /// A non-idempotent method was added to the retried methods.
     MethodNotIdempotent(Method),
 }
@@ -426,6 +455,10 @@ impl core::fmt::Display for ConfigError {
             ConfigError::StatusOutOfRange(code) => {
                 write!(f, "retryable status {code} is outside 100..=599")
             }
+            ConfigError::StatusNotAnError(code) => write!(
+                f,
+                "retryable status {code} is an informational or success status (1xx/2xx), not a failure: only 3xx to 5xx may be retried"
+            ),
             ConfigError::MethodNotIdempotent(m) => write!(
                 f,
                 "{m} is not idempotent: send an Idempotency-Key, which opts the request in to retries"

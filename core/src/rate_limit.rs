@@ -1,24 +1,42 @@
 //! Reading when a server's quota resets, from its rate-limit fields.
 //!
 //! Rule (draft-ietf-httpapi-ratelimit-headers, and the fields many APIs send before it): a
-//! retryable response without a usable `Retry-After` may still say when capacity returns. The
-//! machine takes that time as a floor, exactly like `Retry-After` (see the crate docs). The
-//! fields, in the order they are tried (the first usable one wins):
+//! reset field is a floor only when the quota it belongs to is exhausted. A retryable response
+//! without a usable `Retry-After` may say when capacity returns; the machine takes that time as
+//! a floor, exactly like `Retry-After` (see the crate docs). With quota left, the reset says
+//! when the *window* rolls over, not when to come back: the wait is the backoff. Many APIs
+//! (GitHub's among them) send these fields on every response, a 503 included, so reading a
+//! reset without its remaining field would turn every outage into a wait for the window.
 //!
-//! 1. `RateLimit` (the IETF field): a structured-field List whose members are quota policies,
-//!    `"default";r=0;t=10`: `r` is the quota left, `t` the seconds until it resets. Only an
-//!    exhausted policy (`r=0`) says anything about when to come back: the reset is the largest
-//!    `t` among them. An exhausted policy without `t` falls back to the window `w` of the
-//!    `RateLimit-Policy` member with the same name (the quota resets within one window).
-//! 2. `RateLimit-Reset`: delay-seconds (the draft's earlier form).
-//! 3. `X-RateLimit-Reset-After`: delay-seconds.
-//! 4. `X-RateLimit-Reset`: Unix time in seconds for some APIs, delay-seconds for others: the
-//!    policy says which ([`XRateLimitReset`], Unix time by default). A Unix time is measured
-//!    against the response's `Date`, else the client's wall clock, like an HTTP-date
-//!    `Retry-After`; without either it is absent.
+//! | quota | remaining field | reset fields (tried in this order) | exhausted when |
+//! |---|---|---|---|
+//! | IETF | `r` of each `RateLimit` member | `t` of that member, else the `w` of the `RateLimit-Policy` member of the same name | `r=0` |
+//! | draft | `RateLimit-Remaining` | `RateLimit-Reset` (delay-seconds) | the remaining field is `0`, or it is absent (or malformed) on a 429 |
+//! | de facto | `X-RateLimit-Remaining` | `X-RateLimit-Reset-After` (delay-seconds), then `X-RateLimit-Reset` ([`XRateLimitReset`]: Unix time by default) | the remaining field is `0`, or it is absent (or malformed) on a 429 |
+//!
+//! The rows are tried top to bottom and the first usable floor wins:
+//!
+//! 1. `RateLimit` (the IETF field), when it parses, decides alone if it says anything about
+//!    the quota: an exhausted member with a reset gives the floor (the largest reset among the
+//!    exhausted members); members that all have quota left (`r>0`) mean *no floor at all*, and
+//!    the rows below are not consulted (they describe the same server's quota, less
+//!    precisely). A `RateLimit` that does not parse, has no `r`, or whose exhausted members
+//!    have no reset says nothing: the rows below are tried.
+//! 2. Each legacy reset is read only when its own remaining field says its quota is
+//!    exhausted. A 429 says the quota is gone, so there an absent remaining field counts as
+//!    exhausted; on any other status an absent one says nothing, and the reset is not a floor.
+//! 3. A Unix-time `X-RateLimit-Reset` is measured against the response's `Date`, else the
+//!    client's wall clock, like an HTTP-date `Retry-After`; without either it is absent. A
+//!    reset more than one day ([`IMPLAUSIBLE_RESET_AGE`]) before that reference is malformed
+//!    (a delay-seconds value such as `30` read as a moment in 1970), not "now": it is absent.
+//!    A reset up to a day in the past means the quota is back: a zero floor.
+//!
+//! So no path takes a floor from a field that says quota remains: with quota left (an `r>0`,
+//! a remaining field above 0) even a reset of `0` is not "retry now", it is the backoff.
 //!
 //! delay-seconds and Unix times follow the `Retry-After` grammar (`1*DIGIT [ "." 1*DIGIT ]`,
-//! OWS around it). The structured fields follow the structured-field grammar (RFC 8941 with the
+//! OWS around it); a remaining field is `1*DIGIT` with OWS around it (anything else is absent).
+//! The structured fields follow the structured-field grammar (RFC 8941 with the
 //! Date and Display String items of RFC 9651) strictly: a field that does not parse as a whole
 //! is absent, as is a parameter of the wrong type (`t=1.5`, `t=-1`, `r="0"`). Several field
 //! lines of one of these fields are absent too (joining them would need an allocation).
@@ -28,6 +46,14 @@ use core::time::Duration;
 use crate::event::Response;
 use crate::retry_after::{parse_delay_seconds, parse_http_date};
 use crate::time::UnixTime;
+
+/// How far before its reference (the response's `Date`, else the wall clock) a Unix-time
+/// `X-RateLimit-Reset` may lie and still be read: one day. Older is malformed (absent).
+///
+/// Why a day: a reset that has passed means the quota is back, and clocks and caches may put
+/// a genuine one minutes or hours behind; nothing legitimate is a day stale, while a
+/// delay-seconds value read as Unix time (`30`) is decades before.
+pub const IMPLAUSIBLE_RESET_AGE: Duration = Duration::from_secs(86_400);
 
 /// How `X-RateLimit-Reset` is read: APIs disagree, so the policy says (see
 /// [`PolicyBuilder::x_rate_limit_reset`](crate::PolicyBuilder::x_rate_limit_reset)).
@@ -67,10 +93,33 @@ pub enum XRateLimitReset {
 /// ```
 #[must_use]
 pub fn parse_rate_limit(field: &[u8], policy: Option<&[u8]>) -> Option<Duration> {
+    match rate_limit_verdict(field, policy) {
+        Verdict::Floor(d) => Some(d),
+        Verdict::QuotaLeft | Verdict::Silent => None,
+    }
+}
+
+/// What a `RateLimit` field says about the wait.
+enum Verdict {
+    /// An exhausted member resets after this long (the longest among them).
+    Floor(Duration),
+    /// Every member that states its quota has some left: no floor at all.
+    QuotaLeft,
+    /// Nothing usable: malformed, no `r`, or exhausted without a reset.
+    Silent,
+}
+
+fn rate_limit_verdict(field: &[u8], policy: Option<&[u8]>) -> Verdict {
     let mut longest: Option<u64> = None;
+    let (mut exhausted, mut stated) = (false, false);
     let parsed = each_member(field, |name, params| {
-        if params.remaining != Some(0) {
-            return;
+        match params.remaining {
+            Some(0) => exhausted = true,
+            Some(_) => {
+                stated = true;
+                return;
+            }
+            None => return,
         }
         let reset = params
             .reset
@@ -79,8 +128,12 @@ pub fn parse_rate_limit(field: &[u8], policy: Option<&[u8]>) -> Option<Duration>
             longest = Some(longest.map_or(t, |l| l.max(t)));
         }
     });
-    parsed?;
-    longest.map(Duration::from_secs)
+    match (parsed, longest) {
+        (None, _) => Verdict::Silent,
+        (Some(()), Some(t)) => Verdict::Floor(Duration::from_secs(t)),
+        (Some(()), None) if stated && !exhausted => Verdict::QuotaLeft,
+        (Some(()), None) => Verdict::Silent,
+    }
 }
 
 /// The window `w` of the first `RateLimit-Policy` member named `name`.
@@ -116,14 +169,20 @@ pub(crate) fn reset_delay(r: &Response<'_>, reading: XRateLimitReset) -> Option<
 #[cold]
 #[inline(never)]
 fn read_reset(r: &Response<'_>, reading: XRateLimitReset) -> Option<Duration> {
-    if let Some(d) = r
-        .rate_limit
-        .and_then(|f| parse_rate_limit(f, r.rate_limit_policy))
-    {
-        return Some(d);
+    if let Some(field) = r.rate_limit {
+        match rate_limit_verdict(field, r.rate_limit_policy) {
+            Verdict::Floor(d) => return Some(d),
+            Verdict::QuotaLeft => return None,
+            Verdict::Silent => {}
+        }
     }
-    if let Some(d) = r.rate_limit_reset.and_then(parse_delay_seconds) {
-        return Some(d);
+    if exhausted(r.rate_limit_remaining, r.status) {
+        if let Some(d) = r.rate_limit_reset.and_then(parse_delay_seconds) {
+            return Some(d);
+        }
+    }
+    if !exhausted(r.x_rate_limit_remaining, r.status) {
+        return None;
     }
     if let Some(d) = r.x_rate_limit_reset_after.and_then(parse_delay_seconds) {
         return Some(d);
@@ -133,9 +192,37 @@ fn read_reset(r: &Response<'_>, reading: XRateLimitReset) -> Option<Duration> {
         XRateLimitReset::DelaySeconds => Some(value),
         XRateLimitReset::UnixTime => {
             let reference = r.date.and_then(parse_http_date).or(r.wall_clock)?;
+            if value.saturating_add(IMPLAUSIBLE_RESET_AGE) < reference.as_duration() {
+                return None;
+            }
             Some(UnixTime::from_duration(value).saturating_duration_since(reference))
         }
     }
+}
+
+/// Whether the quota a remaining field belongs to is exhausted: the field says `0`, or a 429
+/// (which says the quota is gone) comes without a usable one.
+fn exhausted(remaining: Option<&[u8]>, status: u16) -> bool {
+    match remaining.and_then(remaining_is_zero) {
+        Some(zero) => zero,
+        None => status == 429,
+    }
+}
+
+/// `OWS 1*DIGIT OWS`: whether it is zero; `None` when malformed. No overflow: a count too large
+/// for any integer is simply not zero.
+fn remaining_is_zero(value: &[u8]) -> Option<bool> {
+    let mut v = value;
+    while let [b' ' | b'\t', rest @ ..] = v {
+        v = rest;
+    }
+    while let [rest @ .., b' ' | b'\t'] = v {
+        v = rest;
+    }
+    if v.is_empty() || !v.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(v.iter().all(|&d| d == b'0'))
 }
 
 /// The parameters of a member that bear on a reset: the last of each key, when it is a

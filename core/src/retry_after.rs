@@ -7,11 +7,13 @@
 //!   them (the classic `fetchWithRetry` demo among them). Signs, exponents, hex, `NaN`, empty fractions (`1.`, `.5`) and anything
 //!   else are rejected. Values too large for a [`Duration`] saturate at [`Duration::MAX`]; the
 //!   parser never overflows. Digits past the ninth fractional digit are truncated.
-//! - an HTTP-date in any of its three forms (IMF-fixdate, obsolete RFC 850, asctime), through
-//!   the `httpdate` crate, under the `std` feature. Without `std` a date is treated as absent.
+//! - an HTTP-date in any of its three forms (IMF-fixdate, obsolete RFC 850, asctime), under
+//!   the `std` feature, by [`parse_http_date`]: `httpdate`'s grammar and bounds, plus RFC 9110
+//!   §5.6.7's leap second (`:60` is the next second) and two-digit-year rule (relative to
+//!   [`TWO_DIGIT_YEAR_REFERENCE`]). Without `std` a date is treated as absent.
 //!
-//! Optional whitespace (space, tab) around delay-seconds is ignored (`httpdate` trims any ASCII
-//! whitespace around a date). A malformed value is `None`:
+//! Optional whitespace (space, tab) around delay-seconds is ignored (a date is trimmed of any ASCII
+//! whitespace, as `httpdate` does). A malformed value is `None`:
 //! the caller falls back to its own backoff, as if the field were absent. How the parsed value
 //! becomes a wait (the `Date` reference, the ceiling) is the machine's business.
 
@@ -51,7 +53,7 @@ impl RetryAfter {
 }
 
 /// Parses a raw `Retry-After` field value. `None` means malformed (treat as absent).
-/// HTTP-dates are parsed only with the `std` feature (by `httpdate`); without it a date is
+/// HTTP-dates are parsed only with the `std` feature ([`parse_http_date`]); without it a date is
 /// `None`, and the machine falls back to its backoff.
 ///
 /// ```
@@ -140,25 +142,277 @@ fn delay_seconds(mut rest: &[u8]) -> Option<Duration> {
     Some(Duration::new(secs, nanos))
 }
 
-/// Parses an HTTP-date (RFC 9110 §5.6.7, all three forms) with `httpdate`.
+/// Parses an HTTP-date (RFC 9110 §5.6.7, all three forms).
 ///
-/// Used for `Retry-After` and for the `Date` field that serves as its reference. Dates that
-/// `httpdate` rejects (including years before 1970) are `None`. Surrounding whitespace is
-/// trimmed by `httpdate`.
+/// Used for `Retry-After` and for the `Date` field that serves as its reference. The grammar
+/// and bounds are `httpdate`'s (surrounding ASCII whitespace trimmed, the weekday checked,
+/// years 1970 to 9999, anything else `None`), with two differences RFC 9110 §5.6.7 asks for:
+///
+/// - **A leap second** (`second` is `00`–`60`): `23:59:60` is read as the next second (the
+///   next day's `00:00:00`); a `:60` elsewhere is read the same way, as one second past `:59`.
+/// - **Two-digit years** (the obsolete RFC 850 form): a year that appears more than 50 years in
+///   the future is the most recent past year with the same last two digits. "The future" is
+///   measured from [`TWO_DIGIT_YEAR_REFERENCE`] (2026), by year: `yy` is `20yy` up to 2076, else
+///   `19yy`; the weekday is checked against the year so resolved. The parser has no clock
+///   (core never reads one), and a fixed reference keeps every parse reproducible; it reads
+///   two-digit years right until 2076, and RFC 850 dates have been obsolete since 1996.
+///
+/// ```
+/// use backstop::{parse_http_date, UnixTime};
+///
+/// let t = Some(UnixTime::from_secs(784_111_777));
+/// assert_eq!(parse_http_date(b"Sun, 06 Nov 1994 08:49:37 GMT"), t);
+/// assert_eq!(parse_http_date(b"Sunday, 06-Nov-94 08:49:37 GMT"), t);
+/// assert_eq!(parse_http_date(b"Sun Nov  6 08:49:37 1994"), t);
+/// // 2075-12-01 was a Sunday; 1975-12-01 a Monday.
+/// assert_eq!(parse_http_date(b"Sunday, 01-Dec-75 00:00:00 GMT"), Some(UnixTime::from_secs(3_342_384_000)));
+/// // A leap second is the next second.
+/// assert_eq!(
+///     parse_http_date(b"Wed, 31 Dec 2025 23:59:60 GMT"),
+///     parse_http_date(b"Thu, 01 Jan 2026 00:00:00 GMT"),
+/// );
+/// ```
 #[cfg(feature = "std")]
 #[must_use]
 #[inline]
 pub fn parse_http_date(value: &[u8]) -> Option<UnixTime> {
-    let text = core::str::from_utf8(value).ok()?;
-    let t = httpdate::parse_http_date(text).ok()?;
-    Some(UnixTime::from_system_time(t))
+    http_date(value)
 }
 
-/// Without `std` there is no date parser: every HTTP-date is treated as absent.
+/// Without `std` an HTTP-date is treated as absent (as it always was: the parser itself needs
+/// nothing from `std`, but a no-std build keeps the documented "dates are absent" behaviour).
 #[cfg(not(feature = "std"))]
 #[must_use]
 pub fn parse_http_date(_value: &[u8]) -> Option<UnixTime> {
     None
+}
+
+/// The "now" a two-digit RFC 850 year is resolved against: the start of 2026 (see
+/// [`parse_http_date`]).
+pub const TWO_DIGIT_YEAR_REFERENCE: UnixTime = UnixTime::from_secs(1_767_225_600);
+
+/// The year of [`TWO_DIGIT_YEAR_REFERENCE`].
+const REFERENCE_YEAR: u32 = 2026;
+
+/// The last second of 9999, the largest date accepted.
+const LAST_DATE: u64 = 253_402_300_799;
+
+/// A parsed date, before validation.
+struct Civil {
+    year: u32,
+    month: u32,
+    day: u32,
+    hour: u32,
+    minute: u32,
+    second: u32,
+    /// 0 = Monday .. 6 = Sunday.
+    weekday: u32,
+}
+
+#[cfg_attr(not(feature = "std"), allow(dead_code))]
+fn http_date(value: &[u8]) -> Option<UnixTime> {
+    if !value.is_ascii() {
+        return None;
+    }
+    let v = trim_ascii_whitespace(value);
+    let c = imf_fixdate(v)
+        .or_else(|| rfc850(v))
+        .or_else(|| asctime(v))?;
+    let leap = c.second == 60;
+    if c.second > 60
+        || c.minute > 59
+        || c.hour > 23
+        || !(1..=12).contains(&c.month)
+        || c.day < 1
+        || c.day > days_in_month(c.year, c.month)
+        || !(1970..=9999).contains(&c.year)
+    {
+        return None;
+    }
+    let days = days_from_civil(c.year, c.month, c.day);
+    // 1970-01-01 was a Thursday (3, counting Monday as 0).
+    if (days + 3) % 7 != u64::from(c.weekday) {
+        return None;
+    }
+    let secs = days * 86_400
+        + u64::from(c.hour) * 3_600
+        + u64::from(c.minute) * 60
+        + u64::from(if leap { 59 } else { c.second })
+        + u64::from(leap);
+    (secs <= LAST_DATE).then(|| UnixTime::from_secs(secs))
+}
+
+/// `str::trim` on ASCII: HT, LF, VT, FF, CR and space (what `httpdate` trims).
+fn trim_ascii_whitespace(mut v: &[u8]) -> &[u8] {
+    let ws = |b: u8| matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ');
+    while let [b, rest @ ..] = v {
+        if !ws(*b) {
+            break;
+        }
+        v = rest;
+    }
+    while let [rest @ .., b] = v {
+        if !ws(*b) {
+            break;
+        }
+        v = rest;
+    }
+    v
+}
+
+fn digits(v: &[u8]) -> Option<u32> {
+    if v.is_empty() {
+        return None;
+    }
+    let mut n = 0u32;
+    for &b in v {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        n = n * 10 + u32::from(b - b'0');
+    }
+    Some(n)
+}
+
+const MONTHS: [&[u8; 3]; 12] = [
+    b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec",
+];
+const DAYS: [&[u8; 3]; 7] = [b"Mon", b"Tue", b"Wed", b"Thu", b"Fri", b"Sat", b"Sun"];
+const LONG_DAYS: [&[u8]; 7] = [
+    b"Monday",
+    b"Tuesday",
+    b"Wednesday",
+    b"Thursday",
+    b"Friday",
+    b"Saturday",
+    b"Sunday",
+];
+
+fn month(v: &[u8]) -> Option<u32> {
+    (1u32..)
+        .zip(MONTHS)
+        .find(|(_, m)| &m[..] == v)
+        .map(|(i, _)| i)
+}
+
+fn weekday(v: &[u8]) -> Option<u32> {
+    (0u32..)
+        .zip(DAYS)
+        .find(|(_, d)| &d[..] == v)
+        .map(|(i, _)| i)
+}
+
+/// `hh:mm:ss`.
+fn time_of_day(v: &[u8]) -> Option<(u32, u32, u32)> {
+    match v {
+        [h1, h2, b':', m1, m2, b':', s1, s2] => Some((
+            digits(&[*h1, *h2])?,
+            digits(&[*m1, *m2])?,
+            digits(&[*s1, *s2])?,
+        )),
+        _ => None,
+    }
+}
+
+/// `Sun, 06 Nov 1994 08:49:37 GMT`.
+fn imf_fixdate(v: &[u8]) -> Option<Civil> {
+    if v.len() != 29 || v.get(3..5)? != b", " || v.get(25..)? != b" GMT" {
+        return None;
+    }
+    if v.get(7) != Some(&b' ') || v.get(11) != Some(&b' ') || v.get(16) != Some(&b' ') {
+        return None;
+    }
+    let (hour, minute, second) = time_of_day(v.get(17..25)?)?;
+    Some(Civil {
+        weekday: weekday(v.get(..3)?)?,
+        day: digits(v.get(5..7)?)?,
+        month: month(v.get(8..11)?)?,
+        year: digits(v.get(12..16)?)?,
+        hour,
+        minute,
+        second,
+    })
+}
+
+/// `Sunday, 06-Nov-94 08:49:37 GMT`, the year resolved by RFC 9110 §5.6.7's 50-year rule.
+fn rfc850(v: &[u8]) -> Option<Civil> {
+    let (weekday, rest) = (0u32..).zip(LONG_DAYS).find_map(|(i, name)| {
+        let rest = v.strip_prefix(name)?.strip_prefix(b", ")?;
+        Some((i, rest))
+    })?;
+    if rest.len() != 22 || rest.get(2) != Some(&b'-') || rest.get(6) != Some(&b'-') {
+        return None;
+    }
+    if rest.get(9) != Some(&b' ') || rest.get(18..)? != b" GMT" {
+        return None;
+    }
+    let (hour, minute, second) = time_of_day(rest.get(10..18)?)?;
+    let yy = digits(rest.get(7..9)?)?;
+    let mut year = REFERENCE_YEAR / 100 * 100 + yy;
+    if year > REFERENCE_YEAR + 50 {
+        year -= 100;
+    }
+    Some(Civil {
+        weekday,
+        day: digits(rest.get(..2)?)?,
+        month: month(rest.get(3..6)?)?,
+        year,
+        hour,
+        minute,
+        second,
+    })
+}
+
+/// `Sun Nov  6 08:49:37 1994` (the day may also be written `06`).
+fn asctime(v: &[u8]) -> Option<Civil> {
+    if v.len() != 24 || v.get(3) != Some(&b' ') || v.get(7) != Some(&b' ') {
+        return None;
+    }
+    if v.get(10) != Some(&b' ') || v.get(19) != Some(&b' ') {
+        return None;
+    }
+    let day = match v.get(8..10)? {
+        [b' ', d] => digits(&[*d])?,
+        d => digits(d)?,
+    };
+    let (hour, minute, second) = time_of_day(v.get(11..19)?)?;
+    Some(Civil {
+        weekday: weekday(v.get(..3)?)?,
+        day,
+        month: month(v.get(4..7)?)?,
+        year: digits(v.get(20..24)?)?,
+        hour,
+        minute,
+        second,
+    })
+}
+
+const fn is_leap_year(y: u32) -> bool {
+    y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)
+}
+
+const fn days_in_month(y: u32, m: u32) -> u32 {
+    match m {
+        2 if is_leap_year(y) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Days from 1970-01-01 to `y-m-d` (the proleptic Gregorian calendar; `y` >= 1970).
+fn days_from_civil(y: u32, m: u32, d: u32) -> u64 {
+    let mut days = 0u64;
+    // At most 8,030 years: a loop over years is simple and fast enough for a header.
+    let y400 = (y - 1970) / 400;
+    days += u64::from(y400) * 146_097;
+    for year in 1970 + y400 * 400..y {
+        days += if is_leap_year(year) { 366 } else { 365 };
+    }
+    for month in 1..m {
+        days += u64::from(days_in_month(y, month));
+    }
+    days + u64::from(d - 1)
 }
 
 /// Optional whitespace (RFC 9110 §5.6.3): space and horizontal tab.
@@ -239,7 +493,7 @@ mod tests {
     }
 
     #[test]
-    #[cfg(feature = "std")] // HTTP-dates are parsed by `httpdate`, a std crate
+    #[cfg(feature = "std")] // HTTP-dates are parsed only under `std`
     fn all_three_http_date_forms_parse_to_the_same_instant() {
         let t = Some(RetryAfter::Date(UnixTime::from_secs(784_111_777)));
         assert_eq!(parse_retry_after(b"Sun, 06 Nov 1994 08:49:37 GMT"), t);

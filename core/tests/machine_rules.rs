@@ -890,7 +890,13 @@ fn rate_limit_reset_is_a_floor_when_there_is_no_retry_after() {
                 .rate_limit_policy(br#""day";q=100;w=2"#),
             secs(2),
         ),
-        (Response::new(503).rate_limit_reset(b"3"), secs(3)),
+        (
+            // On a 503 a reset is a floor only when its remaining field says the quota is out.
+            Response::new(503)
+                .rate_limit_remaining(b"0")
+                .rate_limit_reset(b"3"),
+            secs(3),
+        ),
         (
             Response::new(429).x_rate_limit_reset_after(b"1.5"),
             millis(1_500),
@@ -1013,7 +1019,11 @@ fn rate_limit_reset_longer_than_the_remaining_time_is_not_waited() {
     let mut sim = Sim::get(Policy::default()); // 15 s deadline
     sim.start();
     sim.advance(Duration::from_secs(5));
-    sim.respond(Response::new(503).x_rate_limit_reset_after(b"10"));
+    sim.respond(
+        Response::new(503)
+            .x_rate_limit_remaining(b"0")
+            .x_rate_limit_reset_after(b"10"),
+    );
     let o = returned(sim.poll());
     assert_eq!(o.reason, StopReason::Deadline);
     assert_eq!(o.elapsed, Duration::from_secs(5));

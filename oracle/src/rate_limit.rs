@@ -72,6 +72,27 @@ fn reference(field: &[u8], policy: Option<&[u8]>) -> Option<Duration> {
     longest.map(Duration::from_secs)
 }
 
+/// What a `RateLimit` field says about the wait, by the rule of the crate docs, on `sfv`'s
+/// parse: `Some(Some(d))` an exhausted member resets in `d`; `Some(None)` every member that
+/// states its quota (`r`) has some left, so there is no floor at all; `None` it says nothing
+/// (malformed, no `r`, or exhausted without a reset), and the older fields are read.
+pub(crate) fn ietf_verdict(field: &[u8], policy: Option<&[u8]>) -> Option<Option<Duration>> {
+    let list: sfv::List = sfv::Parser::new(field).parse().ok()?;
+    let items = || {
+        list.iter().filter_map(|e| match e {
+            sfv::ListEntry::Item(item) => Some(item),
+            _ => None,
+        })
+    };
+    if let Some(d) = reference(field, policy) {
+        return Some(Some(d));
+    }
+    let remaining: Vec<u64> = items()
+        .filter_map(|i| non_negative(&i.params, "r"))
+        .collect();
+    (!remaining.is_empty() && remaining.iter().all(|&r| r > 0)).then_some(None)
+}
+
 fn non_negative(params: &sfv::Parameters, key: &str) -> Option<u64> {
     let n = params.get(key)?.as_integer()?;
     u64::try_from(i64::from(n)).ok()

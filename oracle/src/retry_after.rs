@@ -7,7 +7,9 @@
 //! - HTTP-date: differential against `httpdate`: both accept exactly the same inputs and agree
 //!   on the instant; every parsed date lies in 1970..=9999 and round-trips through
 //!   `httpdate::fmt_http_date`. The deliberate differences (an input whose first non-OWS byte is
-//!   a digit is delay-seconds, never a date; non-UTF-8 is rejected) are in `fuzz/README.md`.
+//!   a digit is delay-seconds, never a date; non-UTF-8 is rejected; RFC 9110 §5.6.7's
+//!   two-digit-year rule and leap second, applied to the input before `httpdate` is asked, in
+//!   `httpdate_reference`; the SP before an RFC 850 time is required) are in `fuzz/README.md`.
 //! - `RetryAfter::delay_from` is `Delay` as is, and a date minus the reference, saturating at 0.
 
 use core::time::Duration;
@@ -103,12 +105,82 @@ pub(crate) fn oracle_delay_seconds(v: &[u8]) -> Option<Duration> {
     Some(Duration::new(secs, nanos))
 }
 
-/// What `httpdate` makes of the value, as a [`UnixTime`].
+/// What `httpdate` makes of the value, as a [`UnixTime`], with the two deliberate differences
+/// RFC 9110 §5.6.7 asks for applied before asking it (see `fuzz/README.md`):
+///
+/// - an RFC 850 date's two-digit year is the latest year with those digits that is not more
+///   than 50 years after 2026 (`TWO_DIGIT_YEAR_REFERENCE`): the date is handed to `httpdate` as
+///   the IMF-fixdate of that year (so its weekday is checked against it), where `httpdate`
+///   itself would read `70`–`99` as 19xx and `00`–`69` as 20xx;
+/// - a seconds field of `60` (a leap second) is the next second: `httpdate` is asked about
+///   `:59`, and one second is added.
 fn httpdate_reference(v: &[u8]) -> Option<UnixTime> {
     let text = core::str::from_utf8(v).ok()?;
-    let t = httpdate::parse_http_date(text).ok()?;
+    if !text.is_ascii() {
+        return None;
+    }
+    let text = text.trim();
+    let mut text = rfc850_as_imf(text).unwrap_or_else(|| text.to_owned());
+    let leap = leap_second_field(&text);
+    if let Some(range) = leap.clone() {
+        text.replace_range(range, "59");
+    }
+    let t = httpdate::parse_http_date(&text).ok()?;
     let since = t.duration_since(UNIX_EPOCH).ok()?;
-    Some(UnixTime::from_duration(since))
+    let secs = since.as_secs() + u64::from(leap.is_some());
+    (secs <= LAST_HTTP_DATE).then(|| UnixTime::from_secs(secs))
+}
+
+/// `Sunday, 06-Nov-94 08:49:37 GMT` as `Sun, 06 Nov 1994 08:49:37 GMT`, the year chosen by
+/// the 50-year rule; `None` when `text` is not shaped like an RFC 850 date.
+fn rfc850_as_imf(text: &str) -> Option<String> {
+    const LONG: [&str; 7] = [
+        "Monday",
+        "Tuesday",
+        "Wednesday",
+        "Thursday",
+        "Friday",
+        "Saturday",
+        "Sunday",
+    ];
+    let (name, rest) = text.split_once(", ")?;
+    if !LONG.contains(&name) || rest.len() != 22 {
+        return None;
+    }
+    let b = rest.as_bytes();
+    if b[2] != b'-' || b[6] != b'-' || &rest[18..] != " GMT" {
+        return None;
+    }
+    if b[9] != b' ' {
+        // `httpdate` never looks at the byte before the time; RFC 9110's grammar has an SP
+        // there, and so does backstop: not a date (the empty string `httpdate` refuses).
+        return Some(String::new());
+    }
+    let yy: u32 = rest[7..9]
+        .parse()
+        .ok()
+        .filter(|_| rest[7..9].bytes().all(|c| c.is_ascii_digit()))?;
+    let year = (1900..2200)
+        .filter(|y| y % 100 == yy && *y <= 2026 + 50)
+        .max()?;
+    Some(format!(
+        "{}, {} {} {year:04} {} GMT",
+        &name[..3],
+        &rest[..2],
+        &rest[3..6],
+        &rest[10..18]
+    ))
+}
+
+/// Where the seconds field is, when it says `60`: in an IMF-fixdate (29 bytes) or an asctime
+/// date (24 bytes).
+fn leap_second_field(text: &str) -> Option<core::ops::Range<usize>> {
+    let range = match text.len() {
+        29 => 23..25,
+        24 => 17..19,
+        _ => return None,
+    };
+    (text.get(range.clone()) == Some("60")).then_some(range)
 }
 
 fn check_delay_round_trip(d: Duration) {

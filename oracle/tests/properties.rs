@@ -135,3 +135,44 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 3_000, ..ProptestConfig::default() })]
+
+    /// Issue 17 items 1 to 3, on the shapes random bytes rarely reach: a reset is a floor only
+    /// when its quota is exhausted, `RateLimit` with quota left means no floor, and a Unix
+    /// reset more than a day old is malformed.
+    #[test]
+    fn a_reset_is_a_floor_only_when_its_quota_is_exhausted(
+        status in proptest::sample::select(vec![429u16, 503]),
+        rate_limit in proptest::option::of(proptest::sample::select(vec![
+            r#""default";r=0;t=3"#, r#""default";r=50;t=10"#, r#""default";r=0"#, "junk;",
+            r#""default";t=5"#, r#""a";r=0;t=2, "b";r=9;t=1"#, r#""b";r=9"#,
+        ])),
+        remaining in proptest::option::of(proptest::sample::select(vec![
+            "0", "00", " 0 ", "1", "97", "4999", "x", "", "-0",
+        ])),
+        x_remaining in proptest::option::of(proptest::sample::select(vec![
+            "0", "00", " 0 ", "1", "97", "4999", "x", "", "99999999999999999999999999999",
+        ])),
+        reset in proptest::option::of(proptest::sample::select(vec!["0", "3", "10", "3000", "junk"])),
+        reset_after in proptest::option::of(proptest::sample::select(vec!["0", "2.5", "10", "junk"])),
+        x_reset in proptest::option::of(proptest::sample::select(vec![
+            "30", "1700000004", "1700003000", "1699996400", "1699913600", "1699913599", "0",
+        ])),
+        clock in any::<bool>(),
+    ) {
+        let own = |v: Option<&str>| v.map(|v| v.as_bytes().to_vec());
+        let fields = backstop_oracle::machine::RateLimitFields {
+            rate_limit: own(rate_limit),
+            rate_limit_policy: None,
+            rate_limit_reset: own(reset),
+            x_rate_limit_reset_after: own(reset_after),
+            x_rate_limit_reset: own(x_reset),
+            rate_limit_remaining: own(remaining),
+            x_rate_limit_remaining: own(x_remaining),
+        };
+        let clock = clock.then(|| backstop::UnixTime::from_secs(1_700_000_000));
+        backstop_oracle::machine::check_rate_limit_rule(status, &fields, clock);
+    }
+}

@@ -409,8 +409,13 @@ impl RetryRequest {
     /// Whether the request carries an `Idempotency-Key`.
     #[must_use]
     pub fn has_idempotency_key(&self) -> bool {
-        // No hashing of the name for a request without headers (the common GET).
-        !self.headers.is_empty() && self.headers.contains_key(IDEMPOTENCY_KEY)
+        // No hashing of the name for a request without headers (the common GET). An empty or
+        // blank value is no key: core's rule, so every adapter and the oracle agree.
+        !self.headers.is_empty()
+            && self
+                .headers
+                .get(IDEMPOTENCY_KEY)
+                .is_some_and(|key| backstop::is_idempotency_key(key.as_bytes()))
     }
 
     /// Says that the attempt function sends a body it cannot send again (a stream it takes

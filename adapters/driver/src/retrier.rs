@@ -273,6 +273,12 @@ impl Budget for SharedBudget {
         }
     }
 
+    fn on_retry_cancelled(&self, now: Instant, granted_at: Instant, cause: AttemptOutcome) {
+        if let Some(b) = &self.0 {
+            b.on_retry_cancelled(now, granted_at, cause);
+        }
+    }
+
     fn on_attempt_end(&self, now: Instant, success: bool) {
         if let Some(b) = &self.0 {
             b.on_attempt_end(now, success);

@@ -149,7 +149,11 @@ fn plan(request: &Request, extensions: &Extensions, reports_events: bool) -> Ret
         http::Uri::default()
     };
     let mut plan = RetryRequest::new(request.method().clone(), uri);
-    if let Some(key) = request.headers().get(IDEMPOTENCY_KEY) {
+    if let Some(key) = request
+        .headers()
+        .get(IDEMPOTENCY_KEY)
+        .filter(|key| backstop::is_idempotency_key(key.as_bytes()))
+    {
         plan = plan.idempotency_key(key.clone());
     }
     if let Some(abort) = extensions.get::<Abort>() {

@@ -172,7 +172,11 @@ fn error_kind_of(error: &ServiceError) -> backstop::ErrorKind {
 /// stays in the request.
 fn plan<B>(request: &http::Request<B>) -> RetryRequest {
     let mut plan = RetryRequest::new(request.method().clone(), request.uri().clone());
-    if let Some(key) = request.headers().get(IDEMPOTENCY_KEY) {
+    if let Some(key) = request
+        .headers()
+        .get(IDEMPOTENCY_KEY)
+        .filter(|key| backstop::is_idempotency_key(key.as_bytes()))
+    {
         plan = plan.idempotency_key(key.clone());
     }
     if let Some(abort) = request.extensions().get::<Abort>() {

@@ -9,6 +9,10 @@
 //! retries in any window are at most `percent`% of the operations started in it, plus the
 //! reserve: amplification stays near `1 + percent / 100`.
 //!
+//! Charged when the machine grants a retry; a granted retry that is never sent (an abort
+//! during its wait, a deadline reached first) is paid back into the slot it was taken from,
+//! unless that slot has expired meanwhile (then the withdrawal expired with it).
+//!
 //! The window is [`SLOTS`](RatioBudget::SLOTS) slots of `window / SLOTS`, each one 128-bit
 //! atomic word holding its full slot number and its balance (in hundredths of a retry), so
 //! rotating a slot and counting into it is one compare-and-swap, nothing is lost, and a balance
@@ -196,13 +200,26 @@ impl Budget for RatioBudget {
         }
         // Give it back to the slot it was taken from; if that slot has expired meanwhile,
         // the withdrawal expired with it and there is nothing to give back.
+        self.give_back(counted_in);
+        false
+    }
+
+    fn on_retry_cancelled(&self, _now: Instant, granted_at: Instant, _cause: AttemptOutcome) {
+        // The slot of the grant's `now`: a withdrawal counted into a newer slot (a caller
+        // whose clock lagged) is in another window and is not found there, so it stays spent.
+        self.give_back(self.slot_number(granted_at));
+    }
+}
+
+impl RatioBudget {
+    /// Gives one retry back to `slot`, if its cell still holds that slot.
+    fn give_back(&self, slot: u64) {
         if let Some(cell) = self.cell(slot) {
             let _ = cell.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |word| {
                 let (held, balance) = unpack(word);
-                (held == counted_in).then(|| pack(held, balance.saturating_add(RETRY)))
+                (held == slot).then(|| pack(held, balance.saturating_add(RETRY)))
             });
         }
-        false
     }
 }
 

@@ -5,6 +5,10 @@
 //! made; every successful attempt refunds 1, up to the starting amount. Every number is
 //! configurable. The quota never leaves `[0, capacity]`.
 //!
+//! Charged when the machine grants a retry; a granted retry that is never sent (the operation
+//! was aborted during its wait, or reached its deadline first) gives its whole cost back, so
+//! the quota pays only for retries actually sent.
+//!
 //! One simplification: the SDKs refund a successful *retry* its whole cost and a successful
 //! first attempt 1; backstop's [`Budget`] hook does not say which attempt succeeded, so every
 //! success refunds `success_refund`.
@@ -127,6 +131,15 @@ impl Budget for RetryQuota {
                 a.checked_sub(cost)
             })
             .is_ok()
+    }
+
+    fn on_retry_cancelled(&self, _now: Instant, _granted_at: Instant, cause: AttemptOutcome) {
+        let (cost, capacity) = (self.cost(cause), self.capacity);
+        let _ = self
+            .available
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |a| {
+                Some(a.saturating_add(cost).min(capacity))
+            });
     }
 
     fn on_attempt_end(&self, _now: Instant, success: bool) {

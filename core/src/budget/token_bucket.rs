@@ -5,6 +5,9 @@
 //! attempt takes 1 token, every successful one adds `token_ratio`; a retry is allowed only
 //! while the bucket holds more than `max_tokens / 2`. Tokens never leave `[0, max_tokens]`.
 //! Tokens are counted in thousandths (gRPC's `token_ratio` has three decimals), in one atomic.
+//!
+//! Charged per failed attempt, when it ends: a retry itself costs nothing, so a retry that is
+//! granted and never sent (an abort during its wait) has nothing to give back.
 
 use core::sync::atomic::Ordering;
 

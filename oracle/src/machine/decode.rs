@@ -19,8 +19,12 @@ const MAX_STEPS: usize = 256;
 pub struct Scenario {
     /// The policy, or why `build` refused it.
     pub policy: Result<Policy, backstop::ConfigError>,
-    /// The request's method and whether it carries an `Idempotency-Key`.
+    /// The request's method and whether it carries a usable `Idempotency-Key` (built from
+    /// `idempotency_key` by `Request::with_idempotency_key_value`).
     pub request: Request,
+    /// The raw `Idempotency-Key` value the request carries, if any: a real key, or an empty or
+    /// blank one (which is no key).
+    pub idempotency_key: Option<Vec<u8>>,
     /// The RNG's seed.
     pub seed: u64,
     /// When the machine is created.
@@ -54,16 +58,21 @@ pub enum TimeStep {
 }
 
 /// The raw rate-limit fields of a response.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
+#[allow(missing_docs)] // each is the raw value of the field of the same name
 pub struct RateLimitFields {
     pub rate_limit: Option<Vec<u8>>,
     pub rate_limit_policy: Option<Vec<u8>>,
     pub rate_limit_reset: Option<Vec<u8>>,
     pub x_rate_limit_reset_after: Option<Vec<u8>>,
     pub x_rate_limit_reset: Option<Vec<u8>>,
+    pub rate_limit_remaining: Option<Vec<u8>>,
+    pub x_rate_limit_remaining: Option<Vec<u8>>,
 }
 
 #[derive(Debug)]
+// A response carries seven optional fields; boxing them would only slow the decoder.
+#[allow(clippy::large_enum_variant)]
 pub enum Action {
     Poll,
     Started,
@@ -84,7 +93,7 @@ impl Scenario {
     pub fn decode(data: &[u8]) -> Scenario {
         let mut r = Bytes::new(data);
         let policy = decode_policy(&mut r).build();
-        let request = decode_request(&mut r);
+        let (request, idempotency_key) = decode_request(&mut r);
         let seed = r.u64();
         let start = Instant::from_duration(decode_duration(&mut r));
         let mut steps = Vec::new();
@@ -97,6 +106,7 @@ impl Scenario {
         Scenario {
             policy,
             request,
+            idempotency_key,
             seed,
             start,
             steps,
@@ -205,11 +215,22 @@ const ALL_METHODS: [Method; 10] = [
 
 /// The method, from one byte whose top values also mark the body as one that cannot be sent
 /// again (so older corpus files decode as before but for that rare flag), then the key.
-fn decode_request(r: &mut Bytes<'_>) -> Request {
+fn decode_request(r: &mut Bytes<'_>) -> (Request, Option<Vec<u8>>) {
     let b = r.u8();
-    Request::new(ALL_METHODS[usize::from(b % 10)])
+    // One byte, as when this was a bool: odd carries a field, its upper bits say which value
+    // (mostly a real key, else the empty and blank values that are no key).
+    let k = r.u8();
+    let key: Option<&[u8]> = (k & 1 == 1).then(|| match (k >> 1) % 8 {
+        0..=3 => &b"8e03978e-40d5-43e8-bc93-6894a57f9324"[..],
+        4 => b" k ",
+        5 => b"",
+        6 => b"  ",
+        _ => b"\t \r\n\x0b\x0c",
+    });
+    let request = Request::new(ALL_METHODS[usize::from(b % 10)])
         .with_replayable_body(b < 240)
-        .with_idempotency_key(r.bool())
+        .with_idempotency_key_value(key);
+    (request, key.map(<[u8]>::to_vec))
 }
 
 fn decode_duration(r: &mut Bytes<'_>) -> Duration {
@@ -284,7 +305,7 @@ fn decode_action(r: &mut Bytes<'_>) -> Action {
     }
 }
 
-/// Mostly none (so most responses look as before), else any mix of the five fields.
+/// Mostly none (so most responses look as before), else any mix of the seven fields.
 fn decode_rate_limit(r: &mut Bytes<'_>) -> RateLimitFields {
     let set = r.u8();
     if set < 128 {
@@ -299,10 +320,20 @@ fn decode_rate_limit(r: &mut Bytes<'_>) -> RateLimitFields {
         2 => format!("\"day\";r=0, \"burst\";r={};t={}", r.below(2), r.u16()).into_bytes(),
         _ => b"\"day\";r=0".to_vec(),
     };
-    let unix = |r: &mut Bytes<'_>| match r.below(3) {
+    // Mostly 0 (exhausted) or a count left, else anything.
+    let remaining = |r: &mut Bytes<'_>| match r.below(4) {
+        0 => b"0".to_vec(),
+        1 => u32::from(r.u8()).to_string().into_bytes(),
+        2 => [" 0", "00", "0 ", "4999"][usize::from(r.below(4))]
+            .as_bytes()
+            .to_vec(),
+        _ => decode_header(r),
+    };
+    let unix = |r: &mut Bytes<'_>| match r.below(4) {
         0 => (1_700_000_000 + u64::from(r.u16()))
             .to_string()
             .into_bytes(),
+        1 => u32::from(r.u8()).to_string().into_bytes(),
         _ => decode_header(r),
     };
     RateLimitFields {
@@ -314,6 +345,8 @@ fn decode_rate_limit(r: &mut Bytes<'_>) -> RateLimitFields {
         rate_limit_reset: (set & 4 != 0).then(|| decode_header(r)),
         x_rate_limit_reset_after: (set & 8 != 0).then(|| decode_header(r)),
         x_rate_limit_reset: (set & 16 != 0).then(|| unix(r)),
+        rate_limit_remaining: (set & 32 != 0).then(|| remaining(r)),
+        x_rate_limit_remaining: (set & 64 != 0).then(|| remaining(r)),
     }
 }
 

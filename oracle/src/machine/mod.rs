@@ -12,6 +12,10 @@
 //!   honours the server's `Retry-After` as a floor within its documented spread; a backoff wait
 //!   never exceeds the backoff's cap; the spread never turns a floor that fits before the
 //!   deadline into a give-up;
+//! - a rate-limit reset is a floor only when its quota is exhausted (`r=0`, a remaining field
+//!   of 0, or none on a 429), `RateLimit` with quota left means no floor at all, and a Unix
+//!   `X-RateLimit-Reset` more than a day before its reference is malformed (the rule is
+//!   restated in `rate_limit_floor`, the IETF field read by `sfv`);
 //! - a `Send` never happens at or after the deadline, and its timeout never ends past it;
 //! - after `Return`/`GiveUp`, every poll repeats the same decision and nothing is sent again;
 //! - after an accepted `Abort` the next decision is `GiveUp` with `StopReason::Aborted`;
@@ -19,29 +23,38 @@
 //!   (a `now` that goes backwards is clamped to the latest one seen);
 //! - a request whose method the policy may not retry (POST/PATCH without a key under the
 //!   default, any POST/PATCH under `NonIdempotent::Never`, PUT/DELETE not added) is never sent again once it may have reached the server: only a
-//!   `NotSent` error allows another attempt;
+//!   `NotSent` error allows another attempt; an `Idempotency-Key` that is empty or only
+//!   whitespace is no key (the request is built from the raw value, and the rule is restated
+//!   here);
 //! - the reason of every terminal decision is consistent with what happened, and `Return` comes
 //!   exactly when the last outcome is a response and the operation was not aborted;
+//! - the budget pays only for retries sent: it holds exactly the retries sent, plus the one
+//!   granted and not sent yet while the machine waits for it or asks for its send, and once
+//!   the operation is over (an abort or a deadline during the wait included), exactly the
+//!   retries sent;
 //! - the same input run twice gives the same decisions, bit for bit.
 
 mod decode;
+mod ledger;
 mod model;
 mod rules;
 
 use core::time::Duration;
 
 use backstop::{
-    parse_delay_seconds, parse_http_date, parse_rate_limit, parse_retry_after, Decision, Event,
-    Instant, MisuseError, Policy, Response, RetryAfter, RetryMachine, UnixTime, XRateLimitReset,
+    parse_delay_seconds, parse_http_date, parse_retry_after, Decision, Event, Instant, MisuseError,
+    Policy, Response, RetryAfter, RetryMachine, UnixTime, XRateLimitReset,
 };
 use rand_core::SeedableRng;
 
-pub use decode::Scenario;
-use decode::{Action, RateLimitFields};
+use decode::Action;
+pub use decode::{RateLimitFields, Scenario};
+use ledger::Ledger;
 use model::Model;
 
-/// The machine under test: the default RNG, no budget.
-type Machine = RetryMachine<rand_pcg::Pcg64Mcg>;
+/// The machine under test: the default RNG, and a budget that grants every retry and keeps
+/// the books.
+type Machine = RetryMachine<rand_pcg::Pcg64Mcg, Ledger>;
 
 /// Runs every machine check on `data`.
 pub fn check(data: &[u8]) {
@@ -68,8 +81,10 @@ enum Trace {
 /// Runs a scenario once, checking every step; returns the trace for the determinism check.
 fn run(s: &Scenario, policy: Policy) -> Vec<Trace> {
     let rng = rand_pcg::Pcg64Mcg::seed_from_u64(s.seed);
-    let mut m: Machine = RetryMachine::new(policy, s.request, rng, s.start);
-    let mut model = Model::new(policy, s.request, s.start);
+    let ledger = Ledger::default();
+    let mut m: Machine = RetryMachine::with_budget(policy, s.request, rng, ledger.clone(), s.start);
+    let mut model = Model::new(policy, s.request, s.idempotency_key.as_deref(), s.start);
+    model.ledger = ledger;
     assert_eq!(
         m.deadline(),
         s.start.saturating_add(policy.max_elapsed()),
@@ -100,7 +115,7 @@ fn run(s: &Scenario, policy: Policy) -> Vec<Trace> {
             }
             action => {
                 // What a poll at `fed` would say: a pure observation, on a clone.
-                let before = m.clone().poll(fed);
+                let before = model.ledger.muted(|| m.clone().poll(fed));
                 let state = format!("{m:?}");
                 let (event, floor) = event_of(action, &policy);
                 let result = m.handle(fed, event);
@@ -158,6 +173,8 @@ fn event_of<'a>(action: &'a Action, policy: &Policy) -> (Event<'a>, ServerAsked)
                 rate_limit_reset: rate_limit.rate_limit_reset.as_deref(),
                 x_rate_limit_reset_after: rate_limit.x_rate_limit_reset_after.as_deref(),
                 x_rate_limit_reset: rate_limit.x_rate_limit_reset.as_deref(),
+                rate_limit_remaining: rate_limit.rate_limit_remaining.as_deref(),
+                x_rate_limit_remaining: rate_limit.x_rate_limit_remaining.as_deref(),
             };
             let reference = date.as_deref().and_then(parse_http_date).or(*wall_clock);
             let retry_after =
@@ -170,7 +187,7 @@ fn event_of<'a>(action: &'a Action, policy: &Policy) -> (Event<'a>, ServerAsked)
                     });
             let rate_limit = (policy.rate_limit_fields()
                 && policy.retryable_statuses().contains(*status))
-            .then(|| rate_limit_floor(rate_limit, reference, policy.x_rate_limit_reset()))
+            .then(|| rate_limit_floor(rate_limit, *status, reference, policy.x_rate_limit_reset()))
             .flatten();
             let asked = ServerAsked {
                 floor: retry_after.or(rate_limit),
@@ -182,26 +199,119 @@ fn event_of<'a>(action: &'a Action, policy: &Policy) -> (Event<'a>, ServerAsked)
     }
 }
 
-/// The documented order: `RateLimit` (with its policy), `RateLimit-Reset`,
-/// `X-RateLimit-Reset-After`, `X-RateLimit-Reset` as the policy reads it; the first usable wins.
+/// The rule (crate docs, issue 17 items 1 to 3), restated: a reset is a floor only when the
+/// quota it belongs to is exhausted. `RateLimit` (read by `sfv`) decides alone when it says
+/// anything: an exhausted member's reset, or no floor at all when every member stating `r`
+/// has quota left. Otherwise `RateLimit-Reset` counts when `RateLimit-Remaining` is 0 (or
+/// absent or malformed on a 429), then `X-RateLimit-Reset-After` and `X-RateLimit-Reset` when
+/// `X-RateLimit-Remaining` is; a Unix reset more than a day before the reference is malformed.
 fn rate_limit_floor(
     f: &RateLimitFields,
+    status: u16,
     reference: Option<UnixTime>,
     reading: XRateLimitReset,
 ) -> Option<Duration> {
-    let ietf = f
-        .rate_limit
-        .as_deref()
-        .and_then(|v| parse_rate_limit(v, f.rate_limit_policy.as_deref()));
+    if let Some(field) = f.rate_limit.as_deref() {
+        if let Some(verdict) =
+            crate::rate_limit::ietf_verdict(field, f.rate_limit_policy.as_deref())
+        {
+            return verdict;
+        }
+    }
+    let out = |remaining: &Option<Vec<u8>>| match remaining.as_deref().and_then(count) {
+        Some(n) => n == 0,
+        None => status == 429,
+    };
     let seconds = |v: &Option<Vec<u8>>| v.as_deref().and_then(parse_delay_seconds);
+    let draft = || {
+        out(&f.rate_limit_remaining)
+            .then(|| seconds(&f.rate_limit_reset))
+            .flatten()
+    };
     let x_reset = || {
         let value = seconds(&f.x_rate_limit_reset)?;
         match reading {
             XRateLimitReset::DelaySeconds => Some(value),
-            _ => Some(UnixTime::from_duration(value).saturating_duration_since(reference?)),
+            _ => {
+                let reference = reference?.as_duration();
+                if reference.saturating_sub(value) > Duration::from_secs(24 * 60 * 60) {
+                    return None; // decades stale: a delay-seconds value read as Unix time
+                }
+                Some(value.saturating_sub(reference))
+            }
         }
     };
-    ietf.or_else(|| seconds(&f.rate_limit_reset))
-        .or_else(|| seconds(&f.x_rate_limit_reset_after))
-        .or_else(x_reset)
+    let de_facto = || {
+        out(&f.x_rate_limit_remaining)
+            .then(|| seconds(&f.x_rate_limit_reset_after).or_else(x_reset))
+            .flatten()
+    };
+    draft().or_else(de_facto)
+}
+
+/// A remaining field: `OWS 1*DIGIT OWS`, saturating; `None` when malformed.
+fn count(v: &[u8]) -> Option<u128> {
+    let text = core::str::from_utf8(v).ok()?;
+    let digits = text.trim_matches([' ', '\t']);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(digits.parse::<u128>().unwrap_or(u128::MAX))
+}
+
+/// One GET under the default policy without jitter, one response of `status` with the rate-limit fields `f`
+/// (and the wall clock `wall_clock`): the wait must follow the rate-limit rule restated in
+/// [`rate_limit_floor`]. For proptest, which builds the fields that random bytes rarely reach.
+pub fn check_rate_limit_rule(status: u16, f: &RateLimitFields, wall_clock: Option<UnixTime>) {
+    // No jitter: a backoff wait is never zero, so a zero floor cannot pass for one.
+    let policy = Policy::builder()
+        .jitter(backstop::Jitter::None)
+        .build()
+        .expect("a valid policy");
+    let floor = rate_limit_floor(f, status, wall_clock, policy.x_rate_limit_reset());
+    let mut response = Response::new(status);
+    response.wall_clock = wall_clock;
+    response.rate_limit = f.rate_limit.as_deref();
+    response.rate_limit_policy = f.rate_limit_policy.as_deref();
+    response.rate_limit_reset = f.rate_limit_reset.as_deref();
+    response.rate_limit_remaining = f.rate_limit_remaining.as_deref();
+    response.x_rate_limit_reset_after = f.x_rate_limit_reset_after.as_deref();
+    response.x_rate_limit_reset = f.x_rate_limit_reset.as_deref();
+    response.x_rate_limit_remaining = f.x_rate_limit_remaining.as_deref();
+    let rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
+    let mut m = RetryMachine::new(
+        policy,
+        backstop::Request::new(backstop::Method::Get),
+        rng,
+        Instant::ZERO,
+    );
+    let _ = m.poll(Instant::ZERO);
+    let handled = m.handle(Instant::ZERO, Event::AttemptStarted);
+    assert_eq!(handled, Ok(()));
+    let handled = m.handle(Instant::ZERO, Event::Response(response));
+    assert_eq!(handled, Ok(()));
+    let d = m.poll(Instant::ZERO);
+    match (floor, d) {
+        (None, Decision::Wait { reason, .. }) => assert_eq!(
+            reason.source,
+            backstop::DelaySource::Backoff,
+            "no exhausted quota, yet a floor: {f:?} on {status}"
+        ),
+        (Some(floor), Decision::Wait { delay, reason, .. }) => {
+            assert_eq!(
+                reason.source,
+                backstop::DelaySource::RateLimitReset,
+                "{f:?} on {status}"
+            );
+            assert!(delay >= floor, "{delay:?} below the floor {floor:?}: {f:?}");
+        }
+        (Some(floor), Decision::Send { .. }) => {
+            assert!(floor.is_zero(), "a {floor:?} floor not waited: {f:?}");
+        }
+        (Some(floor), d) => assert!(
+            floor > policy.max_retry_after() || floor >= policy.max_elapsed(),
+            "a {floor:?} floor that fits, yet {d:?}: {f:?}"
+        ),
+        (None, d) => panic!("no floor, yet {d:?}: {f:?} on {status}"),
+    }
 }

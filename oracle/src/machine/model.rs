@@ -8,12 +8,15 @@ use backstop::{
 };
 
 use super::decode::{Action, TimeStep};
+use super::ledger::Ledger;
 use super::{Machine, ServerAsked};
 
 /// What the checker knows, from the outside, about the machine.
 pub(super) struct Model {
     pub(super) policy: Policy,
     pub(super) request: Request,
+    /// Whether the request carries a key a server can deduplicate on, by the rule.
+    pub(super) has_key: bool,
     pub(super) start: Instant,
     pub(super) deadline: Instant,
     /// The latest `now` fed: the machine's clamped time.
@@ -49,13 +52,32 @@ pub(super) struct Model {
     /// An attempt just ended with this (a response or error event was accepted): the next
     /// observation is checked against the rules for what follows it.
     pub(super) ended: Option<AttemptOutcome>,
+    /// The books of the machine's budget.
+    pub(super) ledger: Ledger,
 }
 
 impl Model {
-    pub(super) fn new(policy: Policy, request: Request, start: Instant) -> Self {
+    pub(super) fn new(
+        policy: Policy,
+        request: Request,
+        idempotency_key: Option<&[u8]>,
+        start: Instant,
+    ) -> Self {
+        // The rule (issue 17, item 11): an `Idempotency-Key` is a key only when some byte of
+        // it is not ASCII whitespace; empty or blank identifies nothing a server could
+        // deduplicate on.
+        let has_key = idempotency_key.is_some_and(|v| {
+            v.iter()
+                .any(|&b| !(b.is_ascii() && char::from(b).is_whitespace()))
+        });
+        assert_eq!(
+            request.has_idempotency_key, has_key,
+            "Request::with_idempotency_key_value breaks the key rule for {idempotency_key:?}"
+        );
         Model {
             policy,
             request,
+            has_key,
             start,
             deadline: start.saturating_add(policy.max_elapsed()),
             now: start,
@@ -73,6 +95,7 @@ impl Model {
             aborted: false,
             terminal: None,
             ended: None,
+            ledger: Ledger::default(),
         }
     }
 
@@ -81,11 +104,8 @@ impl Model {
     /// an idempotent method the policy lists, or POST/PATCH with an `Idempotency-Key` (or
     /// without one, where the policy says the server deduplicates) unless the policy forbids it.
     pub(super) fn may_retry(&self) -> bool {
-        let Request {
-            method,
-            has_idempotency_key,
-            ..
-        } = self.request;
+        let method = self.request.method;
+        let has_idempotency_key = self.has_key;
         let listed = method.is_idempotent() && self.policy.retry_methods().contains(method);
         let keyed = matches!(method, Method::Post | Method::Patch)
             && match self.policy.non_idempotent() {
@@ -106,11 +126,8 @@ impl Model {
     /// sent: `NoIdempotencyKey` for a POST or PATCH that only lacks its key, else
     /// `NotIdempotent`.
     pub(super) fn refusal(&self) -> StopReason {
-        let Request {
-            method,
-            has_idempotency_key,
-            ..
-        } = self.request;
+        let method = self.request.method;
+        let has_idempotency_key = self.has_key;
         let lacks_only_the_key = matches!(method, Method::Post | Method::Patch)
             && self.policy.non_idempotent() == NonIdempotent::WithIdempotencyKey
             && !has_idempotency_key;
@@ -393,7 +410,8 @@ impl Model {
         }
         // Learn the state the last call left, so the next step's expectations are exact.
         let now = self.now;
-        let d = m.clone().poll(now);
+        let d = self.ledger.muted(|| m.clone().poll(now));
+        self.check_books(m, &d);
         if let Some(cause) = self.ended.take() {
             self.check_after_attempt(cause, &d);
         }
@@ -403,6 +421,35 @@ impl Model {
             // stops at its first call, unless that call is an abort, which wins.
             self.terminal = None;
         }
+    }
+}
+
+impl Model {
+    /// The budget pays only for retries sent (issue 17, item 10): `d` is what the machine
+    /// would decide now.
+    fn check_books(&self, m: &Machine, d: &Decision) {
+        let sent = self.sends.saturating_sub(1);
+        let paid = self.ledger.paid();
+        if m.outcome().is_some() {
+            assert_eq!(
+                paid, sent,
+                "over: the budget must hold exactly the retries sent"
+            );
+            return;
+        }
+        let pending = match d {
+            Decision::Wait { .. } => true,
+            Decision::Send { attempt, .. } => *attempt > 1,
+            Decision::AwaitResponse { .. } => false,
+            // Seen on a clone only (a bound `now` reaches): the machine still holds what it
+            // held, a granted retry included.
+            _ => paid > sent,
+        };
+        assert_eq!(
+            paid,
+            sent + u32::from(pending),
+            "the budget holds the retries sent plus the one granted and pending; decided {d:?}"
+        );
     }
 }
 

@@ -1,0 +1,60 @@
+//! A budget that grants every retry and keeps the books, for the rule of issue 17 item 10:
+//! the budget pays only for retries actually sent. At every step it holds exactly the retries
+//! sent, plus the one granted and not sent yet (the machine waits for it, or asks for its
+//! send); once the operation is over, exactly the retries sent.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use backstop::{AttemptOutcome, Budget, Instant};
+
+/// Shared between the machine (as its budget) and the model (to read the books).
+#[derive(Clone, Debug, Default)]
+pub(super) struct Ledger(Rc<Books>);
+
+#[derive(Debug, Default)]
+struct Books {
+    granted: Cell<u32>,
+    cancelled: Cell<u32>,
+    /// While the model observes a clone of the machine: its calls are not the machine's.
+    muted: Cell<bool>,
+}
+
+impl Ledger {
+    /// Retries granted and not given back.
+    pub(super) fn paid(&self) -> u32 {
+        let cancelled = self.0.cancelled.get();
+        assert!(
+            cancelled <= self.0.granted.get(),
+            "a retry given back that was never granted"
+        );
+        self.0.granted.get() - cancelled
+    }
+
+    /// Runs `f` (an observation on a clone) without counting its budget calls.
+    pub(super) fn muted<T>(&self, f: impl FnOnce() -> T) -> T {
+        self.0.muted.set(true);
+        let out = f();
+        self.0.muted.set(false);
+        out
+    }
+}
+
+impl Budget for Ledger {
+    fn try_retry(&self, _now: Instant, _cause: AttemptOutcome) -> bool {
+        if !self.0.muted.get() {
+            self.0.granted.set(self.0.granted.get() + 1);
+        }
+        true
+    }
+
+    fn on_retry_cancelled(&self, _now: Instant, granted_at: Instant, _cause: AttemptOutcome) {
+        assert!(
+            granted_at <= _now,
+            "a retry given back before it was granted"
+        );
+        if !self.0.muted.get() {
+            self.0.cancelled.set(self.0.cancelled.get() + 1);
+        }
+    }
+}
