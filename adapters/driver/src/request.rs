@@ -80,9 +80,17 @@ impl OperationName {
 /// let key = headers["idempotency-key"].clone();
 /// ensure_idempotency_key(&Method::POST, &mut headers); // kept, not replaced
 /// assert_eq!(headers["idempotency-key"], key);
+/// // An empty or blank key is no key (a server cannot deduplicate on it): it is replaced.
+/// headers.insert("idempotency-key", " ".parse()?);
+/// ensure_idempotency_key(&Method::POST, &mut headers);
+/// assert_eq!(headers["idempotency-key"].len(), 36);
+/// # Ok::<(), http::header::InvalidHeaderValue>(())
 /// ```
 pub fn ensure_idempotency_key(method: &Method, headers: &mut HeaderMap) {
-    if needs_idempotency_key(method) && !headers.contains_key(IDEMPOTENCY_KEY) {
+    let has_key = headers
+        .get(IDEMPOTENCY_KEY)
+        .is_some_and(|key| backstop::is_idempotency_key(key.as_bytes()));
+    if needs_idempotency_key(method) && !has_key {
         headers.insert(IDEMPOTENCY_KEY, new_idempotency_key());
     }
 }
