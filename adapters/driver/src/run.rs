@@ -24,6 +24,7 @@ use crate::drain::{announced_too_long, DrainLimits};
 use crate::observe::events::EventKind;
 use crate::observe::Emitter;
 use crate::outcome::{Retried, RetryError};
+use crate::progress::Progress;
 use crate::request::{Attempt, RetryRequest};
 use crate::retrier::{LazyRng, Retrier, SharedBudget};
 use crate::runtime::{Purpose, Runtime, Sleep};
@@ -38,6 +39,9 @@ use crate::runtime::{Purpose, Runtime, Sleep};
 ///   chain (a TLS failure, a host that did not resolve, the socket's I/O error); the retrier's
 ///   override, if any, then picks the class. To say the kinds yourself, use
 ///   [`run_classified`].
+/// - An attempt the loop's timer ends is [`ErrorKind::Timeout`] (maybe sent), or
+///   [`ErrorKind::ConnectTimeout`] (never sent) when its client said, with
+///   [`mark_connecting`](crate::mark_connecting), that it was still connecting.
 ///
 /// A discarded response is dropped unread, which closes its connection: see [`run_draining`]
 /// to keep it for the next attempt.
@@ -160,6 +164,7 @@ where
             start,
         ),
         start,
+        progress: Progress::default(),
     };
     let mut last = Last::Nothing;
     // The clock as last read. It is read again after every attempt and every wait; a reading
@@ -227,6 +232,8 @@ struct Operation<'a, RT: ?Sized> {
     emitter: Emitter<'a>,
     machine: RetryMachine<LazyRng, SharedBudget>,
     start: Instant,
+    /// Whether the attempt in flight is still connecting, as its client says.
+    progress: Progress,
 }
 
 impl<RT: Runtime + ?Sized> Operation<'_, RT> {
@@ -256,7 +263,10 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         }
         // Cannot fail: the machine has just decided to send.
         let _ = self.machine.handle(now, Event::AttemptStarted);
-        let raced = self.race(now.saturating_add(timeout), future).await;
+        let mut scoped = self.progress.scope(future);
+        let raced = self
+            .race(now.saturating_add(timeout), Pin::new(&mut scoped))
+            .await;
         let ended = self.runtime.now();
         // An abort wins over whatever the attempt ended with: a blocking client reports the
         // abort that interrupted it as an error of its own.
@@ -337,9 +347,13 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
                 let _ = self.machine.handle(ended, Event::Abort);
                 AttemptOutcome::Error(AttemptError::new(ErrorKind::Aborted))
             }
-            // The clock has reached the timeout: the machine times the attempt out itself at
-            // the next decision.
-            Raced::TimedOut => AttemptOutcome::Error(AttemptError::new(ErrorKind::Timeout)),
+            // A connect that never completed sent nothing; the client said which it was.
+            Raced::TimedOut => {
+                let e = AttemptError::new(self.progress.timed_out_kind());
+                // Cannot fail: the attempt is in flight until its result is reported.
+                let _ = self.machine.handle(ended, Event::Error(e));
+                AttemptOutcome::Error(e)
+            }
             Raced::Done(Ok(response)) => {
                 let facts = self.response_facts(&response);
                 let status = facts.status;
