@@ -84,7 +84,7 @@ mod wall_clock;
 pub use abort::{Abort, HookGuard};
 pub use classify::{
     connect_error_kind, default_error_kind, error_chain, find_error, find_io_error, io_error_kind,
-    write_tls_cause, ResolveError, UnsupportedUri,
+    is_unservable_uri, write_tls_cause, ResolveError, UnsupportedUri,
 };
 pub use drain::{drain_body, DrainLimits};
 /// The `http` crate whose types the requests and responses are made of, so callers name them

@@ -14,7 +14,7 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Uri, Version};
 
 use crate::abort::Abort;
-use crate::invalid::{Part, RequestError};
+use crate::invalid::{port_out_of_range, Part, RequestError};
 
 /// The `Idempotency-Key` header name.
 pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
@@ -179,6 +179,7 @@ impl RetryRequest {
         U::Error: Into<http::Error>,
     {
         let (uri, error) = match uri.try_into() {
+            Ok(uri) if port_out_of_range(&uri) => (uri, Some(RequestError::port_out_of_range())),
             Ok(uri) => (uri, None),
             Err(e) => (Uri::default(), Some(RequestError::new(Part::Uri, e.into()))),
         };
@@ -242,6 +243,7 @@ impl RetryRequest {
     #[must_use]
     pub fn from_http(request: http::Request<Bytes>) -> Self {
         let (parts, body) = request.into_parts();
+        let error = port_out_of_range(&parts.uri).then(RequestError::port_out_of_range);
         RetryRequest {
             name: None,
             method: parts.method,
@@ -251,7 +253,7 @@ impl RetryRequest {
             body: RequestBody::Bytes(body),
             abort: None,
             body_not_replayable: false,
-            error: None,
+            error,
         }
     }
 

@@ -8,7 +8,7 @@ use core::fmt;
 use std::error::Error;
 
 use backstop::ErrorKind;
-use backstop_driver::{connect_error_kind, exchange_error_kind, find_error};
+use backstop_driver::{connect_error_kind, exchange_error_kind, find_error, is_unservable_uri};
 
 type BoxError = Box<dyn Error + Send + Sync>;
 
@@ -52,8 +52,11 @@ impl Error for ServiceError {
 }
 
 /// The kind of an inner service's error: a hyper-util client's connect failure (resolving,
-/// connecting, the TLS handshake) by `connect_error_kind`, anything else by what its chain
-/// holds (a TLS failure, the socket's I/O error, hyper's error), else `Other`.
+/// connecting, the TLS handshake) by `connect_error_kind` (refused, DNS and a connect
+/// time-out are not sent; an unrecognised one is `Other`), a URL the client cannot serve (a
+/// relative URI, an unsupported scheme or method: `is_unservable_uri`) `InvalidRequest`,
+/// anything else by what its chain holds (a TLS failure, the socket's I/O error, hyper's
+/// error), else `Other`.
 ///
 /// ```
 /// use backstop::ErrorKind;
@@ -64,6 +67,7 @@ impl Error for ServiceError {
 pub fn error_kind(error: &(dyn Error + 'static)) -> ErrorKind {
     match find_error::<hyper_util::client::legacy::Error>(error) {
         Some(e) if e.is_connect() => connect_error_kind(e),
+        _ if is_unservable_uri(error) => ErrorKind::InvalidRequest,
         _ => exchange_error_kind(error),
     }
 }
