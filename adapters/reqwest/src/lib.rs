@@ -48,7 +48,10 @@
 //!   extensions (`response.extensions().get::<backstop::Outcome>()`): a final 503 is `Ok`.
 //! - **An operation that ends without a response** is a `reqwest_middleware::Error::Middleware`
 //!   holding a [`RetryError`] (see [`retry_error`]): attempts, reason, and the client's error
-//!   as its source.
+//!   as its source. Its `Display` names no URL; the source is reqwest's error, whose text does
+//!   (`error sending request for url (...)`, the query included), and so does anything that
+//!   prints the chain (`{:?}`, `{:#}`): strip it (`reqwest::Error::without_url`) before
+//!   logging the chain of a request whose URL carries a secret.
 //! - **A body that cannot be replayed** (a stream: `Request::try_clone` is `None`) is sent
 //!   once, never retried and never re-sent empty; its outcome's reason is
 //!   [`StopReason::BodyNotReplayable`](backstop::StopReason::BodyNotReplayable).
