@@ -330,6 +330,11 @@ pub(crate) fn failure_of<E>(e: &RetryError<E>) -> Failure {
             kind: *kind,
             outcome: *outcome,
         },
+        // Refused before any attempt: what a client's own check says of the request.
+        RetryError::InvalidRequest { outcome, .. } => Failure::Failed {
+            kind: ErrorKind::InvalidRequest,
+            outcome: *outcome,
+        },
         // A variant added later: report it as a failure of unknown kind.
         other => Failure::Failed {
             kind: ErrorKind::Other,

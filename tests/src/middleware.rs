@@ -41,7 +41,9 @@ pub fn default_tls() -> rustls::ClientConfig {
 }
 
 /// A reqwest client (rustls on ring with `tls`) with the retry middleware on `clock` (a
-/// [`Clock`], or tokio's own [`TokioRuntime`]).
+/// [`Clock`], or tokio's own [`TokioRuntime`]), and a connect timeout below the attempt
+/// timeout, as `backstop-reqwest`'s docs ask: a connect that never completes is then reqwest's
+/// own connect time-out, `ConnectTimeout` (never sent), not the loop's `Timeout`.
 ///
 /// # Panics
 ///
@@ -54,11 +56,19 @@ pub fn reqwest_client<RT: Runtime + Clone + Send + Sync + 'static>(
 ) -> reqwest_middleware::ClientWithMiddleware {
     let http = reqwest::Client::builder()
         .tls_backend_preconfigured(tls)
+        .connect_timeout(connect_timeout(retrier))
         .build()
         .expect("a reqwest client");
     reqwest_middleware::ClientBuilder::new(http)
         .with(backstop_reqwest::RetryMiddleware::new(retrier.clone()).with_runtime(clock.clone()))
         .build()
+}
+
+/// The connect timeout the reqwest and tower clients get: half the policy's attempt timeout,
+/// so that a connect that never completes ends before the attempt does.
+#[must_use]
+pub fn connect_timeout(retrier: &Retrier) -> Duration {
+    retrier.policy().attempt_timeout() / 2
 }
 
 /// What a reqwest-middleware call gave: the answer (the body read) or the failure, and the
@@ -113,7 +123,8 @@ pub type TowerClient<RT = Clock> = backstop_tower::Retry<
 >;
 
 /// A hyper-util client (http and https with `tls`) behind the retry layer on `clock` (a
-/// [`Clock`], or tokio's own [`TokioRuntime`]).
+/// [`Clock`], or tokio's own [`TokioRuntime`]), its connector with a connect timeout below the
+/// attempt timeout, as `backstop-tower`'s docs ask (see [`reqwest_client`]).
 #[must_use]
 pub fn tower_client<RT: Runtime + Clone + Send + Sync + 'static>(
     retrier: &Retrier,
@@ -122,6 +133,7 @@ pub fn tower_client<RT: Runtime + Clone + Send + Sync + 'static>(
 ) -> TowerClient<RT> {
     let mut tcp = hyper_util::client::legacy::connect::HttpConnector::new();
     tcp.enforce_http(false);
+    tcp.set_connect_timeout(Some(connect_timeout(retrier)));
     let https = hyper_rustls::HttpsConnectorBuilder::new()
         .with_tls_config(tls)
         .https_or_http()

@@ -32,6 +32,15 @@ impl RequestError {
         }
     }
 
+    /// A URL whose port is not a TCP port (`:99999`): `http` parses it, and clients then read
+    /// no port and connect to the scheme's default one.
+    pub(crate) fn port_out_of_range() -> Self {
+        RequestError {
+            part: Part::Uri,
+            source: Box::new(PortOutOfRange),
+        }
+    }
+
     #[cfg(feature = "json")]
     pub(crate) fn json(source: serde_json::Error) -> Self {
         RequestError {
@@ -76,8 +85,71 @@ impl fmt::Display for RequestError {
     }
 }
 
+/// A URL's port that is not a number from 0 to 65535.
+#[derive(Debug)]
+struct PortOutOfRange;
+
+impl fmt::Display for PortOutOfRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the port is not a number from 0 to 65535")
+    }
+}
+
+impl std::error::Error for PortOutOfRange {}
+
+/// Whether `uri` names a port that is not a TCP port. An empty port (`host:`) is the default
+/// one (RFC 3986 §3.2.3), and an IPv6 literal's colons are not a port's.
+pub(crate) fn port_out_of_range(uri: &http::Uri) -> bool {
+    let Some(authority) = uri.authority() else {
+        return false;
+    };
+    let host_port = authority.as_str().rsplit('@').next().unwrap_or("");
+    let Some((_, port)) = host_port.rsplit_once(':') else {
+        return false;
+    };
+    !port.contains(']') && !port.is_empty() && port.parse::<u16>().is_err()
+}
+
 impl std::error::Error for RequestError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         Some(&*self.source)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_port_out_of_range_is_refused_and_the_others_are_not() {
+        for bad in [
+            "http://127.0.0.1:99999/",
+            "http://a:b@example.com:65536/",
+            "http://[::1]:70000/",
+        ] {
+            let uri: http::Uri = bad.parse().expect("http parses it");
+            assert!(port_out_of_range(&uri), "{bad}");
+        }
+        for good in [
+            "http://127.0.0.1:65535/",
+            "http://example.com/",
+            "http://example.com:/",
+            "http://[::1]/",
+            "http://u:p@[::1]/",
+            "/relative",
+        ] {
+            let uri: http::Uri = good.parse().expect("a URI");
+            assert!(!port_out_of_range(&uri), "{good}");
+        }
+    }
+
+    #[test]
+    fn the_port_error_names_the_part_not_the_value() {
+        let shown = RequestError::port_out_of_range().to_string();
+        assert_eq!(
+            shown,
+            "invalid URL: the port is not a number from 0 to 65535"
+        );
+        assert!(RequestError::port_out_of_range().is_uri());
     }
 }

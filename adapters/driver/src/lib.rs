@@ -23,7 +23,9 @@
 //!
 //! - always: [`connect_error_kind`] for a failure before the request was sent (DNS through
 //!   [`ResolveError`], refused, connect time-out, TLS), and [`error_chain`], which also steps
-//!   into the error an `io::Error` carries;
+//!   into the error an `io::Error` carries; [`mark_connecting`] and [`mark_connected`], with
+//!   which an async client's connector tells the loop whether an attempt its timer ends was
+//!   still connecting (`ConnectTimeout`, never sent) or had a connection (`Timeout`);
 //! - `hyper`: [`exchange_error_kind`], hyper's errors once connected;
 //! - `rustls`: [`TlsBuilder`] makes a rustls `ClientConfig` (bundled or platform [`Roots`],
 //!   private CAs from PEM); [`TlsFailure`] finds and names a TLS failure in an error chain,
@@ -65,6 +67,7 @@ mod hyper_error;
 mod invalid;
 mod observe;
 mod outcome;
+mod progress;
 mod read;
 mod request;
 mod retrier;
@@ -82,7 +85,7 @@ mod wall_clock;
 pub use abort::{Abort, HookGuard};
 pub use classify::{
     connect_error_kind, default_error_kind, error_chain, find_error, find_io_error, io_error_kind,
-    write_tls_cause, ResolveError, UnsupportedUri,
+    is_unservable_uri, write_tls_cause, ResolveError, UnsupportedUri,
 };
 pub use drain::{drain_body, DrainLimits};
 /// The `http` crate whose types the requests and responses are made of, so callers name them
@@ -96,6 +99,7 @@ pub use observe::metrics::{Metrics, MetricsSnapshot};
 pub use observe::redact::redact_uri;
 pub use observe::Observer;
 pub use outcome::{Retried, RetryError};
+pub use progress::{mark_connected, mark_connecting};
 pub use read::{BodyError, StatusError};
 pub use request::{
     ensure_idempotency_key, needs_idempotency_key, new_idempotency_key, Attempt, OperationName,

@@ -37,7 +37,14 @@ pub enum RetryError<E> {
     TimedOut(Outcome),
     /// The last attempt failed with the client's error.
     Failed {
-        /// The client's error. Its text may contain the URL: redact before logging.
+        /// The client's error, also the [`source`](std::error::Error::source) of this one.
+        /// `RetryError`'s own `Display` never shows it, but its text and `Debug` may hold the
+        /// URL, query and userinfo included (reqwest's: `error sending request for url
+        /// (https://api.example.com/v1?token=...)`): whatever prints the whole chain (`{:#}`
+        /// with anyhow, a `Debug` of it, an error reporter) prints that too. Redact before
+        /// logging it: reqwest's `Error::without_url`, `reqwest_middleware::Error::url_mut`.
+        /// backstop's own attempt errors (`backstop-ureq`'s, `-smol`'s and `-tokio`'s
+        /// `HttpError`, `backstop-tower`'s `ServiceError`) show no URL in their `Display`.
         error: E,
         /// What kind of failure it was.
         kind: ErrorKind,

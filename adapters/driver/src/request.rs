@@ -14,7 +14,7 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Uri, Version};
 
 use crate::abort::Abort;
-use crate::invalid::{Part, RequestError};
+use crate::invalid::{port_out_of_range, Part, RequestError};
 use crate::observe::redact::{DebugHeaderNames, DebugRequest, DebugUri};
 
 /// The `Idempotency-Key` header name.
@@ -206,6 +206,7 @@ impl RetryRequest {
         U::Error: Into<http::Error>,
     {
         let (uri, error) = match uri.try_into() {
+            Ok(uri) if port_out_of_range(&uri) => (uri, Some(RequestError::port_out_of_range())),
             Ok(uri) => (uri, None),
             Err(e) => (Uri::default(), Some(RequestError::new(Part::Uri, e.into()))),
         };
@@ -269,6 +270,7 @@ impl RetryRequest {
     #[must_use]
     pub fn from_http(request: http::Request<Bytes>) -> Self {
         let (parts, body) = request.into_parts();
+        let error = port_out_of_range(&parts.uri).then(RequestError::port_out_of_range);
         RetryRequest {
             name: None,
             method: parts.method,
@@ -278,7 +280,7 @@ impl RetryRequest {
             body: RequestBody::Bytes(body),
             abort: None,
             body_not_replayable: false,
-            error: None,
+            error,
         }
     }
 

@@ -25,6 +25,7 @@ use crate::drain::{announced_too_long, DrainLimits};
 use crate::observe::events::EventKind;
 use crate::observe::Emitter;
 use crate::outcome::{Retried, RetryError};
+use crate::progress::Progress;
 use crate::request::{Attempt, RetryRequest};
 use crate::retrier::{LazyRng, Retrier, SharedBudget};
 use crate::runtime::{Purpose, Runtime, Sleep};
@@ -40,6 +41,9 @@ use crate::timed_out::AttemptTimedOut;
 ///   chain (a TLS failure, a host that did not resolve, the socket's I/O error); the retrier's
 ///   override, if any, then picks the class. To say the kinds yourself, use
 ///   [`run_classified`].
+/// - An attempt the loop's timer ends is [`ErrorKind::Timeout`] (maybe sent), or
+///   [`ErrorKind::ConnectTimeout`] (never sent) when its client said, with
+///   [`mark_connecting`](crate::mark_connecting), that it was still connecting.
 ///
 /// A discarded response is dropped unread, which closes its connection: see [`run_draining`]
 /// to keep it for the next attempt.
@@ -215,6 +219,7 @@ where
             start,
         ),
         start,
+        progress: Progress::default(),
     };
     let mut last = Last::Nothing;
     // The clock as last read. It is read again after every attempt and every wait; a reading
@@ -320,6 +325,8 @@ struct Operation<'a, RT: ?Sized> {
     emitter: Emitter<'a>,
     machine: RetryMachine<LazyRng, SharedBudget>,
     start: Instant,
+    /// Whether the attempt in flight is still connecting, as its client says.
+    progress: Progress,
 }
 
 impl<RT: Runtime + ?Sized> Operation<'_, RT> {
@@ -349,7 +356,10 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         }
         // Cannot fail: the machine has just decided to send.
         let _ = self.machine.handle(now, Event::AttemptStarted);
-        let raced = self.race(now.saturating_add(timeout), future).await;
+        let mut scoped = self.progress.scope(future);
+        let raced = self
+            .race(now.saturating_add(timeout), Pin::new(&mut scoped))
+            .await;
         let ended = self.runtime.now();
         // An abort wins over whatever the attempt ended with: a blocking client reports the
         // abort that interrupted it as an error of its own.
@@ -458,9 +468,10 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
             // The loop's timer ended the attempt. It is reported as an error like a client's
             // (the machine would time it out by itself at the next decision, but without the
             // caller's override), and it replaces whatever an earlier attempt left in `last`:
-            // the error returned is the last attempt's.
+            // the error returned is the last attempt's. A connect that never completed sent
+            // nothing: the client said which it was.
             Raced::TimedOut => {
-                let kind = ErrorKind::Timeout;
+                let kind = self.progress.timed_out_kind();
                 let e = self.classified(kind, &AttemptTimedOut::new(number, timeout));
                 // Cannot fail: the attempt is in flight until its result is reported.
                 let _ = self.machine.handle(ended, Event::Error(e));

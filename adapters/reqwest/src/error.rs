@@ -26,9 +26,11 @@ pub fn retry_error(error: &reqwest_middleware::Error) -> Option<&Error> {
 
 /// The kind of an error from the rest of the middleware chain and reqwest.
 ///
-/// - a connect failure (resolving, connecting, the TLS handshake) was never sent: a TLS
-///   failure is `Tls` (feature `rustls`), a connect time-out `ConnectTimeout`, the rest
-///   `ConnectionRefused`;
+/// - a connect failure (resolving, connecting, the TLS handshake), by the driver's
+///   `connect_error_kind`: a TLS failure is `Tls`, permanent (a `rustls::Error` with feature
+///   `rustls`; a certificate native-tls rejected, by its text), reqwest's connect time-out
+///   `ConnectTimeout`, a refusal `ConnectionRefused` (those are never sent); a failure it does
+///   not recognise is `Other` (maybe sent: an unknown error is never taken for an unsent one);
 /// - reqwest's own time-out is `Timeout`; a URL reqwest cannot send to is `InvalidRequest`;
 /// - a redirect loop or too many redirects is `InvalidRequest` (permanent: a retry follows
 ///   the same redirects);

@@ -48,13 +48,25 @@
 //!   extensions (`response.extensions().get::<backstop::Outcome>()`): a final 503 is `Ok`.
 //! - **An operation that ends without a response** is a `reqwest_middleware::Error::Middleware`
 //!   holding a [`RetryError`] (see [`retry_error`]): attempts, reason, and the client's error
-//!   as its source.
+//!   as its source. Its `Display` names no URL; the source is reqwest's error, whose text does
+//!   (`error sending request for url (...)`, the query included), and so does anything that
+//!   prints the chain (`{:?}`, `{:#}`): strip it (`reqwest::Error::without_url`) before
+//!   logging the chain of a request whose URL carries a secret.
 //! - **A body that cannot be replayed** (a stream: `Request::try_clone` is `None`) is sent
 //!   once, never retried and never re-sent empty; its outcome's reason is
 //!   [`StopReason::BodyNotReplayable`](backstop::StopReason::BodyNotReplayable).
 //! - **Timeouts.** Each attempt races the machine's attempt timeout (bounded by the overall
 //!   deadline); the loser is dropped, which cancels reqwest's request. The request's own
 //!   reqwest timeout (`RequestBuilder::timeout`, or the client's) still applies inside it.
+//! - **A connect that never completes** is `ConnectTimeout` (never sent: retried for any
+//!   method) only when reqwest itself reports it: give the client a connect timeout shorter
+//!   than the policy's attempt timeout, `reqwest::Client::builder().connect_timeout(
+//!   policy.attempt_timeout() / 2)`. Without one, the loop's attempt timer cuts the connect
+//!   and the attempt is `Timeout` (maybe sent: a POST without an `Idempotency-Key` is not
+//!   retried). The middleware cannot tell a stalled connect from a stalled exchange from
+//!   outside reqwest's pool, which may hand the request a pooled connection while a connect
+//!   it started is still pending; reqwest's own connect timeout bounds only the connect. An
+//!   attempt the deadline cuts shorter than the connect timeout is `Timeout` too.
 //! - **Abort.** Put an [`Abort`] in the request's extensions
 //!   (`client.get(url).with_extension(abort.clone())`) to cancel the operation from elsewhere;
 //!   an [`OperationName`] there names the operation in events.

@@ -132,8 +132,13 @@ impl<RT: Runtime> Client<RT> {
         let target = Target::of(request.uri())?;
         let sender = match kept.take_ready().await {
             Some(sender) => sender,
-            None => self.connect(&target).await?,
+            None => {
+                // Until the handshake ends nothing is written: a time-out is a connect's.
+                backstop_driver::mark_connecting();
+                self.connect(&target).await?
+            }
         };
+        backstop_driver::mark_connected();
         exchange(sender, request, kept).await
     }
 

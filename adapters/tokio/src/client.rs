@@ -1,10 +1,12 @@
 //! The ready integration: hyper-util's pooled HTTP/1 client on tokio, over hyper-rustls for
 //! `https://` (feature `rustls`, on by default).
 
+use core::future::Future;
+
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper_util::client::legacy::connect::{Connect, HttpConnector};
+use hyper_util::client::legacy::connect::{capture_connection, Connect, HttpConnector};
 use hyper_util::rt::TokioExecutor;
 
 use backstop_driver::{
@@ -147,7 +149,20 @@ impl<RT: Runtime, C: Connect + Clone + Send + Sync + 'static> Client<RT, C> {
         let mut request = request.map(Full::new);
         check_uri(request.uri())?;
         without_userinfo(request.uri_mut());
-        self.http.request(request).await.map_err(HttpError::Client)
+        // hyper-util fills the capture when it hands the request a connection (new or
+        // pooled), before writing any of it: until then the attempt is connecting.
+        let capture = capture_connection(&mut request);
+        backstop_driver::mark_connecting();
+        let mut response = core::pin::pin!(self.http.request(request));
+        core::future::poll_fn(|cx| {
+            let polled = response.as_mut().poll(cx);
+            if capture.connection_metadata().is_some() {
+                backstop_driver::mark_connected();
+            }
+            polled
+        })
+        .await
+        .map_err(HttpError::Client)
     }
 }
 

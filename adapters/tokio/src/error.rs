@@ -6,7 +6,7 @@
 use core::fmt;
 
 use backstop::ErrorKind;
-use backstop_driver::{connect_error_kind, exchange_error_kind};
+use backstop_driver::{connect_error_kind, exchange_error_kind, is_unservable_uri};
 
 /// Why one attempt of the tokio client failed.
 #[derive(Debug)]
@@ -54,6 +54,8 @@ pub fn error_kind(error: &HttpError) -> ErrorKind {
         HttpError::InvalidUri => ErrorKind::InvalidRequest,
         // The connection was never made (resolving, connecting, the TLS handshake).
         HttpError::Client(e) if e.is_connect() => connect_error_kind(e),
+        // hyper-util refusing the request itself (a method or version it cannot send).
+        HttpError::Client(e) if is_unservable_uri(e) => ErrorKind::InvalidRequest,
         HttpError::Client(e) => exchange_error_kind(e),
     }
 }

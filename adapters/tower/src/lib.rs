@@ -59,6 +59,15 @@
 //!   last attempt's error ([`ServiceError`]).
 //! - Each attempt races the machine's attempt timeout (bounded by the deadline) on tokio's
 //!   clock by default ([`TokioRuntime`]; `with_runtime` for virtual time).
+//! - **A connect that never completes** is `ConnectTimeout` (never sent: retried for any
+//!   method) only when the inner client reports it: give hyper-util's `HttpConnector` a
+//!   connect timeout shorter than the policy's attempt timeout
+//!   (`connector.set_connect_timeout(Some(policy.attempt_timeout() / 2))`). Without one, the
+//!   loop's attempt timer cuts the connect and the attempt is `Timeout` (maybe sent: a POST
+//!   without an `Idempotency-Key` is not retried): the layer cannot see inside the service,
+//!   and hyper-util's pool may hand the request a pooled connection while a connect it
+//!   started is still pending. An attempt the deadline cuts shorter than the connect timeout
+//!   is `Timeout` too.
 //! - The inner service's errors are classified by [`error_kind`]: a hyper-util client's
 //!   connect failures are never sent, TLS permanent (feature `rustls`), the rest as the socket
 //!   or hyper says.

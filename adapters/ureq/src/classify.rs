@@ -97,6 +97,9 @@ impl fmt::Display for HttpError {
             Error::Io(e) if find_error::<ResolveError>(e).is_some() => {
                 f.write_str("the host name did not resolve")
             }
+            // ureq's own texts of these carry the whole URI, query and userinfo included.
+            Error::BadUri(_) => f.write_str("bad URI: no scheme, an unknown scheme or no host"),
+            Error::RequireHttpsOnly(_) => f.write_str("configured for https only"),
             other => fmt::Display::fmt(other, f),
         }
     }
@@ -139,6 +142,23 @@ mod tests {
         let error = HttpError::from(Error::Io(io::Error::from(ResolveError::new(lookup))));
         assert_eq!(error.kind(), ErrorKind::Dns);
         assert_eq!(error.to_string(), "the host name did not resolve");
+    }
+
+    #[test]
+    fn a_bad_uri_is_shown_without_the_uri() {
+        let uri = "ftp://user:pass@127.0.0.1/?token=s3cret";
+        for error in [
+            Error::BadUri(format!("{uri} is missing host")),
+            Error::RequireHttpsOnly(uri.to_owned()),
+        ] {
+            let error = HttpError::from(error);
+            assert_eq!(error.kind(), ErrorKind::InvalidRequest);
+            let shown = error.to_string();
+            assert!(
+                !shown.contains("s3cret") && !shown.contains("pass"),
+                "{shown}"
+            );
+        }
     }
 
     #[test]

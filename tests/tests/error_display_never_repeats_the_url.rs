@@ -1,0 +1,97 @@
+//! No backstop error's `Display` repeats the URL's secrets: the userinfo and the query of a
+//! request that failed (refused, or refused before sending) appear in neither `RetryError`'s
+//! text nor the adapter's own attempt error's, on every adapter. (The client's error kept as
+//! the source may carry the URL: reqwest's does.)
+
+use backstop_driver::{Retrier, RetryError, RetryRequest, VirtualTime};
+use backstop_tests::adapters::{for_each_adapter, Adapter};
+use backstop_tests::middleware::{block_on, default_tls, reqwest_client, tower_client};
+use backstop_tests::server::refused_url;
+use bytes::Bytes;
+use http_body_util::Full;
+use tower::ServiceExt;
+
+const SECRETS: [&str; 2] = ["pa55word", "s3cret"];
+
+/// The texts of `e` and of the attempt error it holds.
+fn texts<E: std::fmt::Display>(e: &RetryError<E>) -> Vec<String> {
+    let mut texts = vec![e.to_string()];
+    if let RetryError::Failed { error, .. } = e {
+        texts.push(error.to_string());
+    }
+    texts
+}
+
+/// The error texts of one operation to `url` through `adapter`.
+fn error_texts(adapter: Adapter, url: &str) -> Vec<String> {
+    let retrier = Retrier::new(
+        backstop::Policy::builder()
+            .max_attempts(2)
+            .build()
+            .expect("policy"),
+    );
+    match adapter {
+        Adapter::Ureq => {
+            let client = backstop_ureq::Client::new(retrier)
+                .with_runtime(VirtualTime::new(backstop_ureq::StdRuntime::new()));
+            texts(&client.run(RetryRequest::get(url)).expect_err("a failure"))
+        }
+        Adapter::Smol => smol::block_on(async {
+            let client = backstop_smol::Client::new(retrier)
+                .with_runtime(VirtualTime::new(backstop_smol::SmolRuntime::new()));
+            texts(
+                &client
+                    .run(RetryRequest::get(url))
+                    .await
+                    .expect_err("a failure"),
+            )
+        }),
+        Adapter::Tokio => block_on(async {
+            let client = backstop_tokio::Client::new(retrier)
+                .with_runtime(VirtualTime::new(backstop_tokio::TokioRuntime::new()));
+            texts(
+                &client
+                    .run(RetryRequest::get(url))
+                    .await
+                    .expect_err("a failure"),
+            )
+        }),
+        Adapter::Reqwest => block_on(async {
+            let clock = VirtualTime::new(backstop_tokio::TokioRuntime::new());
+            let client = reqwest_client(&retrier, &clock, default_tls());
+            let error = client.get(url).send().await.expect_err("a failure");
+            // The attempt error here is reqwest's own (the source), which names the URL: only
+            // backstop's texts are checked.
+            let retry = backstop_reqwest::retry_error(&error).expect("the loop's error");
+            vec![error.to_string(), retry.to_string()]
+        }),
+        Adapter::Tower => block_on(async {
+            let clock = VirtualTime::new(backstop_tokio::TokioRuntime::new());
+            let client = tower_client(&retrier, &clock, default_tls());
+            let request = http::Request::get(url)
+                .body(Full::new(Bytes::new()))
+                .expect("a request");
+            texts(&client.oneshot(request).await.expect_err("a failure"))
+        }),
+    }
+}
+
+#[test]
+fn no_error_display_repeats_the_urls_userinfo_or_query() {
+    let refused = refused_url("/orders?token=s3cret").replacen("://", "://user:pa55word@", 1);
+    let mut leaks = Vec::new();
+    for_each_adapter(|adapter| {
+        for url in [refused.as_str(), "/orders?token=s3cret"] {
+            if adapter == Adapter::Reqwest && url.starts_with('/') {
+                // reqwest cannot make a request without a host.
+                continue;
+            }
+            for text in error_texts(adapter, url) {
+                if SECRETS.iter().any(|s| text.contains(s)) {
+                    leaks.push(format!("{adapter:?} {url}: {text}"));
+                }
+            }
+        }
+    });
+    assert!(leaks.is_empty(), "{leaks:#?}");
+}
