@@ -80,8 +80,14 @@ impl Decision {
 pub enum SendReason {
     /// The operation's first attempt.
     First,
-    /// A retry after the previous attempt ended with this.
+    /// A retry after the previous attempt ended with this, and after the wait
+    /// ([`Decision::Wait`]) that followed it.
     Retry(AttemptOutcome),
+    /// A retry sent at once: the wait decided after the previous attempt was zero (a
+    /// `Retry-After: 0`, a backoff or jitter of zero), so there was no [`Decision::Wait`]. The
+    /// reason says what decided it, as a wait's would: a driver that reports waits reports
+    /// this one too, with no delay.
+    RetryAtOnce(WaitReason),
 }
 
 /// Why the machine waits before the next attempt.
@@ -242,6 +248,7 @@ impl core::fmt::Display for SendReason {
         match self {
             SendReason::First => f.write_str("first attempt"),
             SendReason::Retry(cause) => write!(f, "retry after {cause}"),
+            SendReason::RetryAtOnce(wait) => write!(f, "retry at once after {}", wait.cause),
         }
     }
 }

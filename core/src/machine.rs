@@ -424,17 +424,18 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         }
         self.granted = Some((self.now, cause));
         self.previous_wait = delay;
+        let reason = WaitReason {
+            cause,
+            source,
+            next_attempt: self.attempts.saturating_add(1),
+        };
         self.state = if delay.is_zero() {
-            State::Ready(SendReason::Retry(cause))
+            State::Ready(SendReason::RetryAtOnce(reason))
         } else {
             State::Waiting {
                 until,
                 delay,
-                reason: WaitReason {
-                    cause,
-                    source,
-                    next_attempt: self.attempts.saturating_add(1),
-                },
+                reason,
             }
         };
     }

@@ -15,7 +15,7 @@ use core::time::Duration;
 
 use backstop::{
     AttemptError, AttemptOutcome, Decision, ErrorKind, Event, Instant, Method, Outcome, Request,
-    Response, RetryMachine, StopReason, WaitReason,
+    Response, RetryMachine, SendReason, StopReason, WaitReason,
 };
 use futures_lite::future;
 
@@ -229,13 +229,25 @@ where
     // What `ready` gave for the next attempt, kept while the machine decides again after a
     // wait for readiness.
     let mut readied = None;
+    // The attempt whose zero wait was last reported (0: none).
+    let mut told_zero_wait = 0;
     // Bounded by the machine: every pass sends an attempt or waits, and both end by the
     // deadline, after which the machine returns or gives up.
     loop {
         now = match operation.machine.poll(now) {
             Decision::Send {
-                attempt, timeout, ..
+                attempt,
+                timeout,
+                reason,
             } => {
+                // A retry at once had a wait of zero: reported like any wait, once (this
+                // decision repeats until the attempt starts).
+                if let SendReason::RetryAtOnce(wait) = reason {
+                    if told_zero_wait != attempt {
+                        told_zero_wait = attempt;
+                        now = operation.zero_wait(now, wait);
+                    }
+                }
                 // The previous response will not be returned: release it before sending again
                 // (its connection with it, when it is read to its end), then decide again on
                 // the clock after.
@@ -577,6 +589,25 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
             facts = facts.wall_clock(self.retrier.wall_clock.now());
         }
         facts
+    }
+
+    /// Reports the zero wait decided at `now` before a retry sent at once: a wait that started
+    /// and ended. Returns the clock after.
+    fn zero_wait(&self, now: Instant, reason: WaitReason) -> Instant {
+        let elapsed = self.since_start(now);
+        self.emitter.emit(EventKind::WaitStarted {
+            next_attempt: reason.next_attempt,
+            delay: Duration::ZERO,
+            cause: reason.cause,
+            source: reason.source,
+            elapsed,
+        });
+        self.emitter.emit(EventKind::WaitEnded {
+            next_attempt: reason.next_attempt,
+            slept: Duration::ZERO,
+            elapsed,
+        });
+        self.emitter.clock_after(self.runtime, now)
     }
 
     /// Waits until `until` (decided at `now`), or until the abort, draining the discarded

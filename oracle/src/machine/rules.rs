@@ -50,6 +50,17 @@ impl Model {
                     "a retry names the attempt it follows"
                 );
             }
+            SendReason::RetryAtOnce(wait) => {
+                assert!(self.sends > 0, "a retry before any attempt");
+                assert_eq!(
+                    Some(wait.cause),
+                    self.last,
+                    "a retry names the attempt it follows"
+                );
+                assert_eq!(wait.next_attempt, attempt, "the wait names its attempt");
+                // A zero wait obeys the same rules as any other.
+                self.check_wait_source(Duration::ZERO, wait.source);
+            }
             _ => panic!("a send reason this checker does not know: {reason:?}"),
         }
     }
