@@ -1,7 +1,8 @@
 //! No backstop error's `Display` repeats the URL's secrets: the userinfo and the query of a
 //! request that failed (refused, or refused before sending) appear in neither `RetryError`'s
 //! text nor the adapter's own attempt error's, on every adapter. (The client's error kept as
-//! the source may carry the URL: reqwest's does.)
+//! the source may carry the URL: reqwest's does, and the reqwest middleware cuts it to scheme,
+//! host, port and path, so there the whole chain is checked.)
 
 use backstop_driver::{Retrier, RetryError, RetryRequest, VirtualTime};
 use backstop_tests::adapters::{for_each_adapter, Adapter};
@@ -60,10 +61,18 @@ fn error_texts(adapter: Adapter, url: &str) -> Vec<String> {
             let clock = VirtualTime::new(backstop_tokio::TokioRuntime::new());
             let client = reqwest_client(&retrier, &clock, default_tls());
             let error = client.get(url).send().await.expect_err("a failure");
-            // The attempt error here is reqwest's own (the source), which names the URL: only
-            // backstop's texts are checked.
+            // The attempt error here is reqwest's own (the source), which names the URL: the
+            // middleware cuts it to scheme, host, port and path, so the whole chain is checked,
+            // and its `Debug` too.
             let retry = backstop_reqwest::retry_error(&error).expect("the loop's error");
-            vec![error.to_string(), retry.to_string()]
+            let mut texts = vec![error.to_string(), retry.to_string(), format!("{error:?}")];
+            let mut source = std::error::Error::source(retry);
+            while let Some(e) = source {
+                texts.push(e.to_string());
+                texts.push(format!("{e:?}"));
+                source = e.source();
+            }
+            texts
         }),
         Adapter::Tower => block_on(async {
             let clock = VirtualTime::new(backstop_tokio::TokioRuntime::new());

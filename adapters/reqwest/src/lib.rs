@@ -48,10 +48,11 @@
 //!   extensions (`response.extensions().get::<backstop::Outcome>()`): a final 503 is `Ok`.
 //! - **An operation that ends without a response** is a `reqwest_middleware::Error::Middleware`
 //!   holding a [`RetryError`] (see [`retry_error`]): attempts, reason, and the client's error
-//!   as its source. Its `Display` names no URL; the source is reqwest's error, whose text does
-//!   (`error sending request for url (...)`, the query included), and so does anything that
-//!   prints the chain (`{:?}`, `{:#}`): strip it (`reqwest::Error::without_url`) before
-//!   logging the chain of a request whose URL carries a secret.
+//!   as its source. Its `Display` names no URL; the source is reqwest's error, whose text
+//!   does (`error sending request for url (...)`), and so does anything that prints the chain
+//!   (`{:?}`, `{:#}`). The middleware cuts that URL to scheme, host, port and path (no
+//!   userinfo, query or fragment, as in the events) before the error reaches you; a path
+//!   that itself carries a secret is still there.
 //! - **A body that cannot be replayed** (a stream: `Request::try_clone` is `None`) is sent
 //!   once, never retried and never re-sent empty; its outcome's reason is
 //!   [`StopReason::BodyNotReplayable`](backstop::StopReason::BodyNotReplayable).

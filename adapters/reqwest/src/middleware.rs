@@ -114,7 +114,7 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
             async move {
                 let request = request
                     .ok_or_else(|| reqwest_middleware::Error::middleware(BodyNotReplayableError))?;
-                let response = next.run(request, &mut own).await?;
+                let response = next.run(request, &mut own).await.map_err(redact_url)?;
                 Ok(head(response, own))
             }
         };
@@ -163,6 +163,22 @@ fn plan(request: &Request, extensions: &Extensions, reports_events: bool) -> Ret
         plan = plan.name(name.as_str());
     }
     plan
+}
+
+/// reqwest's error names the request's URL, userinfo and query included, in its text and its
+/// `Debug`, and it is the source of the operation's error: cut it to scheme, host, port and
+/// path, as the events show it. Only on an error, so a success costs nothing.
+fn redact_url(mut error: reqwest_middleware::Error) -> reqwest_middleware::Error {
+    if let reqwest_middleware::Error::Reqwest(e) = &mut error {
+        if let Some(url) = e.url_mut() {
+            url.set_query(None);
+            url.set_fragment(None);
+            // Fails only for a URL that cannot have userinfo (then it has none).
+            let _ = url.set_username("");
+            let _ = url.set_password(None);
+        }
+    }
+    error
 }
 
 /// The response head the loop decides on, carrying the response itself. The headers move to
