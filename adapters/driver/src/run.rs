@@ -125,7 +125,7 @@ where
 /// The drain runs at the start of the wait before the next attempt, inside it: the next
 /// attempt goes out when the wait ends, as decided, whatever the body does, so
 /// `Policy::worst_case` holds for the loop. (Without a wait, the drain runs right before the
-/// next attempt, within its limits.) Hence one edge: when the operation ends at that wait
+/// next attempt, within its limits and within the longest wait `worst_case` counts.) Hence one edge: when the operation ends at that wait
 /// instead of sending (its wake-up came at or past the deadline), the response it would
 /// return has been released; the loop returns [`RetryError::TimedOut`], whose outcome names
 /// that response's status.
@@ -525,15 +525,19 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         AttemptError::new(kind).with_class(class)
     }
 
-    /// Reads the body of the response in `last`, decided at `now` to be discarded, to its end
-    /// within the drain limits, or drops it; `last` is left empty. Returns the clock after.
+    /// Reads the body of the response in `last`, decided at `now` to be discarded before a
+    /// retry at once, to its end within the drain limits, or drops it; `last` is left empty.
+    /// Returns the clock after.
     async fn discard<B, E, Drained: Future>(
         &self,
         now: Instant,
         last: &mut Last<B, E>,
         drain: &mut impl FnMut(B, DrainLimits) -> Drained,
     ) -> Instant {
-        let Some((body, limits)) = self.body_to_drain(now, self.machine.deadline(), last) else {
+        // No longer than the longest wait `Policy::worst_case` counts between two attempts:
+        // this drain takes the place of a wait of zero, so the bound holds for the loop too.
+        let end = now.saturating_add(self.retrier.policy().worst_case().wait);
+        let Some((body, limits)) = self.body_to_drain(now, end, last) else {
             return now;
         };
         let until = now.saturating_add(limits.max_time());

@@ -136,3 +136,36 @@ fn a_response_drained_during_a_wait_the_operation_ends_at_is_a_time_out() {
     assert_eq!(outcome.last, Some(backstop::AttemptOutcome::Response(503)));
     assert_eq!(drains.get(), 1);
 }
+
+/// Without a wait (a backoff of zero) the drain runs right before the retry, and takes the
+/// place of that wait: it is cut at the longest wait `worst_case` counts, so the operation
+/// still ends within `worst_case().elapsed`.
+#[test]
+fn a_drain_before_a_retry_at_once_stays_within_the_worst_case() {
+    let policy = Policy::builder()
+        .max_attempts(2)
+        .attempt_timeout(Duration::from_millis(50))
+        .backoff(Backoff::constant(Duration::ZERO))
+        .jitter(Jitter::None)
+        .max_retry_after(Duration::ZERO)
+        .build()
+        .expect("policy");
+    let clock = JumpClock::default();
+    let done = future::block_on(run_draining(
+        &Retrier::new(policy).drain(DrainLimits::new(1 << 20, Duration::from_secs(2))),
+        &clock,
+        RetryRequest::get("http://127.0.0.1:1/"),
+        |_: &std::io::Error| backstop::ErrorKind::Other,
+        |attempt| future::ready(Ok(response(if attempt.number == 1 { 503 } else { 200 }))),
+        // A stalled body: its drain never ends by itself.
+        |(), _| future::pending::<()>(),
+    ))
+    .expect("a response");
+    assert_eq!(done.outcome.attempts, 2);
+    assert!(
+        done.outcome.elapsed <= policy.worst_case().elapsed,
+        "{:?} > {:?}",
+        done.outcome.elapsed,
+        policy.worst_case().elapsed
+    );
+}
