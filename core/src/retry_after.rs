@@ -12,6 +12,13 @@
 //!   §5.6.7's leap second (`:60` is the next second) and two-digit-year rule (relative to
 //!   [`TWO_DIGIT_YEAR_REFERENCE`]). Without `std` a date is treated as absent.
 //!
+//!   Which part is whose. An IMF-fixdate, the only form a current server sends, is parsed by
+//!   a fast path of our own (fixed offsets on the raw bytes, no UTF-8 check and no `SystemTime`
+//!   round trip), leap second included. The obsolete forms get an allocation-free rewrite of
+//!   just what RFC 9110 asks and `httpdate` does not do: an RFC 850 date becomes, on a 29-byte
+//!   stack buffer, the IMF-fixdate of its resolved year (the fast path then checks it, weekday
+//!   included); an asctime date is `httpdate`'s, a `:60` asked about as `:59` plus one second.
+//!
 //! Optional whitespace (space, tab) around delay-seconds is ignored (a date is trimmed of any ASCII
 //! whitespace, as `httpdate` does). A malformed value is `None`:
 //! the caller falls back to its own backoff, as if the field were absent. How the parsed value
@@ -182,8 +189,9 @@ pub fn parse_http_date(value: &[u8]) -> Option<UnixTime> {
     http_date::parse(value)
 }
 
-/// Without `std` an HTTP-date is treated as absent (as it always was: the parser itself needs
-/// nothing from `std`, but a no-std build keeps the documented "dates are absent" behaviour).
+/// Without `std` an HTTP-date is treated as absent: the obsolete forms are parsed by
+/// `httpdate`, a `std` crate, and a no-std build keeps the documented "dates are absent"
+/// behaviour rather than parse only some dates.
 #[cfg(not(feature = "std"))]
 #[must_use]
 pub fn parse_http_date(_value: &[u8]) -> Option<UnixTime> {

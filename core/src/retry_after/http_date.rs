@@ -1,5 +1,15 @@
 //! The HTTP-date parser behind [`parse_http_date`](super::parse_http_date) (RFC 9110 §5.6.7,
 //! all three forms).
+//!
+//! - IMF-fixdate is ours ([`imf_fixdate`], validated by [`unix_time`]): it is what servers
+//!   send, and on the raw bytes it skips the UTF-8 check and the `SystemTime` conversion that
+//!   `httpdate`'s API needs. It reads `:60` as the next second.
+//! - RFC 850 is rewritten ([`rfc850_as_imf`]) into the IMF-fixdate of the year the 50-year rule
+//!   gives, which the fast path then parses: `httpdate` has a fixed 1970–2069 window instead.
+//! - asctime (and anything else) is `httpdate`'s ([`by_httpdate`]), a `:60` asked as `:59`.
+//!
+//! Nothing here allocates or panics. Only the fast path (its grammar and date arithmetic) is
+//! hand-written; the oracle checks it against `httpdate` on every IMF-fixdate without `:60`.
 
 use crate::time::UnixTime;
 
@@ -21,14 +31,27 @@ struct Civil {
     weekday: u32,
 }
 
+/// [`parse_http_date`](super::parse_http_date): `None` for anything that is no HTTP-date.
 pub(super) fn parse(value: &[u8]) -> Option<UnixTime> {
     if !value.is_ascii() {
         return None;
     }
     let v = trim_ascii_whitespace(value);
-    let c = imf_fixdate(v)
-        .or_else(|| rfc850(v))
-        .or_else(|| asctime(v))?;
+    if let Some(c) = imf_fixdate(v) {
+        // Only an IMF-fixdate is 29 bytes long: no other form could accept `v`.
+        return unix_time(&c);
+    }
+    if let Some(imf) = rfc850_as_imf(v) {
+        // `httpdate` refuses whatever the fast path refuses (the oracle checks that the two
+        // agree on every IMF-fixdate without a leap second), so it need not be asked.
+        return unix_time(&imf_fixdate(&imf)?);
+    }
+    by_httpdate(v)
+}
+
+/// Validates a parsed date and counts its seconds since 1970, a leap second (`:60`) being the
+/// next second.
+fn unix_time(c: &Civil) -> Option<UnixTime> {
     let leap = c.second == 60;
     if c.second > 60
         || c.minute > 59
@@ -50,6 +73,72 @@ pub(super) fn parse(value: &[u8]) -> Option<UnixTime> {
         + u64::from(c.minute) * 60
         + u64::from(if leap { 59 } else { c.second })
         + u64::from(leap);
+    (secs <= LAST_DATE).then(|| UnixTime::from_secs(secs))
+}
+
+/// `Sunday, 06-Nov-94 08:49:37 GMT` rewritten as `Sun, 06 Nov 1994 08:49:37 GMT`, the year
+/// resolved by RFC 9110 §5.6.7's 50-year rule (`httpdate` reads `70`–`99` as 19xx and
+/// `00`–`69` as 20xx), so that the weekday is checked against that year. `None` when `v` is
+/// not shaped like an RFC 850 date (and then `httpdate` would not take it for one either);
+/// what is shaped like one but is no date, the fast path refuses.
+fn rfc850_as_imf(v: &[u8]) -> Option<[u8; 29]> {
+    let (name, rest) = LONG_DAYS
+        .iter()
+        .find_map(|name| Some((*name, v.strip_prefix(*name)?.strip_prefix(b", ")?)))?;
+    // The SP before the time and everything after it are copied as they are, for the fast path
+    // to check: so that SP is required, as the grammar says (`httpdate` never looks at it).
+    let [d1, d2, b'-', m1, m2, m3, b'-', y1, y2, time @ ..] = rest else {
+        return None;
+    };
+    if time.len() != 13 {
+        return None;
+    }
+    let mut year = REFERENCE_YEAR / 100 * 100 + digits(&[*y1, *y2])?;
+    if year > REFERENCE_YEAR + 50 {
+        year -= 100;
+    }
+    let yyyy = [year / 1000, year / 100, year / 10, year].map(ascii_digit);
+    let parts: [&[u8]; 8] = [
+        name.get(..3)?,
+        b", ",
+        &[*d1, *d2],
+        b" ",
+        &[*m1, *m2, *m3],
+        b" ",
+        &yyyy,
+        time,
+    ];
+    let mut imf = [0u8; 29];
+    let mut bytes = parts.iter().flat_map(|part| part.iter());
+    for slot in &mut imf {
+        *slot = *bytes.next()?;
+    }
+    Some(imf)
+}
+
+/// The last decimal digit of `n`, in ASCII.
+const fn ascii_digit(n: u32) -> u8 {
+    b'0' + (n % 10) as u8
+}
+
+/// An asctime date (or anything else the two parts above did not take) by `httpdate`, after
+/// the one rewrite RFC 9110 §5.6.7 asks for that `httpdate` does not do: a leap second (`:60`)
+/// is asked about as `:59`, and one second added.
+fn by_httpdate(v: &[u8]) -> Option<UnixTime> {
+    // An asctime date's seconds; nothing else of 24 bytes is a date.
+    const SECONDS: core::ops::Range<usize> = 17..19;
+    let mut patched = [0u8; 24];
+    let leap = v.len() == patched.len() && v.get(SECONDS) == Some(b"60");
+    let v = if leap {
+        patched.copy_from_slice(v);
+        patched.get_mut(SECONDS)?.copy_from_slice(b"59");
+        patched.as_slice()
+    } else {
+        v
+    };
+    // Never fails (`v` is ASCII), but `httpdate` takes a `&str` and the core has no `unsafe`.
+    let t = httpdate::parse_http_date(core::str::from_utf8(v).ok()?).ok()?;
+    let secs = UnixTime::from_system_time(t).as_duration().as_secs() + u64::from(leap);
     (secs <= LAST_DATE).then(|| UnixTime::from_secs(secs))
 }
 
@@ -139,59 +228,6 @@ fn imf_fixdate(v: &[u8]) -> Option<Civil> {
         day: digits(v.get(5..7)?)?,
         month: month(v.get(8..11)?)?,
         year: digits(v.get(12..16)?)?,
-        hour,
-        minute,
-        second,
-    })
-}
-
-/// `Sunday, 06-Nov-94 08:49:37 GMT`, the year resolved by RFC 9110 §5.6.7's 50-year rule.
-fn rfc850(v: &[u8]) -> Option<Civil> {
-    let (weekday, rest) = (0u32..).zip(LONG_DAYS).find_map(|(i, name)| {
-        let rest = v.strip_prefix(name)?.strip_prefix(b", ")?;
-        Some((i, rest))
-    })?;
-    if rest.len() != 22 || rest.get(2) != Some(&b'-') || rest.get(6) != Some(&b'-') {
-        return None;
-    }
-    if rest.get(9) != Some(&b' ') || rest.get(18..)? != b" GMT" {
-        return None;
-    }
-    let (hour, minute, second) = time_of_day(rest.get(10..18)?)?;
-    let yy = digits(rest.get(7..9)?)?;
-    let mut year = REFERENCE_YEAR / 100 * 100 + yy;
-    if year > REFERENCE_YEAR + 50 {
-        year -= 100;
-    }
-    Some(Civil {
-        weekday,
-        day: digits(rest.get(..2)?)?,
-        month: month(rest.get(3..6)?)?,
-        year,
-        hour,
-        minute,
-        second,
-    })
-}
-
-/// `Sun Nov  6 08:49:37 1994` (the day may also be written `06`).
-fn asctime(v: &[u8]) -> Option<Civil> {
-    if v.len() != 24 || v.get(3) != Some(&b' ') || v.get(7) != Some(&b' ') {
-        return None;
-    }
-    if v.get(10) != Some(&b' ') || v.get(19) != Some(&b' ') {
-        return None;
-    }
-    let day = match v.get(8..10)? {
-        [b' ', d] => digits(&[*d])?,
-        d => digits(d)?,
-    };
-    let (hour, minute, second) = time_of_day(v.get(11..19)?)?;
-    Some(Civil {
-        weekday: weekday(v.get(..3)?)?,
-        day,
-        month: month(v.get(4..7)?)?,
-        year: digits(v.get(20..24)?)?,
         hour,
         minute,
         second,
