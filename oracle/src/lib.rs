@@ -11,7 +11,7 @@
 //! - [`machine`]: decoding ([`machine::Scenario`]), the model of what the machine may do, and
 //!   the rules each decision is checked against.
 //! - [`retry_after`]: the `Retry-After` and HTTP-date parsers, against an independent grammar
-//!   and differentially against `httpdate`.
+//!   and reference parser, and differentially against `httpdate`.
 //! - [`rate_limit`]: the `RateLimit` parser, differentially against `sfv`.
 
 #![forbid(unsafe_code)]

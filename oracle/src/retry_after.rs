@@ -4,18 +4,23 @@
 //! - delay-seconds: the result equals an independent oracle of the documented grammar
 //!   (`OWS 1*DIGIT [ "." 1*DIGIT ] OWS`, saturating at `Duration::MAX`, fraction truncated to
 //!   nanoseconds), and every parsed delay round-trips through its canonical text.
-//! - HTTP-date: differential against `httpdate`: both accept exactly the same inputs and agree
-//!   on the instant; every parsed date lies in 1970..=9999 and round-trips through
-//!   `httpdate::fmt_http_date`. The deliberate differences (an input whose first non-OWS byte is
-//!   a digit is delay-seconds, never a date; non-UTF-8 is rejected; RFC 9110 §5.6.7's
-//!   two-digit-year rule and leap second, applied to the input before `httpdate` is asked, in
-//!   `httpdate_reference`; the SP before an RFC 850 time is required) are in `fuzz/README.md`.
+//! - HTTP-date: equal to an independent reference parser of all three forms with RFC 9110
+//!   §5.6.7's rules (`retry_after/reference.rs`, written by hand: backstop itself rewrites the
+//!   obsolete forms for its IMF-fixdate fast path and `httpdate`), and differential against
+//!   plain `httpdate` on every input the deliberate differences cannot touch (no `:60` second;
+//!   no RFC 850 date whose two-digit year the 50-year rule reads otherwise, or whose SP before
+//!   the time is missing): there both accept exactly the same inputs and agree on the instant.
+//!   Every parsed date lies in 1970..=9999 and round-trips through `httpdate::fmt_http_date`.
+//!   The deliberate differences (those, an input whose first non-OWS byte is a digit is
+//!   delay-seconds, never a date; non-UTF-8 is rejected) are in `fuzz/README.md`.
 //! - `RetryAfter::delay_from` is `Delay` as is, and a date minus the reference, saturating at 0.
 
 use core::time::Duration;
 use std::time::UNIX_EPOCH;
 
 use backstop::{parse_delay_seconds, parse_http_date, parse_retry_after, RetryAfter, UnixTime};
+
+mod reference;
 
 /// The last second `httpdate` can represent: 9999-12-31T23:59:59Z.
 const LAST_HTTP_DATE: u64 = 253_402_300_799;
@@ -25,7 +30,7 @@ pub fn check(data: &[u8]) {
     let parsed = parse_retry_after(data);
     let trimmed = trim_ows(data);
     let expected_delay = oracle_delay_seconds(trimmed);
-    let reference_date = httpdate_reference(data);
+    let reference_date = reference::parse(data);
 
     // parse_delay_seconds alone follows the grammar, whatever the first byte.
     assert_eq!(
@@ -33,19 +38,28 @@ pub fn check(data: &[u8]) {
         expected_delay,
         "parse_delay_seconds disagrees with the grammar on {data:?}"
     );
-    // parse_http_date alone (the `Date` header path) is httpdate's verdict.
+    // parse_http_date alone (the `Date` header path) is the reference's verdict, and plain
+    // httpdate's wherever RFC 9110's rules cannot make them differ.
     assert_eq!(
         parse_http_date(data),
         reference_date,
-        "parse_http_date disagrees with httpdate on {data:?}"
+        "parse_http_date disagrees with the reference parser on {data:?}"
     );
+    if !httpdate_differs_on_purpose(data) {
+        assert_eq!(
+            parse_http_date(data),
+            plain_httpdate(data),
+            "parse_http_date disagrees with httpdate on {data:?}"
+        );
+    }
 
     if trimmed.first().is_some_and(u8::is_ascii_digit) {
-        // Routed to delay-seconds. No HTTP-date starts with a digit, so httpdate must agree
-        // that this is not a date: the routing loses nothing.
+        // Routed to delay-seconds. No HTTP-date starts with a digit, so the date parsers must
+        // agree that this is not a date: the routing loses nothing.
         assert_eq!(
-            reference_date, None,
-            "httpdate accepts a digit-led {data:?}"
+            (reference_date, plain_httpdate(data)),
+            (None, None),
+            "a date parser accepts a digit-led {data:?}"
         );
         assert_eq!(
             parsed,
@@ -56,7 +70,7 @@ pub fn check(data: &[u8]) {
         assert_eq!(
             parsed,
             reference_date.map(RetryAfter::Date),
-            "differential against httpdate on {data:?}"
+            "parse_retry_after disagrees with the reference parser on {data:?}"
         );
     }
 
@@ -105,35 +119,19 @@ pub(crate) fn oracle_delay_seconds(v: &[u8]) -> Option<Duration> {
     Some(Duration::new(secs, nanos))
 }
 
-/// What `httpdate` makes of the value, as a [`UnixTime`], with the two deliberate differences
-/// RFC 9110 §5.6.7 asks for applied before asking it (see `fuzz/README.md`):
-///
-/// - an RFC 850 date's two-digit year is the latest year with those digits that is not more
-///   than 50 years after 2026 (`TWO_DIGIT_YEAR_REFERENCE`): the date is handed to `httpdate` as
-///   the IMF-fixdate of that year (so its weekday is checked against it), where `httpdate`
-///   itself would read `70`–`99` as 19xx and `00`–`69` as 20xx;
-/// - a seconds field of `60` (a leap second) is the next second: `httpdate` is asked about
-///   `:59`, and one second is added.
-fn httpdate_reference(v: &[u8]) -> Option<UnixTime> {
-    let text = core::str::from_utf8(v).ok()?;
-    if !text.is_ascii() {
-        return None;
-    }
-    let text = text.trim();
-    let mut text = rfc850_as_imf(text).unwrap_or_else(|| text.to_owned());
-    let leap = leap_second_field(&text);
-    if let Some(range) = leap.clone() {
-        text.replace_range(range, "59");
-    }
-    let t = httpdate::parse_http_date(&text).ok()?;
-    let since = t.duration_since(UNIX_EPOCH).ok()?;
-    let secs = since.as_secs() + u64::from(leap.is_some());
-    (secs <= LAST_HTTP_DATE).then(|| UnixTime::from_secs(secs))
+/// What plain `httpdate` makes of the value, as a [`UnixTime`] (`None` for non-UTF-8, which it
+/// cannot be asked about).
+fn plain_httpdate(v: &[u8]) -> Option<UnixTime> {
+    let t = httpdate::parse_http_date(core::str::from_utf8(v).ok()?).ok()?;
+    Some(UnixTime::from_duration(t.duration_since(UNIX_EPOCH).ok()?))
 }
 
-/// `Sunday, 06-Nov-94 08:49:37 GMT` as `Sun, 06 Nov 1994 08:49:37 GMT`, the year chosen by
-/// the 50-year rule; `None` when `text` is not shaped like an RFC 850 date.
-fn rfc850_as_imf(text: &str) -> Option<String> {
+/// Whether RFC 9110 §5.6.7's rules may make backstop's verdict on `v` differ from `httpdate`'s
+/// (see `fuzz/README.md`). Deliberately broad, never narrow: a seconds field is always followed
+/// by SP, so `:60 ` is in every leap second; any RFC 850-shaped value whose two-digit year is
+/// `70`–`76` (2070–2076 by the 50-year rule, 1970–1976 to `httpdate`) or whose byte before the
+/// time is not SP (which `httpdate` never looks at).
+fn httpdate_differs_on_purpose(v: &[u8]) -> bool {
     const LONG: [&str; 7] = [
         "Monday",
         "Tuesday",
@@ -143,44 +141,21 @@ fn rfc850_as_imf(text: &str) -> Option<String> {
         "Saturday",
         "Sunday",
     ];
-    let (name, rest) = text.split_once(", ")?;
-    if !LONG.contains(&name) || rest.len() != 22 {
-        return None;
-    }
-    let b = rest.as_bytes();
-    if b[2] != b'-' || b[6] != b'-' || &rest[18..] != " GMT" {
-        return None;
-    }
-    if b[9] != b' ' {
-        // `httpdate` never looks at the byte before the time; RFC 9110's grammar has an SP
-        // there, and so does backstop: not a date (the empty string `httpdate` refuses).
-        return Some(String::new());
-    }
-    let yy: u32 = rest[7..9]
-        .parse()
-        .ok()
-        .filter(|_| rest[7..9].bytes().all(|c| c.is_ascii_digit()))?;
-    let year = (1900..2200)
-        .filter(|y| y % 100 == yy && *y <= 2026 + 50)
-        .max()?;
-    Some(format!(
-        "{}, {} {} {year:04} {} GMT",
-        &name[..3],
-        &rest[..2],
-        &rest[3..6],
-        &rest[10..18]
-    ))
-}
-
-/// Where the seconds field is, when it says `60`: in an IMF-fixdate (29 bytes) or an asctime
-/// date (24 bytes).
-fn leap_second_field(text: &str) -> Option<core::ops::Range<usize>> {
-    let range = match text.len() {
-        29 => 23..25,
-        24 => 17..19,
-        _ => return None,
+    let Ok(text) = core::str::from_utf8(v) else {
+        return false;
     };
-    (text.get(range.clone()) == Some("60")).then_some(range)
+    if text.contains(":60 ") {
+        return true;
+    }
+    let Some((name, rest)) = text.trim().split_once(", ") else {
+        return false;
+    };
+    if !LONG.contains(&name) {
+        return false;
+    }
+    let rest = rest.as_bytes();
+    let year_differs = matches!(rest.get(7..9), Some([b'7', b'0'..=b'6']));
+    year_differs || rest.get(9).is_some_and(|b| *b != b' ')
 }
 
 fn check_delay_round_trip(d: Duration) {
@@ -234,4 +209,75 @@ pub(crate) fn trim_ows(v: &[u8]) -> &[u8] {
     let start = v.iter().position(|b| !ows(b)).unwrap_or(v.len());
     let end = v.iter().rposition(|b| !ows(b)).map_or(start, |i| i + 1);
     &v[start..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reference_year_is_backstops() {
+        let start =
+            httpdate::fmt_http_date(UNIX_EPOCH + backstop::TWO_DIGIT_YEAR_REFERENCE.as_duration());
+        assert!(
+            start.ends_with(&format!(
+                " 01 Jan {} 00:00:00 GMT",
+                reference::REFERENCE_YEAR
+            )),
+            "{start}"
+        );
+    }
+
+    #[test]
+    fn httpdate_is_set_aside_only_where_the_rfc_rules_apply() {
+        for differs in [
+            &b"Wed, 31 Dec 2025 23:59:60 GMT"[..],
+            b"Wed Dec 31 23:59:60 2025",
+            b"Wednesday, 31-Dec-25 23:59:60 GMT",
+            b"Sunday, 01-Dec-75 00:00:00 GMT",
+            b"Sunday, 12-Sep-10008:49:37 GMT",
+        ] {
+            assert!(httpdate_differs_on_purpose(differs), "{differs:?}");
+            assert_ne!(
+                reference::parse(differs),
+                plain_httpdate(differs),
+                "{differs:?}"
+            );
+        }
+        for same in [
+            &b"Sun, 06 Nov 1994 08:49:37 GMT"[..],
+            b"Sunday, 06-Nov-94 08:49:37 GMT",
+            b"Sun Nov  6 08:49:37 1994",
+            b"Saturday, 01-Jan-77 00:00:00 GMT",
+        ] {
+            assert!(!httpdate_differs_on_purpose(same), "{same:?}");
+            assert_eq!(reference::parse(same), plain_httpdate(same), "{same:?}");
+            assert!(plain_httpdate(same).is_some(), "{same:?}");
+        }
+    }
+
+    /// The edges RFC 9110's rules add, in every form, for the checks above: random bytes and
+    /// the corpus rarely reach an obsolete form's leap second.
+    #[test]
+    fn the_rfc_edges_pass_the_checks() {
+        for v in [
+            &b"Wed, 31 Dec 2025 23:59:60 GMT"[..],
+            b"Wednesday, 31-Dec-25 23:59:60 GMT",
+            b"Wed Dec 31 23:59:60 2025",
+            b"Wed Dec 31 23:59:61 2025",
+            b"Fri, 31 Dec 9999 23:59:60 GMT",
+            b"Fri Dec 31 23:59:60 9999",
+            b"Sunday, 01-Dec-75 00:00:00 GMT",
+            b"Monday, 01-Dec-75 00:00:00 GMT",
+            b"Wednesday, 01-Jan-76 00:00:00 GMT",
+            b"Saturday, 01-Jan-77 00:00:00 GMT",
+            b"Thursday, 01-Jan-70 00:00:00 GMT",
+            b"Sunday, 12-Sep-10008:49:37 GMT",
+            b" \tSunday, 06-Nov-94 08:49:60 GMT\r\n",
+        ] {
+            check(v);
+            assert_eq!(parse_http_date(v), reference::parse(v), "{v:?}");
+        }
+        assert!(reference::parse(b"Wed Dec 31 23:59:60 2025").is_some());
+    }
 }
