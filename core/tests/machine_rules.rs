@@ -7,7 +7,7 @@ use core::time::Duration;
 use backstop::{
     AttemptError, AttemptOutcome, Backoff, Budget, Decision, DelaySource, ErrorClass, ErrorKind,
     Event, Instant, Jitter, Method, MisuseError, NonIdempotent, Policy, Request, Response,
-    RetryAfterAboveMax, RetryMachine, StopReason, UnixTime, XRateLimitReset,
+    RetryAfterAboveMax, RetryMachine, StopReason, UnixTime,
 };
 use rand_core::SeedableRng;
 use support::{millis, Sim};
@@ -977,7 +977,7 @@ fn x_rate_limit_reset_is_unix_time_against_the_date_unless_the_policy_says_secon
     );
     let seconds = Policy::builder()
         .retry_after_spread(Duration::ZERO)
-        .x_rate_limit_reset(XRateLimitReset::DelaySeconds)
+        .x_rate_limit_reset(backstop::XRateLimitReset::DelaySeconds)
         .max_elapsed(Duration::from_secs(3_600))
         .build()
         .unwrap();

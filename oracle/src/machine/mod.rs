@@ -261,7 +261,7 @@ fn count(v: &[u8]) -> Option<u128> {
 
 /// One GET under the default policy without jitter, one response of `status` with the rate-limit fields `f`
 /// (and the wall clock `wall_clock`): the wait must follow the rate-limit rule restated in
-/// [`rate_limit_floor`]. For proptest, which builds the fields that random bytes rarely reach.
+/// `rate_limit_floor`. For proptest, which builds the fields that random bytes rarely reach.
 pub fn check_rate_limit_rule(status: u16, f: &RateLimitFields, wall_clock: Option<UnixTime>) {
     // No jitter: a backoff wait is never zero, so a zero floor cannot pass for one.
     let policy = Policy::builder()
