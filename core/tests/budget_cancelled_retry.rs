@@ -1,5 +1,5 @@
 //! A retry the budget granted but the operation never sent (it was aborted during the wait, or
-//! hit its deadline before the send) gives its cost back (issue 17, item 10).
+//! hit its deadline before the send) gives its cost back.
 
 use core::time::Duration;
 

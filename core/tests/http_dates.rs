@@ -1,4 +1,4 @@
-//! RFC 9110 §5.6.7 at its edges (issue 17, items 12 and 13): the two-digit-year rule of the
+//! RFC 9110 §5.6.7 at its edges: the two-digit-year rule of the
 //! obsolete RFC 850 form, and the leap second.
 #![cfg(feature = "std")]
 

@@ -1,5 +1,5 @@
 //! Configuration that cannot be meant is refused; configuration that is odd but can be meant is
-//! built, and `worst_case()` says what it costs (issue 17, item 18).
+//! built, and `worst_case()` says what it costs.
 
 use core::time::Duration;
 

@@ -1,6 +1,6 @@
-//! A rate-limit reset is a floor only when the quota it belongs to is exhausted (issue 17,
-//! items 1 to 3): with quota left the wait is the backoff, and a Unix reset long before the
-//! reference is malformed, not "now".
+//! A rate-limit reset is a floor only when the quota it belongs to is exhausted: with quota
+//! left the wait is the backoff, and a Unix reset long before the reference is malformed, not
+//! "now".
 
 use core::time::Duration;
 

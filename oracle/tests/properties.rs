@@ -139,7 +139,7 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 3_000, ..ProptestConfig::default() })]
 
-    /// Issue 17 items 1 to 3, on the shapes random bytes rarely reach: a reset is a floor only
+    /// The rate-limit rule, on the shapes random bytes rarely reach: a reset is a floor only
     /// when its quota is exhausted, `RateLimit` with quota left means no floor, and a Unix
     /// reset more than a day old is malformed.
     #[test]

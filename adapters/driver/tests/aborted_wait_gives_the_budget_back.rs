@@ -1,6 +1,6 @@
 //! A retry the budget granted and an abort cancelled during its wait gives its cost back:
 //! two operations aborted while waiting leave the quota as it was, and the next operation's
-//! retry is allowed (issue 17, item 10).
+//! retry is allowed.
 
 mod common;
 

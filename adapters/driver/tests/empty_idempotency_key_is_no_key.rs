@@ -1,5 +1,5 @@
 //! An `Idempotency-Key` that is empty or only whitespace is no key: a server cannot
-//! deduplicate on it, so it does not opt a POST in to retries (issue 17, item 11).
+//! deduplicate on it, so it does not opt a POST in to retries.
 
 mod common;
 

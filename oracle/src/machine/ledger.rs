@@ -1,4 +1,4 @@
-//! A budget that grants every retry and keeps the books, for the rule of issue 17 item 10:
+//! A budget that grants every retry and keeps the books, for the rule that
 //! the budget pays only for retries actually sent. At every step it holds exactly the retries
 //! sent, plus the one granted and not sent yet (the machine waits for it, or asks for its
 //! send); once the operation is over, exactly the retries sent.

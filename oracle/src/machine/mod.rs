@@ -199,7 +199,7 @@ fn event_of<'a>(action: &'a Action, policy: &Policy) -> (Event<'a>, ServerAsked)
     }
 }
 
-/// The rule (crate docs, issue 17 items 1 to 3), restated: a reset is a floor only when the
+/// The rule (crate docs), restated: a reset is a floor only when the
 /// quota it belongs to is exhausted. `RateLimit` (read by `sfv`) decides alone when it says
 /// anything: an exhausted member's reset, or no floor at all when every member stating `r`
 /// has quota left. Otherwise `RateLimit-Reset` counts when `RateLimit-Remaining` is 0 (or

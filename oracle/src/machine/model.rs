@@ -63,7 +63,7 @@ impl Model {
         idempotency_key: Option<&[u8]>,
         start: Instant,
     ) -> Self {
-        // The rule (issue 17, item 11): an `Idempotency-Key` is a key only when some byte of
+        // The rule: an `Idempotency-Key` is a key only when some byte of
         // it is not ASCII whitespace; empty or blank identifies nothing a server could
         // deduplicate on.
         let has_key = idempotency_key.is_some_and(|v| {
@@ -425,7 +425,7 @@ impl Model {
 }
 
 impl Model {
-    /// The budget pays only for retries sent (issue 17, item 10): `d` is what the machine
+    /// The budget pays only for retries sent: `d` is what the machine
     /// would decide now.
     fn check_books(&self, m: &Machine, d: &Decision) {
         let sent = self.sends.saturating_sub(1);
