@@ -34,7 +34,7 @@ fn quota_fields_on_a_503_with_quota_left_do_not_stop_the_retries() {
             Reply::status(503)
                 .header("x-ratelimit-limit", "5000")
                 .header("x-ratelimit-remaining", "4999")
-                .header("x-ratelimit-reset", &in_50_minutes.to_string())
+                .header("x-ratelimit-reset", in_50_minutes.to_string())
         };
         let server = Server::start([busy().into(), Reply::status(200).body("ok").into()]);
         let run = adapter.run(
