@@ -8,13 +8,14 @@ use core::time::Duration;
 
 use rand_core::Rng;
 
+use crate::backoff::Backoff;
 use crate::budget::{Budget, Unlimited};
 use crate::classify::{AttemptError, ErrorClass, ErrorKind};
 use crate::decision::{
     AttemptOutcome, Decision, DelaySource, Outcome, SendReason, StopReason, WaitReason,
 };
 use crate::event::{Event, MisuseError, Request, Response};
-use crate::jitter::uniform_nanos;
+use crate::jitter::{uniform_nanos, Jitter};
 use crate::policy::{Policy, RetryAfterAboveMax};
 use crate::rate_limit::reset_delay;
 use crate::retry_after::{parse_http_date, parse_retry_after, RetryAfter};
@@ -75,6 +76,8 @@ use crate::time::{nanos_saturating, Instant};
 #[derive(Clone, Debug)]
 pub struct RetryMachine<R, B = Unlimited> {
     policy: Policy,
+    /// Read once, into `fixed`; kept so that `Debug` shows it.
+    #[allow(dead_code)]
     request: Request,
     rng: R,
     budget: B,
@@ -90,6 +93,46 @@ pub struct RetryMachine<R, B = Unlimited> {
     /// back if the operation ends first, so the budget pays only for retries sent.
     granted: Option<(Instant, AttemptOutcome)>,
     state: State,
+    /// What the policy and the request fix for the whole operation, computed once.
+    fixed: Fixed,
+}
+
+/// The values of the policy and the request that every decision reads, computed once when the
+/// machine is created: in nanoseconds, and the refusals that do not depend on the attempt.
+#[derive(Clone, Copy, Debug)]
+struct Fixed {
+    /// The policy's attempt timeout in nanoseconds (saturated).
+    attempt_timeout: u64,
+    /// `Some((base, cap))` in nanoseconds (saturated) when the backoff is exponential with full
+    /// jitter: the wait is then computed in `u64` (a full-jitter draw only depends on the delay
+    /// saturated to `u64` nanoseconds).
+    full_exponential: Option<(u64, u64)>,
+    /// Why a retry is refused after an attempt that never reached the server, if it is.
+    refusal_not_sent: Option<StopReason>,
+    /// Why a retry is refused after any other attempt, if it is.
+    refusal: Option<StopReason>,
+}
+
+impl Fixed {
+    fn new(policy: &Policy, request: Request) -> Self {
+        let body = if request.has_replayable_body {
+            None
+        } else {
+            Some(StopReason::BodyNotReplayable)
+        };
+        let backoff = policy.backoff();
+        Fixed {
+            attempt_timeout: nanos_saturating(policy.attempt_timeout()),
+            full_exponential: match (backoff, policy.jitter()) {
+                (Backoff::Exponential { base, cap }, Jitter::Full) => {
+                    Some((nanos_saturating(base), nanos_saturating(cap)))
+                }
+                _ => None,
+            },
+            refusal_not_sent: body,
+            refusal: body.or(policy.retry_refusal(request.method, request.has_idempotency_key)),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -135,6 +178,7 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
             last_retry_after: None,
             granted: None,
             state: State::Ready(SendReason::First),
+            fixed: Fixed::new(&policy, request),
         }
     }
 
@@ -190,39 +234,42 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
                 self.abort();
                 return Ok(());
             }
-            Event::TimePassed => {}
+            Event::TimePassed => {
+                self.advance(now);
+            }
+            // No bound applies after the three events below: the new timeout is later than
+            // `now` (the attempt timeout is not zero, and the time left is not either), and a
+            // wait that follows an attempt ends after `now` and before the deadline.
             Event::AttemptStarted => {
                 if !self.send_due_at(now) {
                     return Err(MisuseError::NoSendPending);
                 }
-                self.advance(now);
+                self.now = now;
                 self.granted = None;
                 self.attempts = self.attempts.saturating_add(1);
                 self.state = State::InFlight {
                     timeout_at: Instant::from_nanos(
-                        self.now
-                            .nanos()
-                            .saturating_add(self.attempt_timeout_nanos()),
+                        now.nanos().saturating_add(self.attempt_timeout_nanos()),
                     ),
                 };
             }
-            Event::Response(response) => {
+            Event::Response(ref response) => {
                 if !matches!(self.state, State::InFlight { .. }) {
                     return Err(MisuseError::NoAttemptInFlight);
                 }
                 self.now = now;
-                let floor = self.server_floor(&response);
-                self.attempt_ended(AttemptOutcome::Response(response.status), floor);
+                let retryable = self.policy.retryable_statuses().contains(response.status);
+                let floor = self.server_floor(response, retryable);
+                self.attempt_ended(AttemptOutcome::Response(response.status), retryable, floor);
             }
             Event::Error(error) => {
                 if !matches!(self.state, State::InFlight { .. }) {
                     return Err(MisuseError::NoAttemptInFlight);
                 }
                 self.now = now;
-                self.attempt_ended(AttemptOutcome::Error(error), None);
+                self.attempt_ended(AttemptOutcome::Error(error), false, None);
             }
         }
-        self.advance(now);
         Ok(())
     }
 
@@ -273,25 +320,38 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
     }
 
     /// Moves time forward and applies every bound that `now` has reached.
+    ///
+    /// Each bound is checked once: what follows a timed-out attempt is a wait that ends after
+    /// `now`, a send due before the deadline, or the end; a wait ends before the deadline, so
+    /// only a send due may have reached it.
     fn advance(&mut self, now: Instant) {
-        self.now = self.now.max(now);
-        if let State::InFlight { timeout_at } = self.state {
-            if self.now >= timeout_at {
-                self.attempt_ended(
-                    AttemptOutcome::Error(AttemptError::new(ErrorKind::Timeout)),
-                    None,
-                );
+        let now = self.now.max(now);
+        self.now = now;
+        match self.state {
+            State::InFlight { timeout_at } => {
+                if now >= timeout_at {
+                    self.attempt_ended(
+                        AttemptOutcome::Error(AttemptError::new(ErrorKind::Timeout)),
+                        false,
+                        None,
+                    );
+                }
             }
-        }
-        if let State::Waiting { until, reason, .. } = self.state {
-            if self.now >= until {
-                self.state = State::Ready(SendReason::Retry(reason.cause));
+            State::Waiting { until, reason, .. } => {
+                if now >= until {
+                    if now >= self.deadline {
+                        self.stop(StopReason::Deadline);
+                    } else {
+                        self.state = State::Ready(SendReason::Retry(reason.cause));
+                    }
+                }
             }
-        }
-        if let State::Ready(_) = self.state {
-            if self.now >= self.deadline {
-                self.stop(StopReason::Deadline);
+            State::Ready(_) => {
+                if now >= self.deadline {
+                    self.stop(StopReason::Deadline);
+                }
             }
+            State::Done { .. } => {}
         }
     }
 
@@ -332,7 +392,8 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
     /// [`Self::attempt_timeout`] in nanoseconds, the form the machine computes with (the
     /// time left is below `u64::MAX` nanoseconds, so the minimum is exact).
     fn attempt_timeout_nanos(&self) -> u64 {
-        nanos_saturating(self.policy.attempt_timeout())
+        self.fixed
+            .attempt_timeout
             .min(self.deadline.nanos().saturating_sub(self.now.nanos()))
     }
 
@@ -352,26 +413,33 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
 
     /// The server-directed delay of a response and where it comes from: its `Retry-After`
     /// (kept for the outcome), else, on a retryable status, its rate-limit fields.
-    fn server_floor(&mut self, response: &Response<'_>) -> Option<(Duration, DelaySource)> {
+    fn server_floor(
+        &mut self,
+        response: &Response<'_>,
+        retryable: bool,
+    ) -> Option<(Duration, DelaySource)> {
         self.last_retry_after = self.retry_after_delay(response);
         if let Some(d) = self.last_retry_after {
             return Some((d, DelaySource::RetryAfter));
         }
-        if !self.policy.rate_limit_fields()
-            || !self.policy.retryable_statuses().contains(response.status)
-        {
+        if !retryable || !self.policy.rate_limit_fields() {
             return None;
         }
         reset_delay(response, self.policy.x_rate_limit_reset())
             .map(|d| (d, DelaySource::RateLimitReset))
     }
 
-    /// Decides what follows an attempt that ended with `cause`.
-    fn attempt_ended(&mut self, cause: AttemptOutcome, floor: Option<(Duration, DelaySource)>) {
+    /// Decides what follows an attempt that ended with `cause` (`retryable`: whether the
+    /// policy retries a response's status; unused for an error).
+    fn attempt_ended(
+        &mut self,
+        cause: AttemptOutcome,
+        retryable: bool,
+        floor: Option<(Duration, DelaySource)>,
+    ) {
         self.last = Some(cause);
         let any_method = match cause {
-            AttemptOutcome::Response(status) => {
-                let retryable = self.policy.retryable_statuses().contains(status);
+            AttemptOutcome::Response(_) => {
                 self.budget.on_attempt_end(self.now, !retryable);
                 if !retryable {
                     return self.stop(StopReason::FinalStatus);
@@ -393,29 +461,28 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
                 }
             },
         };
-        let request = self.request;
-        if !request.has_replayable_body {
-            return self.stop(StopReason::BodyNotReplayable);
-        }
-        if !any_method {
-            if let Some(reason) = self
-                .policy
-                .retry_refusal(request.method, request.has_idempotency_key)
-            {
-                return self.stop(reason);
-            }
+        let refusal = if any_method {
+            self.fixed.refusal_not_sent
+        } else {
+            self.fixed.refusal
+        };
+        if let Some(reason) = refusal {
+            return self.stop(reason);
         }
         if self.attempts >= self.policy.max_attempts() {
             return self.stop(StopReason::Attempts);
         }
-        let (delay, source) = match floor {
+        let (delay, delay_nanos, source) = match floor {
             Some((floor, source)) => match self.retry_after_wait(floor, source) {
-                Some(wait) => wait,
+                Some((delay, source)) => (delay, nanos_saturating(delay), source),
                 None => return self.stop(StopReason::RetryAfterAboveMax),
             },
-            None => (self.backoff_wait(), DelaySource::Backoff),
+            None => {
+                let (delay, nanos) = self.backoff_wait();
+                (delay, nanos, DelaySource::Backoff)
+            }
         };
-        let until = self.now.saturating_add(delay);
+        let until = Instant::from_nanos(self.now.nanos().saturating_add(delay_nanos));
         if until >= self.deadline {
             return self.stop(StopReason::Deadline);
         }
@@ -477,16 +544,30 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         ))
     }
 
-    /// The policy's backoff for the coming retry, jittered.
-    fn backoff_wait(&mut self) -> Duration {
+    /// The policy's backoff for the coming retry, jittered, and the same in nanoseconds
+    /// (saturated).
+    fn backoff_wait(&mut self) -> (Duration, u64) {
+        if let Some((base, cap)) = self.fixed.full_exponential {
+            // `Backoff::delay` then `Jitter::Full` in `u64`: the delay `min(cap, base *
+            // 2^(n-1))` saturated to `u64` nanoseconds is the span of the draw.
+            let shift = self.attempts.max(1) - 1;
+            let d = if shift >= 64 || base > u64::MAX >> shift {
+                cap
+            } else {
+                (base << shift).min(cap)
+            };
+            let nanos = uniform_nanos(&mut self.rng, d);
+            return (Duration::from_nanos(nanos), nanos);
+        }
         let backoff = self.policy.backoff();
         let d = backoff.delay(self.attempts);
-        self.policy.jitter().apply(
+        let wait = self.policy.jitter().apply(
             d,
             backoff.base(),
             backoff.cap(),
             self.previous_wait,
             &mut self.rng,
-        )
+        );
+        (wait, nanos_saturating(wait))
     }
 }
