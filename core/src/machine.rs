@@ -226,50 +226,65 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
     /// An event meets the state the previous call left, with the bounds `now` reaches applied
     /// afterwards: an abort, or the response (or error) of the attempt in flight, wins over a
     /// timeout or a deadline that no decision has reported yet.
+    #[inline]
     pub fn handle(&mut self, now: Instant, event: Event<'_>) -> Result<(), MisuseError> {
+        // A small dispatch, inlined where it is called (so the event is known there), to one
+        // function per event. No bound applies after `AttemptStarted`, `Response` or `Error`:
+        // the new timeout is later than `now` (the attempt timeout is not zero, and the time
+        // left is not either), and a wait that follows an attempt ends after `now` and before
+        // the deadline.
         let now = self.now.max(now);
         match event {
             Event::Abort => {
                 self.now = now;
                 self.abort();
-                return Ok(());
+                Ok(())
             }
             Event::TimePassed => {
                 self.advance(now);
+                Ok(())
             }
-            // No bound applies after the three events below: the new timeout is later than
-            // `now` (the attempt timeout is not zero, and the time left is not either), and a
-            // wait that follows an attempt ends after `now` and before the deadline.
-            Event::AttemptStarted => {
-                if !self.send_due_at(now) {
-                    return Err(MisuseError::NoSendPending);
-                }
-                self.now = now;
-                self.granted = None;
-                self.attempts = self.attempts.saturating_add(1);
-                self.state = State::InFlight {
-                    timeout_at: Instant::from_nanos(
-                        now.nanos().saturating_add(self.attempt_timeout_nanos()),
-                    ),
-                };
-            }
-            Event::Response(ref response) => {
-                if !matches!(self.state, State::InFlight { .. }) {
-                    return Err(MisuseError::NoAttemptInFlight);
-                }
-                self.now = now;
-                let retryable = self.policy.retryable_statuses().contains(response.status);
-                let floor = self.server_floor(response, retryable);
-                self.attempt_ended(AttemptOutcome::Response(response.status), retryable, floor);
-            }
-            Event::Error(error) => {
-                if !matches!(self.state, State::InFlight { .. }) {
-                    return Err(MisuseError::NoAttemptInFlight);
-                }
-                self.now = now;
-                self.attempt_ended(AttemptOutcome::Error(error), false, None);
-            }
+            Event::AttemptStarted => self.attempt_started(now),
+            Event::Response(ref response) => self.response_in(now, response),
+            Event::Error(error) => self.error_in(now, error),
         }
+    }
+
+    /// [`Event::AttemptStarted`] at `now` (not earlier than the machine's clock).
+    fn attempt_started(&mut self, now: Instant) -> Result<(), MisuseError> {
+        if !self.send_due_at(now) {
+            return Err(MisuseError::NoSendPending);
+        }
+        self.now = now;
+        self.granted = None;
+        self.attempts = self.attempts.saturating_add(1);
+        self.state = State::InFlight {
+            timeout_at: Instant::from_nanos(
+                now.nanos().saturating_add(self.attempt_timeout_nanos()),
+            ),
+        };
+        Ok(())
+    }
+
+    /// [`Event::Response`] at `now` (not earlier than the machine's clock).
+    fn response_in(&mut self, now: Instant, response: &Response<'_>) -> Result<(), MisuseError> {
+        if !matches!(self.state, State::InFlight { .. }) {
+            return Err(MisuseError::NoAttemptInFlight);
+        }
+        self.now = now;
+        let retryable = self.policy.retries_status(response.status);
+        let floor = self.server_floor(response, retryable);
+        self.attempt_ended(AttemptOutcome::Response(response.status), retryable, floor);
+        Ok(())
+    }
+
+    /// [`Event::Error`] at `now` (not earlier than the machine's clock).
+    fn error_in(&mut self, now: Instant, error: AttemptError) -> Result<(), MisuseError> {
+        if !matches!(self.state, State::InFlight { .. }) {
+            return Err(MisuseError::NoAttemptInFlight);
+        }
+        self.now = now;
+        self.attempt_ended(AttemptOutcome::Error(error), false, None);
         Ok(())
     }
 

@@ -141,6 +141,13 @@ impl Policy {
         self.jitter
     }
 
+    /// Whether `status` is retried: [`Policy::retryable_statuses`] read in place (the set is
+    /// not copied).
+    #[inline]
+    pub(crate) const fn retries_status(&self, status: u16) -> bool {
+        self.retryable_statuses.contains(status)
+    }
+
     /// The statuses that are retried (default: 408, 425, 429, 500, 502, 503, 504).
     #[must_use]
     pub const fn retryable_statuses(&self) -> StatusSet {
