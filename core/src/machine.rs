@@ -302,13 +302,50 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
     /// The next decision at `now`. Polling twice without an event in between gives the same
     /// decision (unless time passed a bound); a terminal decision repeats forever.
     pub fn poll(&mut self, now: Instant) -> Decision {
-        self.advance(now);
+        // The usual polls, where no bound is reached or only a wait's end, answer at once; the
+        // others apply the bounds first.
+        let now = self.now.max(now);
+        self.now = now;
         match self.state {
-            State::Ready(reason) => Decision::Send {
-                attempt: self.attempts.saturating_add(1),
-                timeout: self.attempt_timeout(),
+            State::Waiting {
+                until,
+                delay,
+                reason,
+            } if now < until => Decision::Wait {
+                until,
+                delay,
                 reason,
             },
+            State::Waiting { reason, .. } if now < self.deadline => {
+                let reason = SendReason::Retry(reason.cause);
+                self.state = State::Ready(reason);
+                self.send(reason)
+            }
+            State::Ready(reason) if now < self.deadline => self.send(reason),
+            State::InFlight { timeout_at } if now < timeout_at => Decision::AwaitResponse {
+                attempt: self.attempts,
+                timeout_at,
+            },
+            _ => {
+                self.advance(now);
+                self.decision()
+            }
+        }
+    }
+
+    /// The send that is due, for `reason`.
+    fn send(&self, reason: SendReason) -> Decision {
+        Decision::Send {
+            attempt: self.attempts.saturating_add(1),
+            timeout: self.attempt_timeout(),
+            reason,
+        }
+    }
+
+    /// The decision the state stands for, once the bounds `now` reached are applied.
+    fn decision(&self) -> Decision {
+        match self.state {
+            State::Ready(reason) => self.send(reason),
             State::InFlight { timeout_at } => Decision::AwaitResponse {
                 attempt: self.attempts,
                 timeout_at,
