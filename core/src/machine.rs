@@ -89,9 +89,10 @@ pub struct RetryMachine<R, B = Unlimited> {
     last: Option<AttemptOutcome>,
     /// The last response's `Retry-After` delay, for the outcome.
     last_retry_after: Option<Duration>,
-    /// The retry the budget granted and that is not sent yet: when, and after what. Given
-    /// back if the operation ends first, so the budget pays only for retries sent.
-    granted: Option<(Instant, AttemptOutcome)>,
+    /// When the budget granted the retry that is not sent yet. Given back if the operation
+    /// ends first, so the budget pays only for retries sent. Its cause is `last`, which no
+    /// event changes before the retry is sent or given back.
+    granted: Option<Instant>,
     state: State,
     /// What the policy and the request fix for the whole operation, computed once.
     fixed: Fixed,
@@ -414,7 +415,7 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
     }
 
     fn stop(&mut self, reason: StopReason) {
-        if let Some((granted_at, cause)) = self.granted.take() {
+        if let (Some(granted_at), Some(cause)) = (self.granted.take(), self.last) {
             self.budget.on_retry_cancelled(self.now, granted_at, cause);
         }
         self.state = State::Done {
@@ -541,14 +542,14 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         if !self.budget.try_retry(self.now, cause) {
             return self.stop(StopReason::Budget);
         }
-        self.granted = Some((self.now, cause));
+        self.granted = Some(self.now);
         self.previous_wait = delay;
         let reason = WaitReason {
             cause,
             source,
             next_attempt: self.attempts.saturating_add(1),
         };
-        self.state = if delay.is_zero() {
+        self.state = if delay_nanos == 0 {
             State::Ready(SendReason::RetryAtOnce(reason))
         } else {
             State::Waiting {
