@@ -2,7 +2,7 @@
 //!
 //! Rule (bad configuration is an error, never a panic): configuration is checked when it is built,
 //! never asserted later; a [`Policy`] that exists is valid. Defaults are given on each
-//! builder method and in the README's semantics table.
+//! builder method and in the guide's semantics table (`docs/GUIDE.md`).
 //!
 //! What is refused is what is always a mistake: no attempt at all, no time at all, a backoff
 //! whose base exceeds its cap, a status outside 100..=599 or a 1xx/2xx status in the retryable
