@@ -87,12 +87,17 @@ impl OperationName {
 /// # Ok::<(), http::header::InvalidHeaderValue>(())
 /// ```
 pub fn ensure_idempotency_key(method: &Method, headers: &mut HeaderMap) {
-    let has_key = headers
-        .get(IDEMPOTENCY_KEY)
-        .is_some_and(|key| backstop::is_idempotency_key(key.as_bytes()));
-    if needs_idempotency_key(method) && !has_key {
+    if needs_idempotency_key(method) && !carries_idempotency_key(headers) {
         headers.insert(IDEMPOTENCY_KEY, new_idempotency_key());
     }
+}
+
+/// Whether `headers` carry an `Idempotency-Key` that is a key (core's rule: not empty, not
+/// blank).
+fn carries_idempotency_key(headers: &HeaderMap) -> bool {
+    headers
+        .get(IDEMPOTENCY_KEY)
+        .is_some_and(|key| backstop::is_idempotency_key(key.as_bytes()))
 }
 
 /// Whether a request with `method` is retried only when it carries an `Idempotency-Key`
@@ -421,11 +426,7 @@ impl RetryRequest {
     pub fn has_idempotency_key(&self) -> bool {
         // No hashing of the name for a request without headers (the common GET). An empty or
         // blank value is no key: core's rule, so every adapter and the oracle agree.
-        !self.headers.is_empty()
-            && self
-                .headers
-                .get(IDEMPOTENCY_KEY)
-                .is_some_and(|key| backstop::is_idempotency_key(key.as_bytes()))
+        !self.headers.is_empty() && carries_idempotency_key(&self.headers)
     }
 
     /// Says that the attempt function sends a body it cannot send again (a stream it takes

@@ -149,11 +149,8 @@ fn plan(request: &Request, extensions: &Extensions, reports_events: bool) -> Ret
         http::Uri::default()
     };
     let mut plan = RetryRequest::new(request.method().clone(), uri);
-    if let Some(key) = request
-        .headers()
-        .get(IDEMPOTENCY_KEY)
-        .filter(|key| backstop::is_idempotency_key(key.as_bytes()))
-    {
+    // A blank key is kept as sent: `RetryRequest::has_idempotency_key` says it is no key.
+    if let Some(key) = request.headers().get(IDEMPOTENCY_KEY) {
         plan = plan.idempotency_key(key.clone());
     }
     if let Some(abort) = extensions.get::<Abort>() {

@@ -172,11 +172,8 @@ fn error_kind_of(error: &ServiceError) -> backstop::ErrorKind {
 /// stays in the request.
 fn plan<B>(request: &http::Request<B>) -> RetryRequest {
     let mut plan = RetryRequest::new(request.method().clone(), request.uri().clone());
-    if let Some(key) = request
-        .headers()
-        .get(IDEMPOTENCY_KEY)
-        .filter(|key| backstop::is_idempotency_key(key.as_bytes()))
-    {
+    // A blank key is kept as sent: `RetryRequest::has_idempotency_key` says it is no key.
+    if let Some(key) = request.headers().get(IDEMPOTENCY_KEY) {
         plan = plan.idempotency_key(key.clone());
     }
     if let Some(abort) = request.extensions().get::<Abort>() {
