@@ -10,19 +10,7 @@ use backstop::{
     RetryAfterAboveMax, RetryMachine, StopReason, UnixTime,
 };
 use rand_core::SeedableRng;
-use support::{millis, Sim};
-
-fn no_jitter() -> Policy {
-    Policy::builder().jitter(Jitter::None).build().unwrap()
-}
-
-/// The defaults, with no random spread above `Retry-After`: waits are exactly the server's.
-fn no_spread() -> Policy {
-    Policy::builder()
-        .retry_after_spread(Duration::ZERO)
-        .build()
-        .unwrap()
-}
+use support::{millis, no_jitter, no_spread, Sim};
 
 fn returned(d: Decision) -> backstop::Outcome {
     match d {

@@ -4,23 +4,12 @@
 
 use core::time::Duration;
 
-use backstop::{Decision, DelaySource, Jitter, Policy, Response, StopReason, UnixTime};
+use backstop::{Decision, DelaySource, Policy, Response, StopReason, UnixTime};
 
 mod support;
-use support::Sim;
+use support::{no_jitter, no_spread, Sim};
 
 const NOW: u64 = 1_700_000_000;
-
-fn no_jitter() -> Policy {
-    Policy::builder().jitter(Jitter::None).build().unwrap()
-}
-
-fn no_spread() -> Policy {
-    Policy::builder()
-        .retry_after_spread(Duration::ZERO)
-        .build()
-        .unwrap()
-}
 
 /// What the machine decides after `response` to a first GET.
 fn after(policy: Policy, response: Response<'_>) -> Decision {

@@ -4,7 +4,7 @@
 use core::time::Duration;
 
 use backstop::{
-    AttemptError, Decision, ErrorKind, Event, Instant, Method, Policy, Request, Response,
+    AttemptError, Decision, ErrorKind, Event, Instant, Jitter, Method, Policy, Request, Response,
     RetryMachine,
 };
 use rand_core::SeedableRng;
@@ -91,4 +91,17 @@ impl Sim {
 
 pub fn millis(ms: u64) -> Duration {
     Duration::from_millis(ms)
+}
+
+/// The defaults without jitter: backoff waits are exact.
+pub fn no_jitter() -> Policy {
+    Policy::builder().jitter(Jitter::None).build().unwrap()
+}
+
+/// The defaults, with no random spread above `Retry-After`: waits are exactly the server's.
+pub fn no_spread() -> Policy {
+    Policy::builder()
+        .retry_after_spread(Duration::ZERO)
+        .build()
+        .unwrap()
 }
