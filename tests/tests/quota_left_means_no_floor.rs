@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use backstop::{Backoff, Jitter, Policy, StopReason};
 use backstop_driver::{Retrier, RetryRequest};
-use backstop_tests::adapters::{for_each_adapter, Clock};
+use backstop_tests::adapters::{for_each_adapter, Adapter, Clock, Run};
 use backstop_tests::server::{Reply, Server};
 
 /// A constant 2 s backoff, so that the wait taken tells backoff from floor.
@@ -22,6 +22,16 @@ fn retrier() -> Retrier {
     )
 }
 
+/// One GET through `adapter` on virtual time against `busy`, then a 200.
+fn busy_then_ok(adapter: Adapter, busy: Reply) -> Run {
+    let server = Server::start([busy.into(), Reply::status(200).body("ok").into()]);
+    adapter.run(
+        &retrier(),
+        RetryRequest::get(server.url("/")),
+        Clock::Virtual,
+    )
+}
+
 #[test]
 fn quota_fields_on_a_503_with_quota_left_do_not_stop_the_retries() {
     let in_50_minutes = SystemTime::now()
@@ -30,18 +40,11 @@ fn quota_fields_on_a_503_with_quota_left_do_not_stop_the_retries() {
         .as_secs()
         + 3000;
     for_each_adapter(|adapter| {
-        let busy = || {
-            Reply::status(503)
-                .header("x-ratelimit-limit", "5000")
-                .header("x-ratelimit-remaining", "4999")
-                .header("x-ratelimit-reset", in_50_minutes.to_string())
-        };
-        let server = Server::start([busy().into(), Reply::status(200).body("ok").into()]);
-        let run = adapter.run(
-            &retrier(),
-            RetryRequest::get(server.url("/")),
-            Clock::Virtual,
-        );
+        let busy = Reply::status(503)
+            .header("x-ratelimit-limit", "5000")
+            .header("x-ratelimit-remaining", "4999")
+            .header("x-ratelimit-reset", in_50_minutes.to_string());
+        let run = busy_then_ok(adapter, busy);
 
         assert_eq!(run.status(), Some(200), "{adapter:?}: {run:?}");
         assert_eq!(
@@ -60,17 +63,10 @@ fn quota_fields_on_a_503_with_quota_left_do_not_stop_the_retries() {
 #[test]
 fn a_zero_reset_with_quota_left_waits_the_backoff() {
     for_each_adapter(|adapter| {
-        let busy = || {
-            Reply::status(503)
-                .header("RateLimit-Remaining", "97")
-                .header("RateLimit-Reset", "0")
-        };
-        let server = Server::start([busy().into(), Reply::status(200).body("ok").into()]);
-        let run = adapter.run(
-            &retrier(),
-            RetryRequest::get(server.url("/")),
-            Clock::Virtual,
-        );
+        let busy = Reply::status(503)
+            .header("RateLimit-Remaining", "97")
+            .header("RateLimit-Reset", "0");
+        let run = busy_then_ok(adapter, busy);
 
         assert_eq!(run.status(), Some(200), "{adapter:?}: {run:?}");
         assert!(
