@@ -8,8 +8,8 @@
 //! summary line. Flags: `--method M` [GET], `--max-attempts N` [4], `--max-elapsed SECS` [15],
 //! `--attempt-timeout SECS` [5], `--idempotency-key KEY|auto` (and, for POST/PATCH, opts in to
 //! retrying them), `--body TEXT`, `--client ureq|smol|tokio|reqwest|tower` [ureq] (the adapter
-//! that sends it: `reqwest` is a reqwest client with `backstop_reqwest::RetryMiddleware`,
-//! `tower` a hyper-util client behind `backstop_tower::RetryLayer`; both name the operation
+//! that sends it: `reqwest` is a reqwest client with `backstop::reqwest::RetryMiddleware`,
+//! `tower` a hyper-util client behind `backstop::tower::RetryLayer`; both name the operation
 //! through an `OperationName` in the request's extensions), `--ca-file PEM` (also trust
 //! this private CA, besides Mozilla's roots). An error summary names a TLS failure's cause
 //! (`certificate rejected: UnknownIssuer`).
@@ -22,7 +22,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use backstop::{Backoff, Outcome, Policy};
-use backstop_driver::{
+use backstop::{
     EventKind, OperationName, Retried, Retrier, RetryError, RetryEvent, RetryRequest, Roots,
     TlsBuilder, TlsFailure,
 };
@@ -89,7 +89,7 @@ fn seed_demo(explain: bool) -> Result<(), String> {
     let url = server.url("/data");
     println!("GET {url} (server answers 503 + Retry-After: 0.1 twice, then 200)");
     let request = RetryRequest::get(url).name("seed-demo");
-    let client = backstop_ureq::Client::new(retrier);
+    let client = backstop::ureq::Client::new(retrier);
     let mut done = client.run(request).map_err(|e| e.to_string())?;
     let body = done
         .response
@@ -291,29 +291,29 @@ fn send(o: &Options, retrier: Retrier, request: RetryRequest) -> Result<Sent, St
             let client = match ca {
                 Some(path) => {
                     let pem = std::fs::read(path).map_err(|e| format!("--ca-file {path}: {e}"))?;
-                    let tls = backstop_ureq::tls_config(Roots::Bundled, Some(&pem))
+                    let tls = backstop::ureq::tls_config(Roots::Bundled, Some(&pem))
                         .map_err(|e| format!("--ca-file: {e}"))?;
-                    backstop_ureq::Client::with_tls(retrier, tls)
+                    backstop::ureq::Client::with_tls(retrier, tls)
                 }
-                None => backstop_ureq::Client::new(retrier),
+                None => backstop::ureq::Client::new(retrier),
             };
             Ok(summary(client.run(request)))
         }
         Client::Smol => {
             let client = match ca {
                 Some(path) => {
-                    backstop_smol::Client::with_tls(retrier, rustls_trusting(Some(path))?)
+                    backstop::smol::Client::with_tls(retrier, rustls_trusting(Some(path))?)
                 }
-                None => backstop_smol::Client::new(retrier),
+                None => backstop::smol::Client::new(retrier),
             };
             Ok(summary(smol::block_on(client.run(request))))
         }
         Client::Tokio => {
             let client = match ca {
                 Some(path) => {
-                    backstop_tokio::Client::with_tls(retrier, rustls_trusting(Some(path))?)
+                    backstop::tokio::Client::with_tls(retrier, rustls_trusting(Some(path))?)
                 }
-                None => backstop_tokio::Client::new(retrier),
+                None => backstop::tokio::Client::new(retrier),
             };
             Ok(summary(on_tokio(client.run(request))?))
         }
@@ -338,7 +338,7 @@ fn on_tokio<T>(f: impl core::future::Future<Output = T>) -> Result<T, String> {
 }
 
 /// Mozilla's roots, and the CA in the PEM file at `path` if there is one.
-fn rustls_trusting(path: Option<&str>) -> Result<backstop_driver::rustls::ClientConfig, String> {
+fn rustls_trusting(path: Option<&str>) -> Result<backstop::rustls::ClientConfig, String> {
     let builder = match path {
         Some(path) => TlsBuilder::new().ca_pem_file(path),
         None => TlsBuilder::new(),
@@ -363,7 +363,7 @@ fn http_request(mut request: RetryRequest) -> http::Request<Bytes> {
 /// middleware. An error that did not come from the retry loop is the demo's own failure.
 async fn through_reqwest(
     retrier: Retrier,
-    tls: backstop_driver::rustls::ClientConfig,
+    tls: backstop::rustls::ClientConfig,
     request: http::Request<Bytes>,
 ) -> Result<Sent, String> {
     let http = reqwest::Client::builder()
@@ -371,7 +371,7 @@ async fn through_reqwest(
         .build()
         .map_err(|e| format!("reqwest client: {e}"))?;
     let client = reqwest_middleware::ClientBuilder::new(http)
-        .with(backstop_reqwest::RetryMiddleware::new(retrier))
+        .with(backstop::reqwest::RetryMiddleware::new(retrier))
         .build();
     // The middleware reads the operation's name from the chain's extensions.
     let mut extensions = http::Extensions::new();
@@ -387,7 +387,7 @@ async fn through_reqwest(
             response.status().as_u16(),
             outcome_in(response.extensions())?,
         ))),
-        Err(e) => match backstop_reqwest::retry_error(&e) {
+        Err(e) => match backstop::reqwest::retry_error(&e) {
             Some(e) => Ok(Err(failure(e))),
             None => Err("reqwest failed outside the retry loop".to_owned()),
         },
@@ -398,7 +398,7 @@ async fn through_reqwest(
 /// retry layer.
 async fn through_tower(
     retrier: Retrier,
-    tls: backstop_driver::rustls::ClientConfig,
+    tls: backstop::rustls::ClientConfig,
     request: http::Request<Bytes>,
 ) -> Result<Sent, String> {
     let mut tcp = HttpConnector::new();
@@ -410,7 +410,7 @@ async fn through_tower(
         .wrap_connector(tcp);
     let http = hyper_util::client::legacy::Client::builder(TokioExecutor::new()).build(https);
     let client = tower::ServiceBuilder::new()
-        .layer(backstop_tower::RetryLayer::new(retrier))
+        .layer(backstop::tower::RetryLayer::new(retrier))
         .service(http);
     match client.oneshot(request.map(Full::new)).await {
         Ok(response) => Ok(Ok((

@@ -5,7 +5,7 @@
 
 use core::time::Duration;
 
-use backstop::{
+use backstop_core::{
     parse_rate_limit, parse_retry_after, Decision, Event, Instant, Method, Policy, Request,
     Response, RetryMachine,
 };
@@ -94,7 +94,7 @@ fn retry_cycle_send_503_wait(bencher: Bencher) {
 const SECONDS: [&str; 2] = ["120", "0.1"];
 
 #[divan::bench(args = SECONDS)]
-fn retry_after_delay_seconds(value: &str) -> Option<backstop::RetryAfter> {
+fn retry_after_delay_seconds(value: &str) -> Option<backstop_core::RetryAfter> {
     parse_retry_after(black_box(value.as_bytes()))
 }
 
@@ -105,7 +105,7 @@ const DATES: [&str; 3] = [
 ];
 
 #[divan::bench(args = DATES)]
-fn retry_after_http_date_backstop(value: &str) -> Option<backstop::RetryAfter> {
+fn retry_after_http_date_backstop(value: &str) -> Option<backstop_core::RetryAfter> {
     parse_retry_after(black_box(value.as_bytes()))
 }
 

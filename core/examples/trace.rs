@@ -5,7 +5,7 @@
 
 use core::time::Duration;
 
-use backstop::{
+use backstop_core::{
     Decision, ErrorKind, Event, Instant, Method, Policy, Request, Response, RetryMachine,
 };
 use rand_core::SeedableRng;

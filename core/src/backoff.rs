@@ -70,7 +70,7 @@ impl Backoff {
     /// The delay before retry `retry` (1 for the first retry; 0 is treated as 1).
     ///
     /// ```
-    /// use backstop::Backoff;
+    /// use backstop_core::Backoff;
     /// use core::time::Duration;
     ///
     /// let b = Backoff::exponential(Duration::from_millis(300), Duration::from_secs(5));

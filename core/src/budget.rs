@@ -23,7 +23,7 @@
 //! keeps the charge: drivers report [`Event::Abort`](crate::Event::Abort) on cancellation.
 //!
 //! ```
-//! use backstop::{Decision, Event, Instant, Method, Policy, RatioBudget, Request, Response,
+//! use backstop_core::{Decision, Event, Instant, Method, Policy, RatioBudget, Request, Response,
 //!                RetryMachine, StopReason};
 //! use core::time::Duration;
 //! use rand_core::SeedableRng;

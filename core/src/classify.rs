@@ -108,7 +108,7 @@ impl ErrorKind {
     /// The default classification of this kind.
     ///
     /// ```
-    /// use backstop::{ErrorClass, ErrorKind};
+    /// use backstop_core::{ErrorClass, ErrorKind};
     ///
     /// assert_eq!(ErrorKind::ConnectionRefused.class(), ErrorClass::NotSent);
     /// assert_eq!(ErrorKind::ConnectionReset.class(), ErrorClass::MaybeSent);
@@ -164,7 +164,7 @@ impl core::fmt::Display for ErrorKind {
 /// caller's override.
 ///
 /// ```
-/// use backstop::{AttemptError, ErrorClass, ErrorKind};
+/// use backstop_core::{AttemptError, ErrorClass, ErrorKind};
 ///
 /// let e = AttemptError::new(ErrorKind::Other).with_class(ErrorClass::NotSent);
 /// assert_eq!(e.kind, ErrorKind::Other);

@@ -282,7 +282,7 @@ impl core::fmt::Display for Outcome {
 /// One line per decision, for logs and traces: what to do, and why.
 ///
 /// ```
-/// use backstop::{Decision, Instant, Method, Policy, Request, RetryMachine};
+/// use backstop_core::{Decision, Instant, Method, Policy, Request, RetryMachine};
 /// use rand_core::SeedableRng;
 ///
 /// let mut m = RetryMachine::new(

@@ -52,7 +52,7 @@ impl Request {
     /// key.
     ///
     /// ```
-    /// use backstop::{Method, Request};
+    /// use backstop_core::{Method, Request};
     ///
     /// let post = Request::new(Method::Post);
     /// assert!(post.with_idempotency_key_value(Some(b"7f3e")).has_idempotency_key);
@@ -78,7 +78,7 @@ impl Request {
 /// key, as sent: backstop does not judge its format.
 ///
 /// ```
-/// use backstop::is_idempotency_key;
+/// use backstop_core::is_idempotency_key;
 ///
 /// assert!(is_idempotency_key(b"8e03978e-40d5-43e8-bc93-6894a57f9324"));
 /// assert!(is_idempotency_key(b" x "));
@@ -100,7 +100,7 @@ pub const fn is_idempotency_key(value: &[u8]) -> bool {
 /// The parts of a response that bear on a retry.
 ///
 /// ```
-/// use backstop::{Response, UnixTime};
+/// use backstop_core::{Response, UnixTime};
 ///
 /// let r = Response::new(503)
 ///     .retry_after(b"Sun, 06 Nov 1994 08:49:47 GMT")

@@ -40,7 +40,7 @@ impl<'a> Response<'a> {
     /// machine has for `Date`; the lookup is skipped otherwise).
     ///
     /// ```
-    /// use backstop::Response;
+    /// use backstop_core::Response;
     ///
     /// let mut headers = http::HeaderMap::new();
     /// headers.insert(http::header::RETRY_AFTER, http::HeaderValue::from_static("3"));
@@ -80,7 +80,7 @@ impl<'a> Response<'a> {
     /// costs no more lookups than before.
     ///
     /// ```
-    /// use backstop::Response;
+    /// use backstop_core::Response;
     ///
     /// let mut headers = http::HeaderMap::new();
     /// headers.insert("x-ratelimit-remaining", http::HeaderValue::from_static("4999"));

@@ -30,7 +30,7 @@ impl Jitter {
     /// `previous` the previous wait (or `base` before the first retry).
     ///
     /// ```
-    /// use backstop::Jitter;
+    /// use backstop_core::Jitter;
     /// use core::time::Duration;
     /// use rand_core::SeedableRng;
     ///

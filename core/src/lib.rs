@@ -1,4 +1,4 @@
-//! # backstop
+//! # backstop-core
 //!
 //! A sans-IO, `no_std`, allocation-free state machine that makes HTTP retries safe: bounded,
 //! polite to servers, cancellable, observable, and deterministic to test.
@@ -6,11 +6,12 @@
 //! [`RetryMachine`] takes [`Event`]s (attempt started, response, network error, time passed,
 //! abort) and returns [`Decision`]s (send attempt N with its timeout, wait until T, return this
 //! response, give up), each with its reason. Time ([`Instant`]) and randomness (a `rand_core`
-//! 0.10 [`Rng`](rand_core::Rng)) are inputs, so every decision is reproducible. Adapters (`backstop-ureq`,
-//! `backstop-smol`, `backstop-tokio`) drive it against real HTTP clients.
+//! 0.10 [`Rng`](rand_core::Rng)) are inputs, so every decision is reproducible. The
+//! [`backstop`](https://docs.rs/backstop) crate drives it against real HTTP clients (reqwest,
+//! tower services, hyper, ureq) and re-exports this crate at its root.
 //!
 //! ```
-//! use backstop::{Decision, Event, Instant, Method, Policy, Request, Response, RetryMachine};
+//! use backstop_core::{Decision, Event, Instant, Method, Policy, Request, Response, RetryMachine};
 //! use core::time::Duration;
 //! use rand_core::SeedableRng;
 //!

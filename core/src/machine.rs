@@ -52,7 +52,7 @@ use crate::time::{nanos_saturating, Instant};
 /// # Example
 ///
 /// ```
-/// use backstop::{Decision, Event, Instant, Method, Policy, Request, Response, RetryMachine, StopReason};
+/// use backstop_core::{Decision, Event, Instant, Method, Policy, Request, Response, RetryMachine, StopReason};
 /// use rand_core::SeedableRng;
 ///
 /// let policy = Policy::default();

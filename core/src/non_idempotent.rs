@@ -13,7 +13,7 @@ use crate::method::Method;
 /// sending (DNS, a refused connection) is retried for any method, whatever this says.
 ///
 /// ```
-/// use backstop::{Method, NonIdempotent, Policy};
+/// use backstop_core::{Method, NonIdempotent, Policy};
 ///
 /// let default = Policy::default();
 /// assert_eq!(default.non_idempotent(), NonIdempotent::WithIdempotencyKey);
@@ -22,7 +22,7 @@ use crate::method::Method;
 ///
 /// let never = Policy::builder().non_idempotent(NonIdempotent::Never).build()?;
 /// assert!(!never.may_retry(Method::Post, true));
-/// # Ok::<(), backstop::ConfigError>(())
+/// # Ok::<(), backstop_core::ConfigError>(())
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]

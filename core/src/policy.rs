@@ -47,7 +47,7 @@ pub enum RetryAfterAboveMax {
 /// builder's defaults.
 ///
 /// ```
-/// use backstop::{Backoff, Jitter, Method, Policy};
+/// use backstop_core::{Backoff, Jitter, Method, Policy};
 /// use core::time::Duration;
 ///
 /// let policy = Policy::builder()
@@ -210,7 +210,7 @@ impl Policy {
     /// `has_idempotency_key` says whether it carries an `Idempotency-Key`.
     ///
     /// ```
-    /// use backstop::{Method, Policy};
+    /// use backstop_core::{Method, Policy};
     ///
     /// let p = Policy::default();
     /// assert!(p.may_retry(Method::Get, false));
@@ -229,7 +229,7 @@ impl Policy {
     /// `None` when it may be sent again.
     ///
     /// ```
-    /// use backstop::{Method, Policy, StopReason};
+    /// use backstop_core::{Method, Policy, StopReason};
     ///
     /// let p = Policy::default();
     /// assert_eq!(p.retry_refusal(Method::Post, false), Some(StopReason::NoIdempotencyKey));
@@ -328,12 +328,12 @@ impl PolicyBuilder {
     /// unless listed. Each must be idempotent.
     ///
     /// ```
-    /// use backstop::{Method, Policy};
+    /// use backstop_core::{Method, Policy};
     ///
     /// let p = Policy::builder().retry_only_methods(&[Method::Put]).build()?;
     /// assert!(p.may_retry(Method::Put, false));
     /// assert!(!p.may_retry(Method::Get, false)); // not listed: no longer retried
-    /// # Ok::<(), backstop::ConfigError>(())
+    /// # Ok::<(), backstop_core::ConfigError>(())
     /// ```
     pub fn retry_only_methods(mut self, methods: &[Method]) -> Self {
         self.policy.retry_methods = MethodSet::EMPTY;

@@ -73,7 +73,7 @@ pub enum XRateLimitReset {
 /// policy in it is exhausted.
 ///
 /// ```
-/// use backstop::parse_rate_limit;
+/// use backstop_core::parse_rate_limit;
 /// use core::time::Duration;
 ///
 /// assert_eq!(parse_rate_limit(br#""default";r=0;t=10"#, None), Some(Duration::from_secs(10)));

@@ -46,7 +46,7 @@ impl RetryAfter {
     /// `reference` is a delay of zero.
     ///
     /// ```
-    /// use backstop::{RetryAfter, UnixTime};
+    /// use backstop_core::{RetryAfter, UnixTime};
     /// use core::time::Duration;
     ///
     /// let date = RetryAfter::Date(UnixTime::from_secs(1_000));
@@ -67,7 +67,7 @@ impl RetryAfter {
 /// `None`, and the machine falls back to its backoff.
 ///
 /// ```
-/// use backstop::{parse_retry_after, RetryAfter, UnixTime};
+/// use backstop_core::{parse_retry_after, RetryAfter, UnixTime};
 /// use core::time::Duration;
 ///
 /// assert_eq!(parse_retry_after(b"120"), Some(RetryAfter::Delay(Duration::from_secs(120))));
@@ -94,7 +94,7 @@ pub fn parse_retry_after(value: &[u8]) -> Option<RetryAfter> {
 /// Parses delay-seconds (`1*DIGIT [ "." 1*DIGIT ]`), saturating at [`Duration::MAX`].
 ///
 /// ```
-/// use backstop::parse_delay_seconds;
+/// use backstop_core::parse_delay_seconds;
 /// use core::time::Duration;
 ///
 /// assert_eq!(parse_delay_seconds(b"1.5"), Some(Duration::from_millis(1_500)));
@@ -168,7 +168,7 @@ fn delay_seconds(mut rest: &[u8]) -> Option<Duration> {
 ///   two-digit years right until 2076, and RFC 850 dates have been obsolete since 1996.
 ///
 /// ```
-/// use backstop::{parse_http_date, UnixTime};
+/// use backstop_core::{parse_http_date, UnixTime};
 ///
 /// let t = Some(UnixTime::from_secs(784_111_777));
 /// assert_eq!(parse_http_date(b"Sun, 06 Nov 1994 08:49:37 GMT"), t);

@@ -14,7 +14,7 @@ const WORDS: usize = ((LAST - FIRST) as usize) / 64 + 1;
 /// A set of HTTP status codes (100 to 599), stored as a fixed-size bitset.
 ///
 /// ```
-/// use backstop::StatusSet;
+/// use backstop_core::StatusSet;
 ///
 /// let set = StatusSet::DEFAULT_RETRYABLE;
 /// assert!(set.contains(503));
@@ -60,7 +60,7 @@ impl StatusSet {
     /// Builds a set from a slice. Returns the first out-of-range code as the error.
     ///
     /// ```
-    /// use backstop::StatusSet;
+    /// use backstop_core::StatusSet;
     ///
     /// assert!(StatusSet::try_from_codes(&[429, 503]).is_ok());
     /// assert_eq!(StatusSet::try_from_codes(&[429, 99]), Err(99));

@@ -18,7 +18,7 @@ use core::time::Duration;
 /// there. An `Instant` never overflows and never panics.
 ///
 /// ```
-/// use backstop::Instant;
+/// use backstop_core::Instant;
 /// use core::time::Duration;
 ///
 /// let t = Instant::from_millis(1_500);

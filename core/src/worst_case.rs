@@ -32,7 +32,7 @@ impl Policy {
     /// single wait, whatever the server answers.
     ///
     /// ```
-    /// use backstop::Policy;
+    /// use backstop_core::Policy;
     /// use core::time::Duration;
     ///
     /// let worst = Policy::default().worst_case();

@@ -3,7 +3,7 @@
 
 use core::time::Duration;
 
-use backstop::{
+use backstop_core::{
     Backoff, Budget, Decision, Event, Instant, Jitter, Method, Policy, RatioBudget, Request,
     Response, RetryMachine, RetryQuota, StopReason, TokenBucket,
 };

@@ -4,7 +4,7 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 use std::thread;
 
-use backstop::{AttemptOutcome, Budget, Instant, RatioBudget, RetryQuota, TokenBucket};
+use backstop_core::{AttemptOutcome, Budget, Instant, RatioBudget, RetryQuota, TokenBucket};
 use core::time::Duration;
 
 const THREADS: usize = 8;

@@ -3,7 +3,7 @@
 
 use core::time::Duration;
 
-use backstop::{
+use backstop_core::{
     Backoff, Decision, Event, Instant, Jitter, Method, Policy, Request, Response, RetryMachine,
     RetryQuota, StopReason, TokenBucket,
 };
@@ -22,7 +22,7 @@ fn policy(max_attempts: u32) -> Policy {
 
 /// Drives one operation to its end; `statuses` answers each attempt in turn (then 200).
 /// Returns the decisions' send count and the final decision.
-fn drive<B: backstop::Budget>(
+fn drive<B: backstop_core::Budget>(
     policy: Policy,
     budget: B,
     now: &mut Instant,
@@ -69,7 +69,7 @@ fn denied_retry_returns_the_last_response_with_reason_budget() {
         panic!("expected Return, got {d:?}")
     };
     assert_eq!(o.reason, StopReason::Budget);
-    assert_eq!(o.last, Some(backstop::AttemptOutcome::Response(502)));
+    assert_eq!(o.last, Some(backstop_core::AttemptOutcome::Response(502)));
     assert_eq!(quota.available(), 0);
 }
 
@@ -108,7 +108,7 @@ proptest! {
             if o.reason == StopReason::Budget {
                 // Denied after a retryable status, with attempts left.
                 prop_assert!(o.attempts < 4);
-                prop_assert!(matches!(o.last, Some(backstop::AttemptOutcome::Response(500 | 503))));
+                prop_assert!(matches!(o.last, Some(backstop_core::AttemptOutcome::Response(500 | 503))));
             }
         }
         prop_assert_eq!(retries * 5, capacity - quota.available());

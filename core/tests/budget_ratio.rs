@@ -3,7 +3,7 @@
 
 use core::time::Duration;
 
-use backstop::{AttemptOutcome, Budget, BudgetConfigError, Instant, RatioBudget};
+use backstop_core::{AttemptOutcome, Budget, BudgetConfigError, Instant, RatioBudget};
 use proptest::prelude::*;
 
 const CAUSE: AttemptOutcome = AttemptOutcome::Response(503);

@@ -1,6 +1,6 @@
 //! The AWS-style retry quota: one test per rule, and a model check.
 
-use backstop::{AttemptError, AttemptOutcome, Budget, ErrorKind, Instant, RetryQuota};
+use backstop_core::{AttemptError, AttemptOutcome, Budget, ErrorKind, Instant, RetryQuota};
 use proptest::prelude::*;
 
 const NOW: Instant = Instant::ZERO;

@@ -1,6 +1,6 @@
 //! gRPC-style retry throttling (gRFC A6): one test per rule, and a model check.
 
-use backstop::{AttemptOutcome, Budget, BudgetConfigError, Instant, TokenBucket};
+use backstop_core::{AttemptOutcome, Budget, BudgetConfigError, Instant, TokenBucket};
 use proptest::prelude::*;
 
 const NOW: Instant = Instant::ZERO;

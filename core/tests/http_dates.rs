@@ -2,7 +2,7 @@
 //! obsolete RFC 850 form, and the leap second.
 #![cfg(feature = "std")]
 
-use backstop::{parse_http_date, parse_retry_after, RetryAfter, UnixTime};
+use backstop_core::{parse_http_date, parse_retry_after, RetryAfter, UnixTime};
 
 #[test]
 fn a_two_digit_year_more_than_50_years_ahead_is_the_most_recent_past_one() {

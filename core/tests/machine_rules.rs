@@ -4,7 +4,7 @@ mod support;
 
 use core::time::Duration;
 
-use backstop::{
+use backstop_core::{
     AttemptError, AttemptOutcome, Backoff, Budget, Decision, DelaySource, ErrorClass, ErrorKind,
     Event, Instant, Jitter, Method, MisuseError, NonIdempotent, Policy, Request, Response,
     RetryAfterAboveMax, RetryMachine, StopReason, UnixTime,
@@ -12,14 +12,14 @@ use backstop::{
 use rand_core::SeedableRng;
 use support::{millis, no_jitter, no_spread, Sim};
 
-fn returned(d: Decision) -> backstop::Outcome {
+fn returned(d: Decision) -> backstop_core::Outcome {
     match d {
         Decision::Return(o) => o,
         other => panic!("expected Return, got {other:?}"),
     }
 }
 
-fn gave_up(d: Decision) -> backstop::Outcome {
+fn gave_up(d: Decision) -> backstop_core::Outcome {
     match d {
         Decision::GiveUp(o) => o,
         other => panic!("expected GiveUp, got {other:?}"),
@@ -965,7 +965,7 @@ fn x_rate_limit_reset_is_unix_time_against_the_date_unless_the_policy_says_secon
     );
     let seconds = Policy::builder()
         .retry_after_spread(Duration::ZERO)
-        .x_rate_limit_reset(backstop::XRateLimitReset::DelaySeconds)
+        .x_rate_limit_reset(backstop_core::XRateLimitReset::DelaySeconds)
         .max_elapsed(Duration::from_secs(3_600))
         .build()
         .unwrap();

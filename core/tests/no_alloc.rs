@@ -5,7 +5,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use backstop::{Decision, Event, Instant, Method, Policy, Request, Response, RetryMachine};
+use backstop_core::{Decision, Event, Instant, Method, Policy, Request, Response, RetryMachine};
 use rand_core::SeedableRng;
 
 struct Counting;

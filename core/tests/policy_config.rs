@@ -3,7 +3,7 @@
 
 use core::time::Duration;
 
-use backstop::{
+use backstop_core::{
     AttemptOutcome, Backoff, ConfigError, Decision, ErrorKind, Jitter, Method, Policy, Request,
     Response, RetryAfterAboveMax, StatusSet, StopReason,
 };

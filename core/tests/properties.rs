@@ -4,7 +4,7 @@
 
 use core::time::Duration;
 
-use backstop::{
+use backstop_core::{
     Backoff, Decision, Event, Instant, Jitter, Method, NonIdempotent, Policy, Request, Response,
     RetryAfterAboveMax, RetryMachine,
 };

@@ -4,7 +4,7 @@
 
 use core::time::Duration;
 
-use backstop::{Decision, DelaySource, Policy, Response, StopReason, UnixTime};
+use backstop_core::{Decision, DelaySource, Policy, Response, StopReason, UnixTime};
 
 mod support;
 use support::{no_jitter, no_spread, Sim};

@@ -2,7 +2,7 @@
 
 mod support;
 
-use backstop::{Decision, DelaySource, Policy, Response, SendReason, StopReason};
+use backstop_core::{Decision, DelaySource, Policy, Response, SendReason, StopReason};
 use support::{millis, Sim};
 
 #[test]

@@ -12,7 +12,7 @@
 
 use core::time::Duration;
 
-use backstop::parse_rate_limit;
+use backstop_core::parse_rate_limit;
 
 /// The largest structured-field Integer.
 const MAX_INTEGER: u64 = 999_999_999_999_999;

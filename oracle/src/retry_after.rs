@@ -18,7 +18,9 @@
 use core::time::Duration;
 use std::time::UNIX_EPOCH;
 
-use backstop::{parse_delay_seconds, parse_http_date, parse_retry_after, RetryAfter, UnixTime};
+use backstop_core::{
+    parse_delay_seconds, parse_http_date, parse_retry_after, RetryAfter, UnixTime,
+};
 
 mod reference;
 
@@ -217,8 +219,9 @@ mod tests {
 
     #[test]
     fn the_reference_year_is_backstops() {
-        let start =
-            httpdate::fmt_http_date(UNIX_EPOCH + backstop::TWO_DIGIT_YEAR_REFERENCE.as_duration());
+        let start = httpdate::fmt_http_date(
+            UNIX_EPOCH + backstop_core::TWO_DIGIT_YEAR_REFERENCE.as_duration(),
+        );
         assert!(
             start.ends_with(&format!(
                 " 01 Jan {} 00:00:00 GMT",

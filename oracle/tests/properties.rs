@@ -55,7 +55,7 @@ proptest! {
         at_permille in 0u64..1_000,
         floor_permille in 1u64..1_000,
     ) {
-        use backstop::{Decision, Event, Instant, Method, Policy, Request, Response, RetryMachine};
+        use backstop_core::{Decision, Event, Instant, Method, Policy, Request, Response, RetryMachine};
         use core::time::Duration;
         use rand_core::SeedableRng;
 
@@ -100,7 +100,7 @@ proptest! {
         field in 0u8..4,
         seed in any::<u64>(),
     ) {
-        use backstop::{
+        use backstop_core::{
             Decision, DelaySource, Event, Instant, Method, Policy, Request, Response,
             RetryMachine, UnixTime,
         };
@@ -172,7 +172,7 @@ proptest! {
             rate_limit_remaining: own(remaining),
             x_rate_limit_remaining: own(x_remaining),
         };
-        let clock = clock.then(|| backstop::UnixTime::from_secs(1_700_000_000));
+        let clock = clock.then(|| backstop_core::UnixTime::from_secs(1_700_000_000));
         backstop_oracle::machine::check_rate_limit_rule(status, &fields, clock);
     }
 }

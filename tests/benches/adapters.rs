@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use backstop::Policy;
-use backstop_driver::{Abort, EventKind, Retrier, RetryRequest};
+use backstop::{Abort, EventKind, Retrier, RetryRequest};
 use backstop_tests::adapters::{Adapter, Clock};
 use backstop_tests::overhead::{Getters, Way};
 use backstop_tests::server::{Action, Reply, Server};
@@ -186,8 +186,8 @@ fn overhead(n: usize) {
         us(bs.p99)
     );
     for (name, s) in [
-        ("backstop-ureq", stats(t_adapter)),
-        ("backstop-ureq + Abort", stats(t_abortable)),
+        ("backstop::ureq", stats(t_adapter)),
+        ("backstop::ureq + Abort", stats(t_abortable)),
     ] {
         let pct = |base: &Stats| (s.median.as_secs_f64() / base.median.as_secs_f64() - 1.0) * 100.0;
         println!(

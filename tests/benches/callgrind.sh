@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Instructions per GET for bare ureq and backstop-ureq (see tests/examples/callgrind_probe.rs).
+# Instructions per GET for bare ureq and backstop::ureq (see tests/examples/callgrind_probe.rs).
 # Usage: tests/benches/callgrind.sh [modes...]   (default: bare same adapter abort)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."

@@ -14,7 +14,7 @@
 
 use std::time::Duration;
 
-use backstop_driver::{DrainLimits, Retrier, RetryRequest};
+use backstop::{DrainLimits, Retrier, RetryRequest};
 use backstop_tests::adapters::Adapter;
 use backstop_tests::certs::TestCa;
 use backstop_tests::https::{run_https, Trust};

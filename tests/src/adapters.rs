@@ -3,16 +3,14 @@
 //! ureq, smol and tokio take the scenario's [`RetryRequest`] as it is (`Client::run`). The
 //! reqwest middleware and the tower layer take their own stack's request: the scenario's is
 //! turned into one ([`RetryRequest::to_http`]: method, URL, headers, the `Idempotency-Key`, the
-//! body) with its [`Abort`](backstop_driver::Abort) in the extensions, where a user of those
+//! body) with its [`Abort`](backstop::Abort) in the extensions, where a user of those
 //! stacks puts it, and sent through a new client of that stack.
 
 use core::time::Duration;
 
+use backstop::tokio::TokioRuntime;
 use backstop::{ErrorKind, Outcome};
-use backstop_driver::{
-    Retried, Retrier, RetryError, RetryRequest, Runtime, StdRuntime, VirtualTime,
-};
-use backstop_tokio::TokioRuntime;
+use backstop::{Retried, Retrier, RetryError, RetryRequest, Runtime, StdRuntime, VirtualTime};
 use http_body_util::{BodyExt, Full};
 
 use crate::middleware;
@@ -20,15 +18,15 @@ use crate::middleware;
 /// An adapter under test.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Adapter {
-    /// `backstop-ureq` (blocking).
+    /// `backstop::ureq` (blocking).
     Ureq,
-    /// `backstop-smol`.
+    /// `backstop::smol`.
     Smol,
-    /// `backstop-tokio`.
+    /// `backstop::tokio`.
     Tokio,
-    /// `backstop-reqwest`: a reqwest client with `RetryMiddleware` (reqwest-middleware).
+    /// `backstop::reqwest`: a reqwest client with `RetryMiddleware` (reqwest-middleware).
     Reqwest,
-    /// `backstop-tower`: a hyper-util client behind `RetryLayer`.
+    /// `backstop::tower`: a hyper-util client behind `RetryLayer`.
     Tower,
 }
 
@@ -151,7 +149,7 @@ impl Adapter {
         let started = std::time::Instant::now();
         let (result, skipped) = match self {
             Adapter::Ureq => {
-                let client = backstop_ureq::Client::new(retrier.clone());
+                let client = backstop::ureq::Client::new(retrier.clone());
                 match clock {
                     Clock::Real => (ureq_run(&client, request), Duration::ZERO),
                     Clock::Virtual => {
@@ -162,7 +160,7 @@ impl Adapter {
                 }
             }
             Adapter::Smol => smol::block_on(async {
-                let client = backstop_smol::Client::new(retrier.clone());
+                let client = backstop::smol::Client::new(retrier.clone());
                 match clock {
                     Clock::Real => (
                         hyper_answer(client.run(request).await).await,
@@ -170,7 +168,7 @@ impl Adapter {
                     ),
                     Clock::Virtual => {
                         let client = client
-                            .with_runtime(VirtualTime::new(backstop_smol::SmolRuntime::new()));
+                            .with_runtime(VirtualTime::new(backstop::smol::SmolRuntime::new()));
                         let r = hyper_answer(client.run(request).await).await;
                         (r, client.runtime().skipped())
                     }
@@ -181,7 +179,7 @@ impl Adapter {
                 .build()
                 .expect("a tokio runtime")
                 .block_on(async {
-                    let client = backstop_tokio::Client::new(retrier.clone());
+                    let client = backstop::tokio::Client::new(retrier.clone());
                     match clock {
                         Clock::Real => (
                             hyper_answer(client.run(request).await).await,
@@ -189,7 +187,7 @@ impl Adapter {
                         ),
                         Clock::Virtual => {
                             let client = client.with_runtime(VirtualTime::new(
-                                backstop_tokio::TokioRuntime::new(),
+                                backstop::tokio::TokioRuntime::new(),
                             ));
                             let r = hyper_answer(client.run(request).await).await;
                             (r, client.runtime().skipped())
@@ -212,13 +210,13 @@ impl Adapter {
 }
 
 fn ureq_run<RT: Runtime>(
-    client: &backstop_ureq::Client<RT>,
+    client: &backstop::ureq::Client<RT>,
     request: RetryRequest,
 ) -> Result<Answer, Failure> {
     ureq_answer(client.run(request))
 }
 
-pub(crate) fn ureq_answer(result: backstop_ureq::Result) -> Result<Answer, Failure> {
+pub(crate) fn ureq_answer(result: backstop::ureq::Result) -> Result<Answer, Failure> {
     let done = result.map_err(failure)?;
     let outcome = done.outcome;
     let (parts, mut body) = done.response.into_parts();
@@ -266,7 +264,7 @@ pub(crate) fn stack_run(
     let abort = request.abort_handle().cloned();
     let name = request
         .operation_name()
-        .map(|n| backstop_driver::OperationName::new(n.to_owned()));
+        .map(|n| backstop::OperationName::new(n.to_owned()));
     let mut head = request.to_http();
     let virtual_time = VirtualTime::new(TokioRuntime::new());
     let result = middleware::block_on(async {

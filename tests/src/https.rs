@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use backstop_driver::{
+use backstop::{
     Retried, Retrier, RetryError, RetryRequest, Roots, StdRuntime, TlsBuilder, VirtualTime,
 };
 
@@ -38,7 +38,7 @@ impl Trust {
                 .ca_pem(pem)
                 .build()
                 .expect("a TLS configuration"),
-            ureq: backstop_ureq::tls_config(Roots::Custom, Some(pem.as_bytes()))
+            ureq: backstop::ureq::tls_config(Roots::Custom, Some(pem.as_bytes()))
                 .expect("ureq's TLS configuration"),
         }
     }
@@ -89,15 +89,15 @@ pub fn run_https(
     let tls = &trust.rustls;
     let ((result, error), skipped) = match adapter {
         Adapter::Ureq => {
-            let client = backstop_ureq::Client::with_tls(retrier.clone(), trust.ureq.clone())
+            let client = backstop::ureq::Client::with_tls(retrier.clone(), trust.ureq.clone())
                 .with_runtime(VirtualTime::new(StdRuntime::new()));
             let result = client.run(request);
             let error = failed_text(&result);
             ((ureq_answer(result), error), client.runtime().skipped())
         }
         Adapter::Smol => smol::block_on(async {
-            let client = backstop_smol::Client::with_tls(retrier.clone(), tls.clone())
-                .with_runtime(VirtualTime::new(backstop_smol::SmolRuntime::new()));
+            let client = backstop::smol::Client::with_tls(retrier.clone(), tls.clone())
+                .with_runtime(VirtualTime::new(backstop::smol::SmolRuntime::new()));
             let result = answer(client.run(request).await).await;
             (result, client.runtime().skipped())
         }),
@@ -106,8 +106,8 @@ pub fn run_https(
             .build()
             .expect("a tokio runtime")
             .block_on(async {
-                let client = backstop_tokio::Client::with_tls(retrier.clone(), tls.clone())
-                    .with_runtime(VirtualTime::new(backstop_tokio::TokioRuntime::new()));
+                let client = backstop::tokio::Client::with_tls(retrier.clone(), tls.clone())
+                    .with_runtime(VirtualTime::new(backstop::tokio::TokioRuntime::new()));
                 let result = answer(client.run(request).await).await;
                 (result, client.runtime().skipped())
             }),

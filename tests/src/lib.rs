@@ -12,7 +12,7 @@
 //! ```
 //! use backstop_tests::adapters::{for_each_adapter, Clock};
 //! use backstop_tests::server::{Reply, Server};
-//! use backstop_driver::{Retrier, RetryRequest};
+//! use backstop::{Retrier, RetryRequest};
 //!
 //! for_each_adapter(|adapter| {
 //!     let server = Server::always(Reply::status(404));

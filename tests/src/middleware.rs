@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use backstop_driver::{Retrier, Runtime, VirtualTime};
-use backstop_tokio::TokioRuntime;
+use backstop::tokio::TokioRuntime;
+use backstop::{Retrier, Runtime, VirtualTime};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use tower::ServiceExt;
@@ -35,14 +35,14 @@ pub fn block_on<T>(f: impl core::future::Future<Output = T>) -> T {
 /// If the driver cannot build one (it always can with the bundled roots).
 #[must_use]
 pub fn default_tls() -> rustls::ClientConfig {
-    backstop_driver::TlsBuilder::new()
+    backstop::TlsBuilder::new()
         .build()
         .expect("a TLS configuration")
 }
 
 /// A reqwest client (rustls on ring with `tls`) with the retry middleware on `clock` (a
 /// [`Clock`], or tokio's own [`TokioRuntime`]), and a connect timeout below the attempt
-/// timeout, as `backstop-reqwest`'s docs ask: a connect that never completes is then reqwest's
+/// timeout, as `backstop::reqwest`'s docs ask: a connect that never completes is then reqwest's
 /// own connect time-out, `ConnectTimeout` (never sent), not the loop's `Timeout`.
 ///
 /// # Panics
@@ -60,7 +60,7 @@ pub fn reqwest_client<RT: Runtime + Clone + Send + Sync + 'static>(
         .build()
         .expect("a reqwest client");
     reqwest_middleware::ClientBuilder::new(http)
-        .with(backstop_reqwest::RetryMiddleware::new(retrier.clone()).with_runtime(clock.clone()))
+        .with(backstop::reqwest::RetryMiddleware::new(retrier.clone()).with_runtime(clock.clone()))
         .build()
 }
 
@@ -81,11 +81,11 @@ pub async fn reqwest_answer(
         Err(e) => {
             // reqwest's text names the URL, not the cause: the cause is in the chain, where
             // `TlsFailure::find` names it as the other adapters' errors do.
-            let text = match backstop_driver::TlsFailure::find(&e) {
+            let text = match backstop::TlsFailure::find(&e) {
                 Some(tls) => format!("{e}: {tls}"),
                 None => e.to_string(),
             };
-            let failure = match backstop_reqwest::retry_error(&e) {
+            let failure = match backstop::reqwest::retry_error(&e) {
                 Some(e) => failure(e),
                 None => panic!("not an error of the retry loop: {e:?}"),
             };
@@ -114,7 +114,7 @@ pub async fn reqwest_answer(
 
 /// The hyper-util client behind the tower layer: http and https (rustls on ring with `tls`), on
 /// a [`Clock`] unless told otherwise.
-pub type TowerClient<RT = Clock> = backstop_tower::Retry<
+pub type TowerClient<RT = Clock> = backstop::tower::Retry<
     hyper_util::client::legacy::Client<
         hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
         Full<Bytes>,
@@ -124,7 +124,7 @@ pub type TowerClient<RT = Clock> = backstop_tower::Retry<
 
 /// A hyper-util client (http and https with `tls`) behind the retry layer on `clock` (a
 /// [`Clock`], or tokio's own [`TokioRuntime`]), its connector with a connect timeout below the
-/// attempt timeout, as `backstop-tower`'s docs ask (see [`reqwest_client`]).
+/// attempt timeout, as `backstop::tower`'s docs ask (see [`reqwest_client`]).
 #[must_use]
 pub fn tower_client<RT: Runtime + Clone + Send + Sync + 'static>(
     retrier: &Retrier,
@@ -142,7 +142,7 @@ pub fn tower_client<RT: Runtime + Clone + Send + Sync + 'static>(
     let http = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
         .build(https);
     tower::ServiceBuilder::new()
-        .layer(backstop_tower::RetryLayer::new(retrier.clone()).with_runtime(clock.clone()))
+        .layer(backstop::tower::RetryLayer::new(retrier.clone()).with_runtime(clock.clone()))
         .service(http)
 }
 
@@ -157,7 +157,7 @@ pub async fn tower_answer<RT: Runtime + Clone + Send + Sync + 'static>(
         Err(e) => {
             // The service's error names the cause, as the other adapters' errors do.
             let text = match &e {
-                backstop_driver::RetryError::Failed { error, .. } => error.to_string(),
+                backstop::RetryError::Failed { error, .. } => error.to_string(),
                 other => other.to_string(),
             };
             return (Err(failure(&e)), Some(text));
@@ -203,9 +203,9 @@ pub const TERMINATES_WITHIN: Duration = Duration::from_secs(20);
 /// tower layer (in front of hyper-util). A scenario that holds for both runs over [`Stack::ALL`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stack {
-    /// `reqwest_middleware` with `backstop_reqwest::RetryMiddleware`.
+    /// `reqwest_middleware` with `backstop::reqwest::RetryMiddleware`.
     Reqwest,
-    /// hyper-util behind `backstop_tower::RetryLayer`.
+    /// hyper-util behind `backstop::tower::RetryLayer`.
     Tower,
 }
 

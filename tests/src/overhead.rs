@@ -1,10 +1,10 @@
 //! The ways of making one GET that the adapter-overhead measurements compare: bare ureq with no
-//! timeouts and with the adapter's timeouts, and `backstop-ureq` with and without an
+//! timeouts and with the adapter's timeouts, and `backstop::ureq` with and without an
 //! [`Abort`]. Used by the benchmark (`tests/benches/adapters.rs`) and by the instruction-count
 //! probe (`tests/examples/callgrind_probe.rs`), so both measure exactly the same calls.
 
 use backstop::Policy;
-use backstop_driver::{Abort, Retrier, RetryRequest};
+use backstop::{Abort, Retrier, RetryRequest};
 
 /// One way of making a GET.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,9 +15,9 @@ pub enum Way {
     /// policy's timeout to an IP-address host: that timeout on connect, send and receive
     /// (request head, body, response head), statuses as responses, `Agent::run`.
     SameTimeouts,
-    /// `backstop-ureq`, default policy.
+    /// `backstop::ureq`, default policy.
     Adapter,
-    /// `backstop-ureq` with an [`Abort`] handle on the request.
+    /// `backstop::ureq` with an [`Abort`] handle on the request.
     AdapterWithAbort,
 }
 
@@ -52,7 +52,7 @@ impl Way {
 pub struct Getters {
     bare: ureq::Agent,
     same: ureq::Agent,
-    client: backstop_ureq::Client,
+    client: backstop::ureq::Client,
     abort: Abort,
 }
 
@@ -77,7 +77,7 @@ impl Getters {
                 .timeout_recv_response(t)
                 .build()
                 .into(),
-            client: backstop_ureq::Client::new(Retrier::default()),
+            client: backstop::ureq::Client::new(Retrier::default()),
             abort: Abort::new(),
         }
     }

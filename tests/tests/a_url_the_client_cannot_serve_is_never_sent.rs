@@ -4,7 +4,7 @@
 //! "not sent"; an error it does not know was never taken for one.
 
 use backstop::{ErrorKind, StopReason};
-use backstop_driver::{Retrier, RetryRequest};
+use backstop::{Retrier, RetryRequest};
 use backstop_tests::adapters::{for_each_adapter, Adapter, Clock, Failure, Run};
 use backstop_tests::middleware::{
     block_on, default_tls, reqwest_client, tower_answer, tower_client, tower_request,
@@ -51,7 +51,7 @@ fn a_port_out_of_range_is_an_invalid_request_on_every_adapter() {
         if adapter == Adapter::Reqwest {
             // reqwest parses the URL itself (the `url` crate): its builder refuses it before
             // the middleware runs, so nothing is sent.
-            let clock = StackClock::new(backstop_tokio::TokioRuntime::new());
+            let clock = StackClock::new(backstop::tokio::TokioRuntime::new());
             let error = block_on(async {
                 let client = reqwest_client(&Retrier::default(), &clock, default_tls());
                 client.get(url).send().await
@@ -64,7 +64,7 @@ fn a_port_out_of_range_is_an_invalid_request_on_every_adapter() {
         }
         if adapter == Adapter::Tower {
             // `http::Uri` takes the port; the layer refuses it before the inner service.
-            let clock = StackClock::new(backstop_tokio::TokioRuntime::new());
+            let clock = StackClock::new(backstop::tokio::TokioRuntime::new());
             let (result, _) = block_on(async {
                 let client = tower_client(&Retrier::default(), &clock, default_tls());
                 tower_answer(client, tower_request(http::Method::GET, url)).await
@@ -103,20 +103,20 @@ fn https_to_a_hyper_util_client_without_tls_is_an_invalid_request_behind_the_tow
     // connecting, every time.
     let server = Server::always(Reply::status(200));
     let url = server.url("/orders").replacen("http://", "https://", 1);
-    let clock = StackClock::new(backstop_tokio::TokioRuntime::new());
+    let clock = StackClock::new(backstop::tokio::TokioRuntime::new());
     let result = block_on(async {
         let http =
             hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
                 .build_http::<Full<Bytes>>();
         let client = tower::ServiceBuilder::new()
-            .layer(backstop_tower::RetryLayer::new(Retrier::default()).with_runtime(clock.clone()))
+            .layer(backstop::tower::RetryLayer::new(Retrier::default()).with_runtime(clock.clone()))
             .service(http);
         let request = http::Request::get(&url)
             .body(Full::new(Bytes::new()))
             .expect("a request");
         client.oneshot(request).await
     });
-    let Err(backstop_driver::RetryError::Failed { kind, outcome, .. }) = result else {
+    let Err(backstop::RetryError::Failed { kind, outcome, .. }) = result else {
         panic!("expected a failure, got {result:?}");
     };
     assert_eq!(

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
+use backstop::{Abort, Retrier, RetryRequest};
 use backstop::{Policy, StopReason};
-use backstop_driver::{Abort, Retrier, RetryRequest};
 use backstop_tests::adapters::{for_each_adapter, Clock, Failure};
 use backstop_tests::server::{Action, Server};
 

@@ -4,8 +4,8 @@
 use std::sync::mpsc;
 use std::time::Duration;
 
+use backstop::{Abort, EventKind, Retrier, RetryRequest};
 use backstop::{Policy, StopReason};
-use backstop_driver::{Abort, EventKind, Retrier, RetryRequest};
 use backstop_tests::adapters::{for_each_adapter, Clock, Failure};
 use backstop_tests::server::{Reply, Server};
 

@@ -6,12 +6,12 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use backstop::tower::{ReplayBody, RetryLayer};
 use backstop::StopReason;
-use backstop_driver::{Abort, Retrier, RetryRequest, VirtualTime};
+use backstop::{Abort, Retrier, RetryRequest, VirtualTime};
 use backstop_tests::adapters::{for_each_adapter, Clock, Failure};
 use backstop_tests::middleware::block_on;
 use backstop_tests::server::{Reply, Server};
-use backstop_tower::{ReplayBody, RetryLayer};
 use bytes::Bytes;
 use http_body_util::Full;
 use tower::{ServiceBuilder, ServiceExt};
@@ -63,7 +63,7 @@ fn an_aborted_tower_operation_never_calls_the_replay_body_factory() {
             hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
                 .build_http::<ReplayBody<Full<Bytes>>>();
         let layer = RetryLayer::new(Retrier::default())
-            .with_runtime(VirtualTime::new(backstop_tokio::TokioRuntime::new()));
+            .with_runtime(VirtualTime::new(backstop::tokio::TokioRuntime::new()));
         let client = ServiceBuilder::new().layer(layer).service(http);
         let mut request = http::Request::post(server.url("/orders"))
             .header("idempotency-key", "k-2")

@@ -3,7 +3,7 @@
 //! "generate a key" option replaces such a value with a real key.
 
 use backstop::StopReason;
-use backstop_driver::{ensure_idempotency_key, Retrier, RetryRequest};
+use backstop::{ensure_idempotency_key, Retrier, RetryRequest};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::server::{Reply, Server};
 

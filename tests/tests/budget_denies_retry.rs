@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
+use backstop::{Retrier, RetryRequest};
 use backstop::{RetryQuota, StopReason};
-use backstop_driver::{Retrier, RetryRequest};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::server::{Reply, Server};
 

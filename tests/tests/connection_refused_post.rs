@@ -2,7 +2,7 @@
 //! retried, until the attempts run out.
 
 use backstop::{ErrorClass, ErrorKind, Policy, StopReason};
-use backstop_driver::{Retrier, RetryRequest};
+use backstop::{Retrier, RetryRequest};
 use backstop_tests::adapters::{for_each_adapter, Clock, Failure};
 use backstop_tests::server::refused_url;
 

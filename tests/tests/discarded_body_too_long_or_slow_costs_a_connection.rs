@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use backstop::StopReason;
-use backstop_driver::{DrainLimits, Retrier, RetryRequest};
+use backstop::{DrainLimits, Retrier, RetryRequest};
 use backstop_tests::adapters::{for_each_adapter, Clock, Run};
 use backstop_tests::server::{Action, Reply, Server};
 

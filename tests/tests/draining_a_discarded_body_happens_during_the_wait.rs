@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use backstop::{Backoff, Jitter, Policy, StopReason};
-use backstop_driver::{DrainLimits, Retrier, RetryRequest};
+use backstop::{DrainLimits, Retrier, RetryRequest};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::server::{Action, Reply, Server};
 

@@ -4,7 +4,7 @@
 //! the source may carry the URL: reqwest's does, and the reqwest middleware cuts it to scheme,
 //! host, port and path, so there the whole chain is checked.)
 
-use backstop_driver::{Retrier, RetryError, RetryRequest, VirtualTime};
+use backstop::{Retrier, RetryError, RetryRequest, VirtualTime};
 use backstop_tests::adapters::{for_each_adapter, Adapter};
 use backstop_tests::middleware::{block_on, default_tls, reqwest_client, tower_client};
 use backstop_tests::server::refused_url;
@@ -33,13 +33,13 @@ fn error_texts(adapter: Adapter, url: &str) -> Vec<String> {
     );
     match adapter {
         Adapter::Ureq => {
-            let client = backstop_ureq::Client::new(retrier)
-                .with_runtime(VirtualTime::new(backstop_ureq::StdRuntime::new()));
+            let client = backstop::ureq::Client::new(retrier)
+                .with_runtime(VirtualTime::new(backstop::ureq::StdRuntime::new()));
             texts(&client.run(RetryRequest::get(url)).expect_err("a failure"))
         }
         Adapter::Smol => smol::block_on(async {
-            let client = backstop_smol::Client::new(retrier)
-                .with_runtime(VirtualTime::new(backstop_smol::SmolRuntime::new()));
+            let client = backstop::smol::Client::new(retrier)
+                .with_runtime(VirtualTime::new(backstop::smol::SmolRuntime::new()));
             texts(
                 &client
                     .run(RetryRequest::get(url))
@@ -48,8 +48,8 @@ fn error_texts(adapter: Adapter, url: &str) -> Vec<String> {
             )
         }),
         Adapter::Tokio => block_on(async {
-            let client = backstop_tokio::Client::new(retrier)
-                .with_runtime(VirtualTime::new(backstop_tokio::TokioRuntime::new()));
+            let client = backstop::tokio::Client::new(retrier)
+                .with_runtime(VirtualTime::new(backstop::tokio::TokioRuntime::new()));
             texts(
                 &client
                     .run(RetryRequest::get(url))
@@ -58,13 +58,13 @@ fn error_texts(adapter: Adapter, url: &str) -> Vec<String> {
             )
         }),
         Adapter::Reqwest => block_on(async {
-            let clock = VirtualTime::new(backstop_tokio::TokioRuntime::new());
+            let clock = VirtualTime::new(backstop::tokio::TokioRuntime::new());
             let client = reqwest_client(&retrier, &clock, default_tls());
             let error = client.get(url).send().await.expect_err("a failure");
             // The attempt error here is reqwest's own (the source), which names the URL: the
             // middleware cuts it to scheme, host, port and path, so the whole chain is checked,
             // and its `Debug` too.
-            let retry = backstop_reqwest::retry_error(&error).expect("the loop's error");
+            let retry = backstop::reqwest::retry_error(&error).expect("the loop's error");
             let mut texts = vec![error.to_string(), retry.to_string(), format!("{error:?}")];
             let mut source = std::error::Error::source(retry);
             while let Some(e) = source {
@@ -75,7 +75,7 @@ fn error_texts(adapter: Adapter, url: &str) -> Vec<String> {
             texts
         }),
         Adapter::Tower => block_on(async {
-            let clock = VirtualTime::new(backstop_tokio::TokioRuntime::new());
+            let clock = VirtualTime::new(backstop::tokio::TokioRuntime::new());
             let client = tower_client(&retrier, &clock, default_tls());
             let request = http::Request::get(url)
                 .body(Full::new(Bytes::new()))

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use backstop::{AttemptOutcome, ErrorKind, Policy, StopReason};
-use backstop_driver::{EventKind, Retrier, RetryRequest};
+use backstop::{EventKind, Retrier, RetryRequest};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::server::{Action, Reply, Server};
 use std::sync::{Arc, Mutex};

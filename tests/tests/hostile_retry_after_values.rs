@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use backstop::{Policy, StopReason};
-use backstop_driver::{Retrier, RetryRequest};
+use backstop::{Retrier, RetryRequest};
 use backstop_tests::adapters::{assert_bounded, for_each_adapter, Adapter, Clock};
 use backstop_tests::server::{Reply, Server};
 

@@ -9,7 +9,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use backstop::{AttemptOutcome, ErrorKind, Policy, StopReason};
-use backstop_driver::{Retrier, RetryRequest};
+use backstop::{Retrier, RetryRequest};
 use backstop_tests::adapters::{for_each_adapter, Clock, Failure, Run};
 use backstop_tests::server::{Action, Server};
 

@@ -2,7 +2,7 @@
 //! intact, on every adapter.
 
 use backstop::StopReason;
-use backstop_driver::{Retrier, RetryRequest};
+use backstop::{Retrier, RetryRequest};
 use backstop_tests::certs::TestCa;
 use backstop_tests::https::{for_each_https_adapter, run_https, Trust, TERMINATES_WITHIN};
 use backstop_tests::server::{Reply, Server};

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use backstop::StopReason;
-use backstop_driver::{Retrier, RetryRequest};
+use backstop::{Retrier, RetryRequest};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::server::{Action, Reply, Server};
 

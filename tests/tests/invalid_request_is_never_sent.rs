@@ -4,7 +4,7 @@
 //! retry loop runs.
 
 use backstop::StopReason;
-use backstop_driver::{Retrier, RetryRequest, VirtualTime};
+use backstop::{Retrier, RetryRequest, VirtualTime};
 use backstop_tests::adapters::{Adapter, Clock};
 use backstop_tests::middleware::*;
 use backstop_tests::server::{Reply, Server};
@@ -41,7 +41,7 @@ fn a_bad_url_is_refused_on_every_adapter_without_sending() {
 #[test]
 fn reqwest_refuses_a_bad_header_before_the_middleware_sends() {
     let server = Server::always(Reply::status(200));
-    let clock = VirtualTime::new(backstop_tokio::TokioRuntime::new());
+    let clock = VirtualTime::new(backstop::tokio::TokioRuntime::new());
     let error = block_on(async {
         let client = reqwest_client(&Retrier::default(), &clock, default_tls());
         client

@@ -3,7 +3,7 @@
 //! operation that needed retries are INFO; one that gave up is WARN. Every duration is a whole
 //! number of microseconds. On every adapter.
 
-use backstop_driver::{Retrier, RetryRequest};
+use backstop::{Retrier, RetryRequest};
 use backstop_tests::adapters::{for_each_adapter, Adapter, Clock};
 use backstop_tests::server::{Reply, Server};
 use backstop_tests::traced::{Capture, Line};

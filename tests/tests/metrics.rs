@@ -2,7 +2,7 @@
 //! operations that exhausted a limit, and the 429/503/504 counts.
 
 use backstop::Policy;
-use backstop_driver::{Metrics, Retrier, RetryRequest};
+use backstop::{Metrics, Retrier, RetryRequest};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::server::{Reply, Server};
 

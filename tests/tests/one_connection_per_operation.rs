@@ -3,7 +3,7 @@
 //! attempt on the same connection, with no new TCP or TLS handshake.
 
 use backstop::StopReason;
-use backstop_driver::{Retrier, RetryRequest};
+use backstop::{Retrier, RetryRequest};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::certs::TestCa;
 use backstop_tests::https::{run_https, Trust};

@@ -5,10 +5,10 @@
 use std::sync::mpsc;
 use std::time::Duration;
 
+use backstop::smol::SmolRuntime;
+use backstop::tokio::TokioRuntime;
+use backstop::{run, Retried, Retrier, RetryError, RetryRequest, Runtime, VirtualTime};
 use backstop::{AttemptOutcome, ErrorKind, Policy};
-use backstop_driver::{run, Retried, Retrier, RetryError, RetryRequest, Runtime, VirtualTime};
-use backstop_smol::SmolRuntime;
-use backstop_tokio::TokioRuntime;
 use futures_lite::future;
 
 type Outcome = Result<Retried<()>, RetryError<std::io::Error>>;

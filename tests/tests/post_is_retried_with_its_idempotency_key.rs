@@ -7,7 +7,7 @@
 use std::sync::{Arc, Mutex};
 
 use backstop::{NonIdempotent, Policy, StopReason};
-use backstop_driver::{Retrier, RetryRequest};
+use backstop::{Retrier, RetryRequest};
 use backstop_tests::adapters::{for_each_adapter, Clock, Failure};
 use backstop_tests::middleware::{block_on, default_tls, reqwest_client};
 use backstop_tests::server::{Action, Reply, Server};
@@ -113,7 +113,7 @@ fn a_reset_post_without_a_key_names_the_missing_key_in_its_error_text() {
     });
     // The text a caller logs, from a client of each kind: the blocking one and the middleware.
     let server = Server::always(Action::Reset);
-    let client = backstop_ureq::Client::new(Retrier::default());
+    let client = backstop::ureq::Client::new(Retrier::default());
     let error = client
         .run(RetryRequest::post(server.url("/orders")))
         .expect_err("a reset");
@@ -122,7 +122,7 @@ fn a_reset_post_without_a_key_names_the_missing_key_in_its_error_text() {
         "{error}"
     );
     let error = block_on(async {
-        let clock = backstop_tokio::TokioRuntime::new();
+        let clock = backstop::tokio::TokioRuntime::new();
         let client = reqwest_client(&Retrier::default(), &clock, default_tls());
         client.post(server.url("/orders")).send().await
     })
@@ -142,9 +142,9 @@ fn the_tower_layer_can_give_each_post_a_key_of_its_own() {
         let http =
             hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
                 .build_http::<http_body_util::Full<bytes::Bytes>>();
-        let layer = backstop_tower::RetryLayer::new(Retrier::default())
-            .with_runtime(backstop_driver::VirtualTime::new(
-                backstop_tokio::TokioRuntime::new(),
+        let layer = backstop::tower::RetryLayer::new(Retrier::default())
+            .with_runtime(backstop::VirtualTime::new(
+                backstop::tokio::TokioRuntime::new(),
             ))
             .generate_idempotency_key();
         let client = tower::ServiceBuilder::new().layer(layer).service(http);
@@ -166,9 +166,9 @@ fn the_reqwest_middleware_can_give_each_post_a_key_of_its_own() {
             .tls_backend_preconfigured(default_tls())
             .build()
             .expect("a reqwest client");
-        let middleware = backstop_reqwest::RetryMiddleware::new(Retrier::default())
-            .with_runtime(backstop_driver::VirtualTime::new(
-                backstop_tokio::TokioRuntime::new(),
+        let middleware = backstop::reqwest::RetryMiddleware::new(Retrier::default())
+            .with_runtime(backstop::VirtualTime::new(
+                backstop::tokio::TokioRuntime::new(),
             ))
             .generate_idempotency_key();
         let client = reqwest_middleware::ClientBuilder::new(http)

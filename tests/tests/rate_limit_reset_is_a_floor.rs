@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use backstop::StopReason;
-use backstop_driver::{Retrier, RetryRequest, VirtualTime};
+use backstop::{Retrier, RetryRequest, VirtualTime};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::middleware::*;
 use backstop_tests::server::{Reply, Server};
@@ -48,7 +48,7 @@ fn a_429_with_only_a_rate_limit_reset_is_waited_out_on_every_adapter() {
 fn a_429_with_only_a_rate_limit_reset_is_waited_out_through_reqwest_and_tower() {
     for tower in [false, true] {
         let server = server();
-        let clock = VirtualTime::new(backstop_tokio::TokioRuntime::new());
+        let clock = VirtualTime::new(backstop::tokio::TokioRuntime::new());
         let url = server.url("/");
         let retrier = Retrier::default();
         let (result, _) = block_on(async {

@@ -2,7 +2,7 @@
 //! over real HTTP, and `error_for_status`, whose error keeps the last response and the outcome.
 
 use backstop::StopReason;
-use backstop_driver::{Retrier, RetryRequest, VirtualTime};
+use backstop::{Retrier, RetryRequest, VirtualTime};
 use backstop_tests::server::{Reply, Server};
 
 fn rt() -> tokio::runtime::Runtime {
@@ -16,7 +16,7 @@ fn rt() -> tokio::runtime::Runtime {
 fn json_text_and_bytes_read_the_whole_body() {
     let json = r#"{"order":42,"state":"créée"}"#;
     let server = Server::always(Reply::status(200).body(json));
-    let client = backstop_tokio::Client::new(Retrier::default());
+    let client = backstop::tokio::Client::new(Retrier::default());
     rt().block_on(async {
         let done = client.run(RetryRequest::get(server.url("/o"))).await;
         let value: serde_json::Value = done.expect("a response").json().await.expect("JSON");
@@ -30,7 +30,7 @@ fn json_text_and_bytes_read_the_whole_body() {
         assert_eq!(&bytes[..], json.as_bytes());
     });
     // smol's client hands back the same kind of body.
-    let client = backstop_smol::Client::new(Retrier::default());
+    let client = backstop::smol::Client::new(Retrier::default());
     let text = smol::block_on(async {
         let done = client.run(RetryRequest::get(server.url("/o"))).await;
         done.expect("a response").text().await.expect("text")
@@ -41,7 +41,7 @@ fn json_text_and_bytes_read_the_whole_body() {
 #[test]
 fn json_of_the_wrong_shape_is_an_error_that_names_no_content() {
     let server = Server::always(Reply::status(200).body("not json: SECRET"));
-    let client = backstop_tokio::Client::new(Retrier::default());
+    let client = backstop::tokio::Client::new(Retrier::default());
     let error = rt().block_on(async {
         let done = client.run(RetryRequest::get(server.url("/"))).await;
         done.expect("a response")
@@ -60,8 +60,8 @@ fn json_of_the_wrong_shape_is_an_error_that_names_no_content() {
 #[test]
 fn error_for_status_keeps_the_last_response_and_the_outcome() {
     let server = Server::always(Reply::status(503).body("still down"));
-    let client = backstop_tokio::Client::new(Retrier::default())
-        .with_runtime(VirtualTime::new(backstop_tokio::TokioRuntime::new()));
+    let client = backstop::tokio::Client::new(Retrier::default())
+        .with_runtime(VirtualTime::new(backstop::tokio::TokioRuntime::new()));
     rt().block_on(async {
         let done = client.run(RetryRequest::get(server.url("/"))).await;
         let error = done
@@ -82,7 +82,7 @@ fn error_for_status_keeps_the_last_response_and_the_outcome() {
     });
 
     let ok = Server::always(Reply::status(204));
-    let client = backstop_tokio::Client::new(Retrier::default());
+    let client = backstop::tokio::Client::new(Retrier::default());
     rt().block_on(async {
         let done = client.run(RetryRequest::get(ok.url("/"))).await;
         let done = done

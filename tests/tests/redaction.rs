@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use backstop_driver::{Retrier, RetryRequest};
+use backstop::{Retrier, RetryRequest};
 use backstop_tests::adapters::{for_each_adapter, Adapter, Clock};
 use backstop_tests::server::{Reply, Server};
 use backstop_tests::traced::Capture;

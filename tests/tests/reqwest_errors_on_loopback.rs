@@ -1,4 +1,4 @@
-//! reqwest's own failures, made for real on loopback, and the kinds `backstop-reqwest` gives
+//! reqwest's own failures, made for real on loopback, and the kinds `backstop::reqwest` gives
 //! them: a redirect loop is permanent (a retry follows the same redirects), reqwest's own
 //! time-out is a time-out (retried for a GET), a body cut short is an unexpected end of file.
 //! (Refused connections, unknown hosts and rejected certificates run in the shared scenarios.)
@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use backstop::{AttemptError, AttemptOutcome, ErrorKind, Policy, StopReason};
-use backstop_driver::{Retrier, VirtualTime};
+use backstop::{Retrier, VirtualTime};
 use backstop_tests::adapters::Failure;
 use backstop_tests::middleware::{block_on, default_tls, reqwest_answer, reqwest_client};
 use backstop_tests::server::{Action, Reply, Server};
@@ -14,7 +14,7 @@ use backstop_tests::server::{Action, Reply, Server};
 #[test]
 fn a_redirect_loop_is_permanent_after_one_attempt() {
     let server = Server::always(Reply::status(302).header("Location", "/loop"));
-    let clock = VirtualTime::new(backstop_tokio::TokioRuntime::new());
+    let clock = VirtualTime::new(backstop::tokio::TokioRuntime::new());
     let (result, text) = block_on(async {
         let client = reqwest_client(&Retrier::default(), &clock, default_tls());
         reqwest_answer(client.get(server.url("/loop")).send().await).await
@@ -39,7 +39,7 @@ fn reqwests_own_time_out_is_a_time_out_and_a_get_is_retried() {
         .attempt_timeout(Duration::from_secs(10))
         .build()
         .expect("policy");
-    let clock = VirtualTime::new(backstop_tokio::TokioRuntime::new());
+    let clock = VirtualTime::new(backstop::tokio::TokioRuntime::new());
     let (result, text) = block_on(async {
         let http = reqwest::Client::builder()
             .tls_backend_preconfigured(default_tls())
@@ -48,7 +48,7 @@ fn reqwests_own_time_out_is_a_time_out_and_a_get_is_retried() {
             .expect("a reqwest client");
         let client = reqwest_middleware::ClientBuilder::new(http)
             .with(
-                backstop_reqwest::RetryMiddleware::new(Retrier::new(policy))
+                backstop::reqwest::RetryMiddleware::new(Retrier::new(policy))
                     .with_runtime(clock.clone()),
             )
             .build();
@@ -72,7 +72,7 @@ fn reqwests_own_time_out_is_a_time_out_and_a_get_is_retried() {
 #[test]
 fn a_body_cut_short_reads_as_an_unexpected_end_of_file() {
     let server = Server::always(Action::CloseMidBody(Reply::status(200).body("0123456789")));
-    let clock = VirtualTime::new(backstop_tokio::TokioRuntime::new());
+    let clock = VirtualTime::new(backstop::tokio::TokioRuntime::new());
     let kind = block_on(async {
         let client = reqwest_client(&Retrier::default(), &clock, default_tls());
         let response = client
@@ -83,7 +83,7 @@ fn a_body_cut_short_reads_as_an_unexpected_end_of_file() {
         // The body is the caller's: the failure shows when it is read.
         let error = response.bytes().await.expect_err("a body cut short");
         assert!(error.is_body() || error.is_decode(), "{error:?}");
-        backstop_reqwest::error_kind(&reqwest_middleware::Error::Reqwest(error))
+        backstop::reqwest::error_kind(&reqwest_middleware::Error::Reqwest(error))
     });
     assert_eq!(kind, ErrorKind::UnexpectedEof);
 }

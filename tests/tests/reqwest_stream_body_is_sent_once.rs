@@ -4,7 +4,7 @@
 //! outcome, on the response or the error, says `BodyNotReplayable`.
 
 use backstop::{ErrorKind, StopReason};
-use backstop_driver::{Retrier, RetryError, VirtualTime};
+use backstop::{Retrier, RetryError, VirtualTime};
 use backstop_tests::middleware::*;
 use backstop_tests::server::{Reply, Server};
 
@@ -16,7 +16,7 @@ fn stream(text: &'static str) -> reqwest::Body {
 #[test]
 fn a_streamed_body_is_sent_once_and_the_503_returned_with_its_reason() {
     let server = Server::start([Reply::status(503).into(), Reply::status(200).into()]);
-    let clock = VirtualTime::new(backstop_tokio::TokioRuntime::new());
+    let clock = VirtualTime::new(backstop::tokio::TokioRuntime::new());
     let url = server.url("/upload");
     let response = block_on(async {
         let client = reqwest_client(&Retrier::default(), &clock, default_tls());
@@ -37,7 +37,7 @@ fn a_streamed_body_is_sent_once_and_the_503_returned_with_its_reason() {
 #[test]
 fn a_replayable_body_is_retried() {
     let server = Server::start([Reply::status(503).into(), Reply::status(200).into()]);
-    let clock = VirtualTime::new(backstop_tokio::TokioRuntime::new());
+    let clock = VirtualTime::new(backstop::tokio::TokioRuntime::new());
     let url = server.url("/upload");
     let response = block_on(async {
         let client = reqwest_client(&Retrier::default(), &clock, default_tls());
@@ -60,14 +60,14 @@ fn a_streamed_body_is_not_retried_after_a_refused_connection() {
         .and_then(|l| l.local_addr())
         .expect("a free port")
         .port();
-    let clock = VirtualTime::new(backstop_tokio::TokioRuntime::new());
+    let clock = VirtualTime::new(backstop::tokio::TokioRuntime::new());
     let error = block_on(async {
         let client = reqwest_client(&Retrier::default(), &clock, default_tls());
         let url = format!("http://127.0.0.1:{port}/upload");
         client.post(url).body(stream("payload")).send().await
     })
     .expect_err("nobody listens");
-    let Some(RetryError::Failed { kind, outcome, .. }) = backstop_reqwest::retry_error(&error)
+    let Some(RetryError::Failed { kind, outcome, .. }) = backstop::reqwest::retry_error(&error)
     else {
         panic!("{error:?}");
     };

@@ -2,7 +2,7 @@
 //! `Idempotency-Key` may have taken effect, so it is not retried.
 
 use backstop::{ErrorClass, StopReason};
-use backstop_driver::{Retrier, RetryRequest};
+use backstop::{Retrier, RetryRequest};
 use backstop_tests::adapters::{for_each_adapter, Clock, Failure};
 use backstop_tests::server::{Action, Server};
 

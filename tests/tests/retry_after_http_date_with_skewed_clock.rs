@@ -4,7 +4,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use backstop_driver::{Retrier, RetryRequest, SkewedClock};
+use backstop::{Retrier, RetryRequest, SkewedClock};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::server::{Reply, Server};
 

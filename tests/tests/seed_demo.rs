@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use backstop::StopReason;
-use backstop_driver::{Retrier, RetryRequest};
+use backstop::{Retrier, RetryRequest};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::server::{Reply, Server};
 

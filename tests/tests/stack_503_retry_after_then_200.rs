@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use backstop::StopReason;
-use backstop_driver::{Retrier, VirtualTime};
+use backstop::{Retrier, VirtualTime};
 use backstop_tests::middleware::*;
 use backstop_tests::server::{Reply, Server};
 
@@ -16,7 +16,7 @@ fn a_503_with_retry_after_is_waited_out_and_the_200_returned() {
             Reply::status(503).header("Retry-After", "1").into(),
             Reply::status(200).body("ok").into(),
         ]);
-        let clock = VirtualTime::new(backstop_tokio::TokioRuntime::new());
+        let clock = VirtualTime::new(backstop::tokio::TokioRuntime::new());
         let url = server.url("/data");
         let (result, _) = stack.send(
             &Retrier::default(),

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use backstop::{AttemptOutcome, ErrorKind, Policy, StopReason};
-use backstop_driver::{Retrier, RetryRequest};
+use backstop::{Retrier, RetryRequest};
 use backstop_tests::adapters::{assert_bounded, for_each_adapter, Clock, Failure};
 use backstop_tests::server::{Action, Server};
 

@@ -7,11 +7,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use backstop::tower::{RetryLayer, ServiceError};
 use backstop::{Policy, RetryQuota, StopReason};
-use backstop_driver::{Retrier, RetryError, VirtualTime};
+use backstop::{Retrier, RetryError, VirtualTime};
 use backstop_tests::middleware::{block_on, tower_request};
 use backstop_tests::server::{Reply, Server};
-use backstop_tower::{RetryLayer, ServiceError};
 use bytes::Bytes;
 use http_body_util::Full;
 use tower::limit::ConcurrencyLimit;
@@ -52,7 +52,7 @@ fn with_slot_held(
             None => Some(holder),
         };
         let layer = RetryLayer::new(retrier.clone())
-            .with_runtime(VirtualTime::new(backstop_tokio::TokioRuntime::new()));
+            .with_runtime(VirtualTime::new(backstop::tokio::TokioRuntime::new()));
         let client = tower::ServiceBuilder::new().layer(layer).service(limited);
         let response = client.oneshot(request).await;
         drop(kept);

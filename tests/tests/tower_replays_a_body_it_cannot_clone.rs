@@ -6,11 +6,11 @@ use std::convert::Infallible;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use backstop::tower::{ReplayBody, RetryLayer};
 use backstop::StopReason;
-use backstop_driver::{Retrier, VirtualTime};
+use backstop::{Retrier, VirtualTime};
 use backstop_tests::middleware::block_on;
 use backstop_tests::server::{Action, Reply, Server};
-use backstop_tower::{ReplayBody, RetryLayer};
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
@@ -36,7 +36,7 @@ fn each_attempt_sends_a_body_the_factory_made() {
             hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
                 .build_http::<ReplayBody<Boxed>>();
         let layer = RetryLayer::new(Retrier::default())
-            .with_runtime(VirtualTime::new(backstop_tokio::TokioRuntime::new()));
+            .with_runtime(VirtualTime::new(backstop::tokio::TokioRuntime::new()));
         let client = ServiceBuilder::new().layer(layer).service(http);
         let request = http::Request::post(server.url("/orders"))
             .header("idempotency-key", "k-7")

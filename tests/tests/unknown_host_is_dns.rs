@@ -2,7 +2,7 @@
 //! same kind, `Dns`, on every adapter, and retried like any failure before sending.
 
 use backstop::{ErrorClass, ErrorKind, Policy, StopReason};
-use backstop_driver::{Retrier, RetryRequest};
+use backstop::{Retrier, RetryRequest};
 use backstop_tests::adapters::{for_each_adapter, Clock, Failure};
 
 #[test]

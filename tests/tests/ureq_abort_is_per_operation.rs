@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use backstop::{Abort, Retrier, RetryError, RetryRequest};
 use backstop::{Policy, StopReason};
-use backstop_driver::{Abort, Retrier, RetryError, RetryRequest};
 use backstop_tests::server::{Action, Reply, Server};
 
 #[test]
@@ -20,7 +20,7 @@ fn aborting_one_ureq_operation_leaves_the_others_running() {
         .attempt_timeout(Duration::from_secs(10))
         .build()
         .expect("policy");
-    let client = Arc::new(backstop_ureq::Client::new(Retrier::new(policy)));
+    let client = Arc::new(backstop::ureq::Client::new(Retrier::new(policy)));
 
     let other = {
         let (client, slow) = (client.clone(), slow.clone());

@@ -13,7 +13,7 @@
 
 use core::time::Duration;
 
-use backstop::{
+use backstop_core::{
     Decision, Event, Instant, Method, Policy, RatioBudget, Request, Response, RetryMachine,
 };
 use divan::{black_box, Bencher};
@@ -35,7 +35,7 @@ fn endless_policy() -> Policy {
 
 /// One retry cycle: the send that is due, the attempt started, `response` in, the wait out.
 /// Time moves to the end of the wait, so the next cycle's send is due.
-fn cycle<B: backstop::Budget>(
+fn cycle<B: backstop_core::Budget>(
     m: &mut RetryMachine<Pcg64Mcg, B>,
     now: &mut Instant,
     response: Response<'_>,

@@ -15,7 +15,7 @@
 
 use core::time::Duration;
 
-use backstop::{Decision, Event, Instant, Method, Policy, Request, Response, RetryMachine};
+use backstop_core::{Decision, Event, Instant, Method, Policy, Request, Response, RetryMachine};
 use rand_core::SeedableRng;
 
 fn main() {

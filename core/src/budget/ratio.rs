@@ -47,7 +47,7 @@ const DAY_NANOS: u128 = 86_400 * 1_000_000_000;
 /// `Arc<RatioBudget>` are budgets); lock-free; usable in a `static`.
 ///
 /// ```
-/// use backstop::{AttemptOutcome, Budget, Instant, RatioBudget};
+/// use backstop_core::{AttemptOutcome, Budget, Instant, RatioBudget};
 /// use core::time::Duration;
 ///
 /// let budget = RatioBudget::new(10, 0, Duration::from_secs(10))?;
@@ -62,7 +62,7 @@ const DAY_NANOS: u128 = 86_400 * 1_000_000_000;
 /// // After the window, the operations and the retries have expired together.
 /// let later = Instant::from_secs(11);
 /// assert_eq!(budget.available_centi(later), 0);
-/// # Ok::<(), backstop::BudgetConfigError>(())
+/// # Ok::<(), backstop_core::BudgetConfigError>(())
 /// ```
 #[derive(Debug)]
 pub struct RatioBudget {

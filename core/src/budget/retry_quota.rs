@@ -26,7 +26,7 @@ use crate::time::Instant;
 /// budgets); lock-free.
 ///
 /// ```
-/// use backstop::{AttemptError, AttemptOutcome, Budget, ErrorKind, Instant, RetryQuota};
+/// use backstop_core::{AttemptError, AttemptOutcome, Budget, ErrorKind, Instant, RetryQuota};
 ///
 /// let quota = RetryQuota::new().with_capacity(12);
 /// let now = Instant::ZERO;

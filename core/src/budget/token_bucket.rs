@@ -24,7 +24,7 @@ const MILLI: u64 = 1_000;
 /// `Arc<TokenBucket>` are budgets); lock-free.
 ///
 /// ```
-/// use backstop::{AttemptOutcome, Budget, Instant, TokenBucket};
+/// use backstop_core::{AttemptOutcome, Budget, Instant, TokenBucket};
 ///
 /// // gRPC's example: 10 tokens, each success earns 0.1 token.
 /// let bucket = TokenBucket::new(10, 100)?;
@@ -36,7 +36,7 @@ const MILLI: u64 = 1_000;
 /// bucket.on_attempt_end(now, true); // a success: 5.1 tokens
 /// assert!(bucket.try_retry(now, cause));
 /// assert_eq!(bucket.tokens_milli(), 5_100);
-/// # Ok::<(), backstop::BudgetConfigError>(())
+/// # Ok::<(), backstop_core::BudgetConfigError>(())
 /// ```
 #[derive(Debug)]
 pub struct TokenBucket {

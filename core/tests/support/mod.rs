@@ -3,7 +3,7 @@
 
 use core::time::Duration;
 
-use backstop::{
+use backstop_core::{
     AttemptError, Decision, ErrorKind, Event, Instant, Jitter, Method, Policy, Request, Response,
     RetryMachine,
 };

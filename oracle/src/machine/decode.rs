@@ -4,7 +4,7 @@
 use core::time::Duration;
 use std::time::UNIX_EPOCH;
 
-use backstop::{
+use backstop_core::{
     AttemptError, Backoff, ErrorClass, ErrorKind, Instant, Jitter, Method, NonIdempotent, Policy,
     PolicyBuilder, Request, RetryAfterAboveMax, StatusSet, UnixTime, XRateLimitReset,
 };
@@ -18,7 +18,7 @@ const MAX_STEPS: usize = 256;
 #[derive(Debug)]
 pub struct Scenario {
     /// The policy, or why `build` refused it.
-    pub policy: Result<Policy, backstop::ConfigError>,
+    pub policy: Result<Policy, backstop_core::ConfigError>,
     /// The request's method and whether it carries a usable `Idempotency-Key` (built from
     /// `idempotency_key` by `Request::with_idempotency_key_value`).
     pub request: Request,

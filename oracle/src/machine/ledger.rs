@@ -6,7 +6,7 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use backstop::{AttemptOutcome, Budget, Instant};
+use backstop_core::{AttemptOutcome, Budget, Instant};
 
 /// Shared between the machine (as its budget) and the model (to read the books).
 #[derive(Clone, Debug, Default)]

@@ -41,7 +41,7 @@ mod rules;
 
 use core::time::Duration;
 
-use backstop::{
+use backstop_core::{
     parse_delay_seconds, parse_http_date, parse_retry_after, Decision, Event, Instant, MisuseError,
     Policy, Response, RetryAfter, RetryMachine, UnixTime, XRateLimitReset,
 };
@@ -265,7 +265,7 @@ fn count(v: &[u8]) -> Option<u128> {
 pub fn check_rate_limit_rule(status: u16, f: &RateLimitFields, wall_clock: Option<UnixTime>) {
     // No jitter: a backoff wait is never zero, so a zero floor cannot pass for one.
     let policy = Policy::builder()
-        .jitter(backstop::Jitter::None)
+        .jitter(backstop_core::Jitter::None)
         .build()
         .expect("a valid policy");
     let floor = rate_limit_floor(f, status, wall_clock, policy.x_rate_limit_reset());
@@ -281,7 +281,7 @@ pub fn check_rate_limit_rule(status: u16, f: &RateLimitFields, wall_clock: Optio
     let rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
     let mut m = RetryMachine::new(
         policy,
-        backstop::Request::new(backstop::Method::Get),
+        backstop_core::Request::new(backstop_core::Method::Get),
         rng,
         Instant::ZERO,
     );
@@ -294,13 +294,13 @@ pub fn check_rate_limit_rule(status: u16, f: &RateLimitFields, wall_clock: Optio
     match (floor, d) {
         (None, Decision::Wait { reason, .. }) => assert_eq!(
             reason.source,
-            backstop::DelaySource::Backoff,
+            backstop_core::DelaySource::Backoff,
             "no exhausted quota, yet a floor: {f:?} on {status}"
         ),
         (Some(floor), Decision::Wait { delay, reason, .. }) => {
             assert_eq!(
                 reason.source,
-                backstop::DelaySource::RateLimitReset,
+                backstop_core::DelaySource::RateLimitReset,
                 "{f:?} on {status}"
             );
             assert!(delay >= floor, "{delay:?} below the floor {floor:?}: {f:?}");

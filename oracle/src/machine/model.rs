@@ -2,7 +2,7 @@
 
 use core::time::Duration;
 
-use backstop::{
+use backstop_core::{
     AttemptError, AttemptOutcome, Decision, ErrorClass, ErrorKind, Instant, Method, MisuseError,
     NonIdempotent, Policy, Request, StopReason, WorstCase,
 };

@@ -3,7 +3,7 @@
 
 use core::time::Duration;
 
-use backstop::{
+use backstop_core::{
     AttemptOutcome, Decision, DelaySource, ErrorClass, Outcome, RetryAfterAboveMax, SendReason,
     StopReason,
 };

@@ -10,9 +10,9 @@
 //! path, which is why the oracle also compares backstop with plain `httpdate` wherever the RFC
 //! rules above cannot apply.
 
-use backstop::UnixTime;
+use backstop_core::UnixTime;
 
-/// The year of `backstop::TWO_DIGIT_YEAR_REFERENCE`, written out: the oracle states the rule
+/// The year of `backstop_core::TWO_DIGIT_YEAR_REFERENCE`, written out: the oracle states the rule
 /// rather than read it from the code under test (a test checks that the two agree).
 pub(super) const REFERENCE_YEAR: u32 = 2026;
 

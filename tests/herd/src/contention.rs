@@ -23,7 +23,7 @@
 
 use core::time::Duration;
 
-use backstop::{
+use backstop_core::{
     Backoff, Decision, Event, Instant, Jitter, Method, Policy, Request, Response, RetryMachine,
 };
 use rand_pcg::Pcg64Mcg;
@@ -227,7 +227,7 @@ fn drive(
             false
         }
         Decision::Return(o) => {
-            assert_eq!(o.last, Some(backstop::AttemptOutcome::Response(200)));
+            assert_eq!(o.last, Some(backstop_core::AttemptOutcome::Response(200)));
             true
         }
         other => panic!("client {c}: unexpected decision {other:?}"),

@@ -1,5 +1,5 @@
 //! The thundering-herd experiment (docs/HERD-RESULTS.md describes it and its results): a deterministic discrete-event
-//! simulation that drives backstop's real [`RetryMachine`](backstop::RetryMachine) on virtual
+//! simulation that drives backstop's real [`RetryMachine`](backstop_core::RetryMachine) on virtual
 //! time.
 //!
 //! - [`contention`] (part 1) reproduces Marc Brooker's optimistic-concurrency experiment

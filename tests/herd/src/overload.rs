@@ -17,7 +17,7 @@
 
 use core::time::Duration;
 
-use backstop::{
+use backstop_core::{
     Budget, Decision, Event, Instant, Jitter, Method, Policy, RatioBudget, Request, Response,
     RetryMachine, RetryQuota, TokenBucket, Unlimited,
 };
@@ -387,7 +387,7 @@ fn drive(ops: &mut [Op<'_>], id: u32, t: u64, queue: &mut Queue<Ev>, net: &mut N
             queue.at(until, Ev::Wake(id));
         }
         Decision::Return(outcome) => {
-            o.succeeded = outcome.last == Some(backstop::AttemptOutcome::Response(200));
+            o.succeeded = outcome.last == Some(backstop_core::AttemptOutcome::Response(200));
         }
         other => panic!("operation {id}: unexpected decision {other:?}"),
     }

@@ -13,7 +13,7 @@
 
 use std::time::{Duration, Instant};
 
-use backstop_driver::{Retrier, RetryRequest};
+use backstop::{Retrier, RetryRequest};
 use backstop_soak::bare;
 use backstop_soak::poll_server::PollServer;
 use http_body_util::BodyExt;
@@ -116,7 +116,7 @@ fn ureq_family(
     let mut samples: [Vec<Duration>; 2] = Default::default();
     for _ in 0..blocks {
         let agent = bare::ureq_agent();
-        let client = backstop_ureq::Client::new(Retrier::default());
+        let client = backstop::ureq::Client::new(Retrier::default());
         let bare_op = || bare::until_not_503(3, || bare::ureq_get(&agent, &bare_uri)).unwrap();
         let our_op = || {
             let mut r = client.run(RetryRequest::get(our_uri.clone())).unwrap();
@@ -155,7 +155,7 @@ fn tokio_family(
     for _ in 0..blocks {
         rt.block_on(async {
             let agent = bare::tokio_client();
-            let client = backstop_tokio::Client::new(Retrier::default());
+            let client = backstop::tokio::Client::new(Retrier::default());
             let bare_op = || async {
                 let mut status = bare::tokio_get(&agent, &bare_uri).await.unwrap();
                 for _ in 1..3 {
@@ -207,7 +207,7 @@ fn smol_family(
     let mut samples: [Vec<Duration>; 2] = Default::default();
     for _ in 0..blocks {
         smol::block_on(async {
-            let client = backstop_smol::Client::new(Retrier::default());
+            let client = backstop::smol::Client::new(Retrier::default());
             let bare_op = || async {
                 let mut status = bare::smol_get(&bare_uri).await.unwrap();
                 for _ in 1..3 {
@@ -291,7 +291,7 @@ fn orders(n: usize) -> Vec<Vec<usize>> {
 }
 
 /// Five ways on one current-thread tokio runtime: bare reqwest (backon's attempt, the same
-/// code, in a plain loop of up to three attempts while 503), backstop-reqwest, reqwest-retry, backon as shipped, and backon with a
+/// code, in a plain loop of up to three attempts while 503), backstop::reqwest, reqwest-retry, backon as shipped, and backon with a
 /// sleeper that skips zero waits. Every retry here is meant to be immediate: backstop's through
 /// the server's `Retry-After: 0` (a zero delay, which its loop does not sleep), the peers'
 /// through zero-delay policies. reqwest-retry and backon's tokio sleeper still sleep on tokio's
@@ -323,7 +323,7 @@ fn reqwest_family(
         rt.block_on(async {
             let agent = reqwest::Client::new();
             let ours = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
-                .with(backstop_reqwest::RetryMiddleware::new(Retrier::default()))
+                .with(backstop::reqwest::RetryMiddleware::new(Retrier::default()))
                 .build();
             // Three retries, as asked of the incumbent; bounds of zero, so no wait (jitter of
             // zero is zero), where its default would wait a second or more.

@@ -1,4 +1,4 @@
-//! Measured, not asserted: where backstop-reqwest's cost per request goes, beside bare reqwest
+//! Measured, not asserted: where backstop::reqwest's cost per request goes, beside bare reqwest
 //! and the steps it adds. Each way is one GET answered 200 at once on loopback, body read, on
 //! one current-thread tokio runtime (as `per_request`'s reqwest family):
 //!
@@ -7,7 +7,7 @@
 //! - `middleware-timeout`: the same middleware racing the call against `tokio::time::timeout`
 //!   (5 s, the default attempt timeout): what the timer an attempt carries costs alone;
 //! - `reqwest-retry`: `RetryTransientMiddleware`, as in `per_request`;
-//! - `backstop`: `backstop-reqwest`'s `RetryMiddleware` with `Retrier::default()`;
+//! - `backstop`: `backstop::reqwest`'s `RetryMiddleware` with `Retrier::default()`;
 //! - `backstop-no-timer`: the same on a runtime whose attempt timer never fires nor registers:
 //!   backstop without the timer (a measurement only: it drops a guarantee).
 //!
@@ -33,7 +33,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use backstop_driver::{Abort, Epoch, Purpose, Retrier, Runtime, Sleep};
+use backstop::{Abort, Epoch, Purpose, Retrier, Runtime, Sleep};
 use backstop_soak::poll_server::PollServer;
 use http::Extensions;
 use reqwest::{Request, Response};
@@ -142,11 +142,11 @@ fn way(name: &str, sized: bool) -> Way {
                 reqwest_retry::RetryTransientMiddleware::new_with_policy(policy),
             ))
         }
-        "backstop" => with(Arc::new(backstop_reqwest::RetryMiddleware::new(
+        "backstop" => with(Arc::new(backstop::reqwest::RetryMiddleware::new(
             Retrier::default(),
         ))),
         "backstop-no-timer" => with(Arc::new(
-            backstop_reqwest::RetryMiddleware::new(Retrier::default()).with_runtime(NoTimer(
+            backstop::reqwest::RetryMiddleware::new(Retrier::default()).with_runtime(NoTimer(
                 tokio::time::Instant::from_std(Epoch::process().origin()),
             )),
         )),

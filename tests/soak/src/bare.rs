@@ -3,7 +3,7 @@
 //!
 //! - tokio: hyper-util's pooled legacy client over its plain `HttpConnector`;
 //! - smol: a new TCP connection per request, hyper's HTTP/1 handshake over `smol-hyper`, the
-//!   connection task detached (as `backstop-smol` does per attempt);
+//!   connection task detached (as `backstop::smol` does per attempt);
 //! - ureq: an agent with the adapter's timeouts (see `backstop-tests`' overhead module).
 
 use bytes::Bytes;
@@ -57,7 +57,7 @@ pub async fn smol_get(uri: &http::Uri) -> Result<u16, Error> {
     Ok(status)
 }
 
-/// A ureq agent configured as `backstop-ureq` configures an attempt with the default policy's
+/// A ureq agent configured as `backstop::ureq` configures an attempt with the default policy's
 /// attempt timeout: that timeout on connect, send and receive, statuses as responses.
 #[must_use]
 pub fn ureq_agent() -> ureq::Agent {

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use backstop_driver::{Retrier, RetryRequest};
+use backstop::{Retrier, RetryRequest};
 use http_body_util::BodyExt;
 
 use crate::bare;
@@ -21,13 +21,13 @@ pub enum Way {
     /// hyper-util on tokio, each GET under `tokio::time::timeout` with the default policy's
     /// attempt timeout (the timer an adapter's attempt also carries).
     TokioBareTimeout,
-    /// `backstop-tokio`.
+    /// `backstop::tokio`.
     TokioAdapter,
     /// hyper over smol, a connection per request.
     SmolBare,
     /// The same, each GET raced against an `async-io` timer of the attempt timeout.
     SmolBareTimeout,
-    /// `backstop-smol`.
+    /// `backstop::smol`.
     SmolAdapter,
 }
 
@@ -62,7 +62,7 @@ pub fn run(way: Way, uri: &http::Uri, operations: usize, concurrency: usize) -> 
                 .build()
                 .expect("a tokio runtime");
             let bare = Arc::new(bare::tokio_client());
-            let adapter = Arc::new(backstop_tokio::Client::new(Retrier::default()));
+            let adapter = Arc::new(backstop::tokio::Client::new(Retrier::default()));
             let started = Instant::now();
             rt.block_on(async {
                 let tasks: Vec<_> = (0..concurrency)
@@ -96,7 +96,7 @@ pub fn run(way: Way, uri: &http::Uri, operations: usize, concurrency: usize) -> 
             started.elapsed()
         }
         Way::SmolBare | Way::SmolBareTimeout | Way::SmolAdapter => {
-            let adapter = backstop_smol::Client::new(Retrier::default());
+            let adapter = backstop::smol::Client::new(Retrier::default());
             let ex = smol::LocalExecutor::new();
             let started = Instant::now();
             smol::block_on(ex.run(async {
@@ -139,29 +139,25 @@ pub fn run(way: Way, uri: &http::Uri, operations: usize, concurrency: usize) -> 
 }
 
 /// The size in bytes of what an operation in flight holds: the adapter's `run` future
-/// (tokio, smol), and the shared driver's loop (`backstop_driver::run`) with a send that
+/// (tokio, smol), and the shared driver's loop (`backstop::run`) with a send that
 /// holds nothing.
 #[must_use]
 pub fn future_sizes() -> [(&'static str, usize); 3] {
     let uri: http::Uri = "http://127.0.0.1:1/".parse().expect("a URI");
-    let tokio_client = backstop_tokio::Client::new(Retrier::default());
-    let smol_client = backstop_smol::Client::new(Retrier::default());
+    let tokio_client = backstop::tokio::Client::new(Retrier::default());
+    let smol_client = backstop::smol::Client::new(Retrier::default());
     let retrier = Retrier::default();
-    let runtime = backstop_driver::StdRuntime::new();
+    let runtime = backstop::StdRuntime::new();
     let tokio_future = tokio_client.run(RetryRequest::get(uri.clone()));
     let smol_future = smol_client.run(RetryRequest::get(uri.clone()));
-    let driver_future =
-        backstop_driver::run(&retrier, &runtime, RetryRequest::get(uri), |_attempt| {
-            core::future::ready(Ok::<http::Response<()>, std::io::Error>(
-                http::Response::new(()),
-            ))
-        });
+    let driver_future = backstop::run(&retrier, &runtime, RetryRequest::get(uri), |_attempt| {
+        core::future::ready(Ok::<http::Response<()>, std::io::Error>(
+            http::Response::new(()),
+        ))
+    });
     [
-        ("backstop_tokio::Client::run", size_of_val(&tokio_future)),
-        ("backstop_smol::Client::run", size_of_val(&smol_future)),
-        (
-            "backstop_driver::run (empty send)",
-            size_of_val(&driver_future),
-        ),
+        ("backstop::tokio::Client::run", size_of_val(&tokio_future)),
+        ("backstop::smol::Client::run", size_of_val(&smol_future)),
+        ("backstop::run (empty send)", size_of_val(&driver_future)),
     ]
 }

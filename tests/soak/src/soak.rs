@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use backstop::{AttemptOutcome, Backoff, ErrorKind, Policy, RatioBudget};
-use backstop_driver::{EventKind, Retrier, RetryError, RetryRequest};
+use backstop::{EventKind, Retrier, RetryError, RetryRequest};
 use http_body_util::BodyExt;
 
 use crate::faulty_server::{refused_url, Fault, FaultyServer, Mix};
@@ -23,11 +23,11 @@ use crate::process;
 /// The adapters the soak drives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Adapter {
-    /// `backstop-ureq`, one blocking thread per concurrent operation.
+    /// `backstop::ureq`, one blocking thread per concurrent operation.
     Ureq,
-    /// `backstop-smol`, tasks on one smol executor thread.
+    /// `backstop::smol`, tasks on one smol executor thread.
     Smol,
-    /// `backstop-tokio`, tasks on a two-worker tokio runtime.
+    /// `backstop::tokio`, tasks on a two-worker tokio runtime.
     Tokio,
 }
 
@@ -407,7 +407,7 @@ fn drive(
     });
     let per_adapter = config.concurrency.div_ceil(Adapter::ALL.len()).max(1);
     std::thread::scope(|scope| {
-        let ureq = Arc::new(backstop_ureq::Client::new(retrier.clone()));
+        let ureq = Arc::new(backstop::ureq::Client::new(retrier.clone()));
         for _ in 0..per_adapter {
             let (plan, ureq) = (plan.clone(), ureq.clone());
             scope.spawn(move || ureq_worker(&plan, &ureq));
@@ -415,7 +415,7 @@ fn drive(
         let smol_plan = plan.clone();
         let smol_retrier = retrier.clone();
         scope.spawn(move || {
-            let client = backstop_smol::Client::new(smol_retrier);
+            let client = backstop::smol::Client::new(smol_retrier);
             let ex = smol::LocalExecutor::new();
             smol::block_on(ex.run(async {
                 let tasks: Vec<_> = (0..per_adapter)
@@ -434,7 +434,7 @@ fn drive(
                 .enable_all()
                 .build()
                 .expect("a tokio runtime");
-            let client = Arc::new(backstop_tokio::Client::new(tokio_retrier));
+            let client = Arc::new(backstop::tokio::Client::new(tokio_retrier));
             rt.block_on(async {
                 let tasks: Vec<_> = (0..per_adapter)
                     .map(|_| tokio::spawn(tokio_worker(tokio_plan.clone(), client.clone())))
@@ -451,7 +451,7 @@ fn drive(
     plan.records.into_inner().expect("records")
 }
 
-fn ureq_worker(plan: &Plan, client: &backstop_ureq::Client) {
+fn ureq_worker(plan: &Plan, client: &backstop::ureq::Client) {
     while let Some((refused, uri)) = plan.take(Adapter::Ureq) {
         let started = Instant::now();
         let result = client.run(RetryRequest::get(uri));
@@ -467,7 +467,7 @@ fn ureq_worker(plan: &Plan, client: &backstop_ureq::Client) {
     }
 }
 
-async fn smol_worker(plan: &Plan, client: &backstop_smol::Client) {
+async fn smol_worker(plan: &Plan, client: &backstop::smol::Client) {
     while let Some((refused, uri)) = plan.take(Adapter::Smol) {
         let started = Instant::now();
         let result = client.run(RetryRequest::get(uri)).await;
@@ -490,7 +490,7 @@ async fn smol_worker(plan: &Plan, client: &backstop_smol::Client) {
     }
 }
 
-async fn tokio_worker(plan: Arc<Plan>, client: Arc<backstop_tokio::Client>) {
+async fn tokio_worker(plan: Arc<Plan>, client: Arc<backstop::tokio::Client>) {
     while let Some((refused, uri)) = plan.take(Adapter::Tokio) {
         let started = Instant::now();
         let result = client.run(RetryRequest::get(uri)).await;

@@ -1,0 +1,164 @@
+//! # backstop
+//!
+//! Safe HTTP retries: bounded, polite to servers, cancellable, observable and deterministic to
+//! test. One crate, with the front doors behind features:
+//!
+//! | feature | what it adds |
+//! |---|---|
+//! | `reqwest` | [`reqwest::RetryMiddleware`], a reqwest-middleware `Middleware` |
+//! | `tower` | [`tower::RetryLayer`], a tower `Layer` for HTTP services |
+//! | `tokio` | [`tokio::Client`] and [`tokio::TokioRuntime`]: `tokio::time`, hyper-util |
+//! | `smol` | [`smol::Client`] and [`smol::SmolRuntime`]: async-io timers, smol-hyper |
+//! | `ureq` | [`ureq::Client`], blocking retries over ureq 3 |
+//! | `tracing` | every retry event as a `tracing` event |
+//! | `json` | events and metrics as JSON lines |
+//! | `rustls` | TLS for the clients backstop builds, and TLS failures found by type |
+//!
+//! Every rule lives in [`backstop-core`](backstop_core)'s sans-IO [`RetryMachine`], which this
+//! crate re-exports at its root (`backstop::Policy`, `backstop::StopReason`, …).
+//!
+//! [`run`] drives a [`RetryMachine`] against any attempt function: it turns each
+//! decision into an action (send, wait, return, give up), races every attempt against its
+//! timeout and an [`Abort`], replays the request body, keeps one `Idempotency-Key` across
+//! attempts, releases a discarded response before the next attempt (reading its body to its
+//! end when it is small and quick, [`run_draining`], so that the connection carries the next
+//! attempt: [`DrainLimits`]), and reports every attempt,
+//! wait and outcome to the observers (a callback, [`Metrics`], and `tracing` under the
+//! `tracing` feature).
+//!
+//! A front door supplies only what differs between executors and clients, quinn-style:
+//!
+//! - a [`Runtime`]: its clock and its sleep (`ureq` blocks the thread, `smol` uses
+//!   `async-io` timers, `tokio` uses `tokio::time`);
+//! - its HTTP client, as the attempt function given to [`run`], and the mapping of the
+//!   client's errors to an [`ErrorKind`].
+//!
+//! No retry rule lives here or in a front door: every rule is the machine's.
+//!
+//! Written once for the front doors, by feature:
+//!
+//! - always: [`connect_error_kind`] for a failure before the request was sent (DNS through
+//!   [`ResolveError`], refused, connect time-out, TLS), and [`error_chain`], which also steps
+//!   into the error an `io::Error` carries; [`mark_connecting`] and [`mark_connected`], with
+//!   which an async client's connector tells the loop whether an attempt its timer ends was
+//!   still connecting (`ConnectTimeout`, never sent) or had a connection (`Timeout`);
+//! - `tokio`, `smol`, `tower`: `exchange_error_kind`, hyper's errors once connected;
+//! - `rustls`: `TlsBuilder` makes a rustls `ClientConfig` (bundled or platform `Roots`,
+//!   private CAs from PEM); `TlsFailure` finds and names a TLS failure in an error chain,
+//!   and with this feature [`connect_error_kind`] and `exchange_error_kind` say
+//!   [`ErrorKind::Tls`]: permanent, never retried.
+//!
+//! ```
+//! use backstop::{run, Retrier, RetryRequest, StdRuntime, VirtualTime};
+//!
+//! let retrier = Retrier::new(backstop::Policy::default());
+//! let request = RetryRequest::get("http://127.0.0.1:1/");
+//! let mut statuses = [503_u16, 200].into_iter();
+//! // An attempt function that answers from a list instead of the network, on virtual time.
+//! let result = futures_lite::future::block_on(run(
+//!     &retrier,
+//!     &VirtualTime::new(StdRuntime::new()),
+//!     request,
+//!     |_attempt| {
+//!         let status = statuses.next().unwrap_or(500);
+//!         async move {
+//!             let response = http::Response::builder().status(status).body(());
+//!             response.map_err(std::io::Error::other)
+//!         }
+//!     },
+//! ))?;
+//! assert_eq!(result.response.status(), 200);
+//! assert_eq!(result.outcome.attempts, 2);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+/// The sans-IO machine, whole; its items are also at this crate's root.
+pub use backstop_core;
+#[doc(inline)]
+pub use backstop_core::*;
+
+#[cfg(feature = "reqwest")]
+pub mod reqwest;
+#[cfg(feature = "smol")]
+pub mod smol;
+#[cfg(feature = "tokio")]
+pub mod tokio;
+#[cfg(feature = "tower")]
+pub mod tower;
+#[cfg(feature = "ureq")]
+pub mod ureq;
+
+mod abort;
+mod classify;
+mod drain;
+#[cfg(feature = "hyper")]
+mod hyper_error;
+mod invalid;
+mod observe;
+mod outcome;
+mod progress;
+mod read;
+mod request;
+mod retrier;
+mod run;
+mod runtime;
+mod thread_timer;
+mod timed_out;
+#[cfg(feature = "rustls")]
+mod tls_config;
+#[cfg(feature = "rustls")]
+mod tls_error;
+mod virtual_time;
+mod wall_clock;
+
+pub use abort::{Abort, HookGuard};
+pub use classify::{
+    connect_error_kind, default_error_kind, error_chain, find_error, find_io_error, io_error_kind,
+    is_unservable_uri, write_tls_cause, ResolveError, UnsupportedUri,
+};
+pub use drain::{drain_body, DrainLimits};
+/// The `http` crate whose types the requests and responses are made of, so callers name them
+/// in the same version.
+pub use http;
+#[cfg(feature = "hyper")]
+pub use hyper_error::exchange_error_kind;
+pub use invalid::RequestError;
+pub use observe::events::{EventKind, RetryEvent};
+pub use observe::metrics::{Metrics, MetricsSnapshot};
+pub use observe::redact::redact_uri;
+pub use observe::Observer;
+pub use outcome::{Retried, RetryError};
+pub use progress::{mark_connected, mark_connecting};
+pub use read::{BodyError, StatusError};
+pub use request::{
+    ensure_idempotency_key, needs_idempotency_key, new_idempotency_key, Attempt, OperationName,
+    RetryRequest, IDEMPOTENCY_KEY,
+};
+pub use retrier::{ClassifyOverride, Retrier};
+pub use run::{run, run_classified, run_draining, run_when_ready};
+pub use runtime::{Epoch, Purpose, Runtime, Sleep, StdRuntime};
+/// The rustls crate these helpers are built on, so callers name its types in the same version.
+#[cfg(feature = "rustls")]
+pub use rustls;
+pub use timed_out::AttemptTimedOut;
+#[cfg(feature = "rustls")]
+pub use tls_config::{Roots, TlsBuilder, TlsConfigError};
+#[cfg(feature = "rustls")]
+pub use tls_error::{find_tls_error, TlsFailure};
+pub use virtual_time::VirtualTime;
+pub use wall_clock::{SkewedClock, SystemClock, WallClock};
+
+/// What an async adapter re-exports whole (`pub use backstop::prelude::*`), so that its
+/// users name one crate: the request, the retrier, the loop, the results and errors, the
+/// runtime trait and virtual time, `http`, and with the `rustls` feature the TLS setup.
+pub mod prelude {
+    pub use crate::{
+        http, run, run_classified, Abort, Attempt, BodyError, Metrics, Retried, Retrier,
+        RetryError, RetryEvent, RetryRequest, Runtime, StatusError, VirtualTime,
+    };
+    #[cfg(feature = "rustls")]
+    pub use crate::{rustls, Roots, TlsBuilder, TlsConfigError};
+}

@@ -1,0 +1,99 @@
+//! The events the loop reports.
+
+use core::fmt;
+use core::time::Duration;
+
+use crate::{AttemptOutcome, DelaySource, Outcome};
+
+/// One event of one operation. It borrows the operation's name, method and redacted URL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RetryEvent<'a> {
+    /// The operation's name (empty if the caller gave none).
+    pub operation: &'a str,
+    /// The request method.
+    pub method: &'a str,
+    /// The URL without userinfo, query or fragment.
+    pub url: &'a str,
+    /// What happened.
+    pub kind: EventKind,
+}
+
+/// What happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EventKind {
+    /// An attempt ended.
+    AttemptEnded {
+        /// The attempt's number (the first is 1).
+        attempt: u32,
+        /// What it ended with (an abort: an error of kind and class `aborted`).
+        result: AttemptOutcome,
+        /// How long the attempt took.
+        took: Duration,
+        /// Time since the operation started.
+        elapsed: Duration,
+    },
+    /// The loop starts waiting before the next attempt.
+    WaitStarted {
+        /// The attempt that follows the wait.
+        next_attempt: u32,
+        /// The decided delay.
+        delay: Duration,
+        /// What the previous attempt ended with (the reason for the retry).
+        cause: AttemptOutcome,
+        /// What decided the length (backoff, or the server's `Retry-After`).
+        source: DelaySource,
+        /// Time since the operation started.
+        elapsed: Duration,
+    },
+    /// A wait ended (its time ran out, or an abort cut it short).
+    WaitEnded {
+        /// The attempt that follows the wait.
+        next_attempt: u32,
+        /// How long the loop actually slept.
+        slept: Duration,
+        /// Time since the operation started.
+        elapsed: Duration,
+    },
+    /// The operation ended.
+    Finished {
+        /// Attempts started, total time, why it ended, and what the last attempt ended with:
+        /// the caller gets that response or error, or nothing if the reason is `aborted`.
+        outcome: Outcome,
+    },
+}
+
+impl fmt::Display for RetryEvent<'_> {
+    /// One human-readable line, with nothing secret in it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.operation.is_empty() {
+            write!(f, "[{}] ", self.operation)?;
+        }
+        write!(f, "{} {}: ", self.method, self.url)?;
+        match self.kind {
+            EventKind::AttemptEnded {
+                attempt,
+                result,
+                took,
+                elapsed,
+            } => write!(
+                f,
+                "attempt {attempt} ended with {result} after {took:?} (total {elapsed:?})"
+            ),
+            EventKind::WaitStarted {
+                next_attempt,
+                delay,
+                cause,
+                source,
+                ..
+            } => write!(
+                f,
+                "waiting {delay:?} before attempt {next_attempt} ({cause}; delay from {})",
+                source.as_str()
+            ),
+            EventKind::WaitEnded { slept, .. } => write!(f, "waited {slept:?}"),
+            EventKind::Finished { outcome } => write!(f, "finished: {outcome}"),
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! The retry metrics, as shared counters.
+//!
+//! Rule: what tells whether retries help or hurt: the share of operations that retried, the mean
+//! attempts per operation, the successes after a retry, the operations that exhausted a limit, and
+//! the counts of 429, 503 and 504 responses.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::{AttemptOutcome, StopReason};
+
+use crate::observe::events::EventKind;
+
+/// Shared counters; clone the handle to read them while operations run.
+///
+/// ```
+/// use backstop::Metrics;
+///
+/// let metrics = Metrics::new();
+/// let snapshot = metrics.snapshot();
+/// assert_eq!(snapshot.operations, 0);
+/// assert_eq!(snapshot.retried_share(), 0.0);
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Metrics(Arc<Counters>);
+
+#[derive(Debug, Default)]
+struct Counters {
+    operations: AtomicU64,
+    retried: AtomicU64,
+    attempts: AtomicU64,
+    successes_after_retry: AtomicU64,
+    exhausted: AtomicU64,
+    aborted: AtomicU64,
+    status_429: AtomicU64,
+    status_503: AtomicU64,
+    status_504: AtomicU64,
+}
+
+/// The counters at one moment.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MetricsSnapshot {
+    /// Operations finished.
+    pub operations: u64,
+    /// Operations that made more than one attempt.
+    pub retried: u64,
+    /// Attempts made by finished operations.
+    pub attempts: u64,
+    /// Operations that ended with a 2xx or 3xx response after more than one attempt.
+    pub successes_after_retry: u64,
+    /// Operations that stopped on a limit (attempts, deadline, `Retry-After` ceiling, budget).
+    pub exhausted: u64,
+    /// Operations the caller aborted.
+    pub aborted: u64,
+    /// 429 responses received.
+    pub status_429: u64,
+    /// 503 responses received.
+    pub status_503: u64,
+    /// 504 responses received.
+    pub status_504: u64,
+}
+
+impl MetricsSnapshot {
+    /// The share of operations that retried, in `[0, 1]`.
+    #[must_use]
+    pub fn retried_share(&self) -> f64 {
+        ratio(self.retried, self.operations)
+    }
+
+    /// The mean number of attempts per operation.
+    #[must_use]
+    pub fn mean_attempts(&self) -> f64 {
+        ratio(self.attempts, self.operations)
+    }
+}
+
+#[allow(clippy::cast_precision_loss)] // counters far below 2^52 in practice
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+impl Metrics {
+    /// Counters at zero.
+    #[must_use]
+    pub fn new() -> Self {
+        Metrics::default()
+    }
+
+    /// The current values.
+    #[must_use]
+    pub fn snapshot(&self) -> MetricsSnapshot {
+        let c = &self.0;
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        MetricsSnapshot {
+            operations: get(&c.operations),
+            retried: get(&c.retried),
+            attempts: get(&c.attempts),
+            successes_after_retry: get(&c.successes_after_retry),
+            exhausted: get(&c.exhausted),
+            aborted: get(&c.aborted),
+            status_429: get(&c.status_429),
+            status_503: get(&c.status_503),
+            status_504: get(&c.status_504),
+        }
+    }
+
+    pub(crate) fn record(&self, kind: &EventKind) {
+        let c = &self.0;
+        let inc = |a: &AtomicU64| {
+            a.fetch_add(1, Ordering::Relaxed);
+        };
+        match *kind {
+            EventKind::AttemptEnded {
+                result: AttemptOutcome::Response(status),
+                ..
+            } => match status {
+                429 => inc(&c.status_429),
+                503 => inc(&c.status_503),
+                504 => inc(&c.status_504),
+                _ => {}
+            },
+            EventKind::Finished { outcome } => {
+                inc(&c.operations);
+                c.attempts
+                    .fetch_add(u64::from(outcome.attempts), Ordering::Relaxed);
+                let aborted = outcome.reason == StopReason::Aborted;
+                if outcome.attempts > 1 {
+                    inc(&c.retried);
+                    let success = matches!(
+                        outcome.last,
+                        Some(AttemptOutcome::Response(s)) if (200..400).contains(&s)
+                    );
+                    if success && !aborted {
+                        inc(&c.successes_after_retry);
+                    }
+                }
+                if outcome.reason.is_limit() {
+                    inc(&c.exhausted);
+                }
+                if aborted {
+                    inc(&c.aborted);
+                }
+            }
+            _ => {}
+        }
+    }
+}

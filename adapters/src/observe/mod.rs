@@ -1,0 +1,108 @@
+//! Observability: every attempt, wait and outcome as structured data.
+//!
+//! Rule: what an operator needs to see, and nothing secret. The operation name, method, URL without
+//! query or userinfo, attempt number, status or error kind, reason, actual delay slept, total
+//! elapsed and final result are reported; the body, the query, the userinfo, every header
+//! (`Authorization`, `Cookie`, `Proxy-Authorization`, the raw `Idempotency-Key`) never are. The one
+//! place that builds an event is [`Emitter`], and it holds nothing secret to leak: only the
+//! redacted URL.
+
+pub(crate) mod events;
+pub(crate) mod metrics;
+pub(crate) mod redact;
+#[cfg(feature = "tracing")]
+mod trace;
+
+use std::sync::Arc;
+
+use crate::observe::events::{EventKind, RetryEvent};
+use crate::observe::metrics::Metrics;
+use crate::runtime::Runtime;
+
+/// A callback that receives every event (attempts, waits, outcomes).
+pub type Observer = Arc<dyn Fn(&RetryEvent<'_>) + Send + Sync>;
+
+/// Whether an operation's events go anywhere: to an observer, or to a `tracing` subscriber.
+pub(crate) fn reported(observers: &[Observer]) -> bool {
+    !observers.is_empty() || trace_enabled()
+}
+
+/// Whether a `tracing` subscriber wants backstop's events (never without the feature).
+fn trace_enabled() -> bool {
+    #[cfg(feature = "tracing")]
+    return tracing::enabled!(target: "backstop", tracing::Level::WARN)
+        || tracing::enabled!(target: "backstop", tracing::Level::INFO)
+        || tracing::enabled!(target: "backstop", tracing::Level::DEBUG);
+    #[cfg(not(feature = "tracing"))]
+    false
+}
+
+/// Sends one operation's events to the observers, the metrics and `tracing`.
+pub(crate) struct Emitter<'r> {
+    observers: &'r [Observer],
+    metrics: Option<&'r Metrics>,
+    operation: String,
+    method: http::Method,
+    url: String,
+    active: bool,
+}
+
+impl<'r> Emitter<'r> {
+    pub(crate) fn new(
+        observers: &'r [Observer],
+        metrics: Option<&'r Metrics>,
+        name: Option<&str>,
+        method: &http::Method,
+        uri: &http::Uri,
+    ) -> Self {
+        let active = reported(observers);
+        let url = if active {
+            redact::redact_uri(uri)
+        } else {
+            String::new()
+        };
+        Emitter {
+            observers,
+            metrics,
+            operation: name.unwrap_or_default().to_owned(),
+            method: method.clone(),
+            url,
+            active,
+        }
+    }
+
+    /// The clock after an event was emitted at `read`: `read` itself when no callback ran
+    /// (only counters were updated since), else a fresh reading.
+    pub(crate) fn clock_after<RT: Runtime + ?Sized>(
+        &self,
+        runtime: &RT,
+        read: crate::Instant,
+    ) -> crate::Instant {
+        if self.active {
+            runtime.now()
+        } else {
+            read
+        }
+    }
+
+    pub(crate) fn emit(&self, kind: EventKind) {
+        if let Some(metrics) = self.metrics {
+            metrics.record(&kind);
+        }
+        if !self.active {
+            return;
+        }
+        let event = RetryEvent {
+            operation: &self.operation,
+            method: self.method.as_str(),
+            url: &self.url,
+            kind,
+        };
+        #[cfg(feature = "tracing")]
+        trace::emit(&event);
+        // The events are plain data; nothing else is done with them here.
+        for observer in self.observers {
+            observer(&event);
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! URLs and headers without secrets.
+//!
+//! Rule: a URL in a log, a metric or a `Debug` never shows its userinfo, its query or its
+//! fragment, where tokens and passwords live; a header in a `Debug` shows its name only (its
+//! value may be a credential: `Authorization`, `Cookie`, an API key, a raw `Idempotency-Key`).
+
+use core::fmt;
+
+/// The URI as `scheme://host[:port]/path`: no userinfo, no query, no fragment.
+///
+/// ```
+/// let uri: http::Uri = "https://user:secret@api.example.com:8443/v1/items?token=abc".parse()?;
+/// assert_eq!(backstop::redact_uri(&uri), "https://api.example.com:8443/v1/items");
+/// # Ok::<(), http::uri::InvalidUri>(())
+/// ```
+#[must_use]
+pub fn redact_uri(uri: &http::Uri) -> String {
+    let mut out = String::new();
+    if let Some(scheme) = uri.scheme_str() {
+        out.push_str(scheme);
+        out.push_str("://");
+    }
+    if let Some(authority) = uri.authority() {
+        out.push_str(authority.host());
+        if let Some(port) = authority.port() {
+            out.push(':');
+            out.push_str(port.as_str());
+        }
+    }
+    out.push_str(uri.path());
+    out
+}
+
+/// `Debug` of a URI as [`redact_uri`] writes it.
+pub(crate) struct DebugUri<'a>(pub(crate) &'a http::Uri);
+
+impl fmt::Debug for DebugUri<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&redact_uri(self.0), f)
+    }
+}
+
+/// `Debug` of a header map as the list of its names, without the values.
+pub(crate) struct DebugHeaderNames<'a>(pub(crate) &'a http::HeaderMap);
+
+impl fmt::Debug for DebugHeaderNames<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.0.keys().map(http::HeaderName::as_str))
+            .finish()
+    }
+}
+
+/// `Debug` of an `http::Request` without secrets: method, redacted URI, version, header names,
+/// and never the body.
+pub(crate) struct DebugRequest<'a, B>(pub(crate) &'a http::Request<B>);
+
+impl<B> fmt::Debug for DebugRequest<'_, B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = self.0;
+        f.debug_struct("Request")
+            .field("method", r.method())
+            .field("uri", &DebugUri(r.uri()))
+            .field("version", &r.version())
+            .field("headers", &DebugHeaderNames(r.headers()))
+            .finish_non_exhaustive()
+    }
+}
+
+/// `Debug` of an `http::Response` without secrets: status, version, header names (a
+/// `Set-Cookie` value is a credential), and never the body.
+pub(crate) struct DebugResponse<'a, B>(pub(crate) &'a http::Response<B>);
+
+impl<B> fmt::Debug for DebugResponse<'_, B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = self.0;
+        f.debug_struct("Response")
+            .field("status", &r.status())
+            .field("version", &r.version())
+            .field("headers", &DebugHeaderNames(r.headers()))
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn userinfo_query_and_fragment_are_removed() {
+        for (input, expected) in [
+            ("http://127.0.0.1:8080/a/b?x=1", "http://127.0.0.1:8080/a/b"),
+            (
+                "https://alice:pw@example.com/p?token=1",
+                "https://example.com/p",
+            ),
+            ("https://tok@example.com", "https://example.com/"),
+            ("http://[::1]:80/x?y", "http://[::1]:80/x"),
+        ] {
+            let uri: http::Uri = input.parse().expect("uri");
+            assert_eq!(redact_uri(&uri), expected, "{input}");
+        }
+    }
+}

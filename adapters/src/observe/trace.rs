@@ -1,0 +1,102 @@
+//! The `tracing` sink (feature `tracing`): one event per attempt, wait and outcome, target
+//! `backstop`, with the same redacted fields as the callback.
+//!
+//! Rule: levels a busy service can leave on. An operation that succeeded on its first attempt
+//! logs at DEBUG only (its attempt and its end), so INFO stays quiet until something is
+//! retried: a wait before a retry (a zero one included) is INFO, an operation that needed
+//! retries is INFO when it returned a response and WARN when it gave up on a limit (attempts,
+//! deadline, `Retry-After` ceiling, budget) or on an error. Durations are whole microseconds
+//! (`took_us`, `delay_us`, `slept_us`, `elapsed_us`).
+
+use core::time::Duration;
+
+use crate::{AttemptOutcome, Outcome, StopReason};
+use tracing::Level;
+
+use crate::observe::events::{EventKind, RetryEvent};
+
+/// A duration as whole microseconds (saturating: `u64` microseconds are 584,000 years).
+fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+/// The level of an operation's end: see the module docs.
+fn finished_level(outcome: &Outcome) -> Level {
+    let returned = matches!(outcome.last, Some(AttemptOutcome::Response(_)))
+        && !outcome.reason.is_limit()
+        && outcome.reason != StopReason::Aborted;
+    if returned && outcome.attempts <= 1 {
+        Level::DEBUG
+    } else if returned || outcome.reason == StopReason::Aborted {
+        Level::INFO
+    } else {
+        Level::WARN
+    }
+}
+
+pub(crate) fn emit(event: &RetryEvent<'_>) {
+    let (op, method, url) = (event.operation, event.method, event.url);
+    match event.kind {
+        EventKind::AttemptEnded {
+            attempt,
+            result,
+            took,
+            elapsed,
+        } => tracing::debug!(
+            target: "backstop",
+            operation = op, method, url, attempt,
+            result = %result,
+            took_us = micros(took),
+            elapsed_us = micros(elapsed),
+            "attempt ended"
+        ),
+        EventKind::WaitStarted {
+            next_attempt,
+            delay,
+            cause,
+            source,
+            elapsed,
+        } => tracing::info!(
+            target: "backstop",
+            operation = op, method, url, next_attempt,
+            delay_us = micros(delay),
+            cause = %cause,
+            source = source.as_str(),
+            elapsed_us = micros(elapsed),
+            "retrying after a wait"
+        ),
+        EventKind::WaitEnded {
+            next_attempt,
+            slept,
+            elapsed,
+        } => tracing::debug!(
+            target: "backstop",
+            operation = op, method, url, next_attempt,
+            slept_us = micros(slept),
+            elapsed_us = micros(elapsed),
+            "wait ended"
+        ),
+        EventKind::Finished { outcome } => {
+            // `tracing`'s macros take the level as a constant: one arm per level.
+            macro_rules! finished {
+                ($level:expr) => {
+                    tracing::event!(
+                        target: "backstop",
+                        $level,
+                        operation = op, method, url,
+                        attempts = outcome.attempts,
+                        reason = outcome.reason.as_str(),
+                        last = outcome.last.map(|last| last.to_string()),
+                        elapsed_us = micros(outcome.elapsed),
+                        "operation finished"
+                    )
+                };
+            }
+            match finished_level(&outcome) {
+                Level::DEBUG => finished!(Level::DEBUG),
+                Level::INFO => finished!(Level::INFO),
+                _ => finished!(Level::WARN),
+            }
+        }
+    }
+}

@@ -1,0 +1,236 @@
+//! The middleware: one reqwest request, run through the shared retry loop.
+//!
+//! Rule: a request is repeated only as it was first sent. Each attempt sends a clone of the
+//! caller's request down the rest of the chain; a request whose body cannot be cloned (a
+//! stream) is sent once and never re-sent with an empty body: the machine stops it with
+//! `StopReason::BodyNotReplayable`.
+
+use core::fmt;
+
+use crate::tokio::TokioRuntime;
+use crate::{
+    drain_body, ensure_idempotency_key, run_draining, Abort, DrainLimits, OperationName, Retried,
+    Retrier, RetryRequest, Runtime, IDEMPOTENCY_KEY,
+};
+use http::Extensions;
+use reqwest::{Body, Request, Response};
+use reqwest_middleware::{Middleware, Next};
+
+use crate::reqwest::error::error_kind;
+
+/// Retries every request of a `reqwest_middleware` client under a [`Retrier`]'s policy.
+///
+/// ```
+/// use backstop::reqwest::{Retrier, RetryMiddleware};
+/// # let _ = rustls::crypto::ring::default_provider().install_default();
+///
+/// let policy = backstop::Policy::builder().max_attempts(3).build()?;
+/// let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+///     .with(RetryMiddleware::new(Retrier::new(policy)))
+///     .build();
+/// # drop(client);
+/// # Ok::<(), backstop::ConfigError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct RetryMiddleware<RT = TokioRuntime> {
+    retrier: Retrier,
+    runtime: RT,
+    generate_keys: bool,
+}
+
+impl RetryMiddleware {
+    /// Retries under `retrier`, on tokio's clock (paused time counts).
+    #[must_use]
+    pub fn new(retrier: Retrier) -> Self {
+        RetryMiddleware {
+            retrier,
+            runtime: TokioRuntime::new(),
+            generate_keys: false,
+        }
+    }
+}
+
+impl<RT> RetryMiddleware<RT> {
+    /// The same middleware on another clock and sleep (for example `VirtualTime`).
+    #[must_use]
+    pub fn with_runtime<R2: Runtime>(self, runtime: R2) -> RetryMiddleware<R2> {
+        RetryMiddleware {
+            retrier: self.retrier,
+            runtime,
+            generate_keys: self.generate_keys,
+        }
+    }
+
+    /// Gives every POST and PATCH that has no `Idempotency-Key` a new one (a UUID v4), the
+    /// same on each of its attempts, which makes it retryable under the default policy. Only
+    /// for a client whose servers deduplicate requests by that key.
+    #[must_use]
+    pub fn generate_idempotency_key(mut self) -> Self {
+        self.generate_keys = true;
+        self
+    }
+
+    /// The runtime.
+    #[must_use]
+    pub fn runtime(&self) -> &RT {
+        &self.runtime
+    }
+}
+
+/// One attempt's response, with the extensions the rest of the chain left.
+struct Exchange {
+    response: Response,
+    extensions: Extensions,
+}
+
+#[async_trait::async_trait]
+impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
+    async fn handle(
+        &self,
+        mut request: Request,
+        extensions: &mut Extensions,
+        next: Next<'_>,
+    ) -> reqwest_middleware::Result<Response> {
+        if self.generate_keys {
+            let method = request.method().clone();
+            ensure_idempotency_key(&method, request.headers_mut());
+        }
+        // The one copy made before the first attempt: kept for the retries, each of which
+        // sends a copy of it, while the first attempt sends the caller's request itself.
+        let spare = request.try_clone();
+        let mut plan = plan(&request, extensions, self.retrier.reports_events());
+        if spare.is_none() {
+            plan = plan.body_not_replayable();
+        }
+        let mut first = Some(request);
+        let attempt = |_attempt| {
+            // The first attempt sends the request; a retry (only ever of a replayable one: the
+            // machine makes no second attempt of the other) sends a copy of the spare.
+            let request = first
+                .take()
+                .or_else(|| spare.as_ref().and_then(Request::try_clone));
+            let mut own = extensions.clone();
+            let next = next.clone();
+            async move {
+                let request = request
+                    .ok_or_else(|| reqwest_middleware::Error::middleware(BodyNotReplayableError))?;
+                let response = next.run(request, &mut own).await.map_err(redact_url)?;
+                Ok(head(response, own))
+            }
+        };
+        // A discarded response's body is read to its end when small and quick, so reqwest's
+        // pool hands the same connection to the next attempt.
+        let result = run_draining(
+            &self.retrier,
+            &self.runtime,
+            plan,
+            error_kind,
+            attempt,
+            drain,
+        )
+        .await;
+        finish(result, extensions)
+    }
+}
+
+/// The facts the loop needs about `request`: method, URL (for events, redacted there; only
+/// when they are reported: converting it costs more than the rest of the plan), its
+/// `Idempotency-Key`, and an [`Abort`] and an [`OperationName`] from the extensions. The body
+/// stays in the request.
+fn plan(request: &Request, extensions: &Extensions, reports_events: bool) -> RetryRequest {
+    // A URL reqwest accepts but `http` does not only names the operation in events.
+    let uri = if reports_events {
+        request
+            .url()
+            .as_str()
+            .parse::<http::Uri>()
+            .unwrap_or_default()
+    } else {
+        http::Uri::default()
+    };
+    let mut plan = RetryRequest::new(request.method().clone(), uri);
+    // A blank key is kept as sent: `RetryRequest::has_idempotency_key` says it is no key.
+    if let Some(key) = request.headers().get(IDEMPOTENCY_KEY) {
+        plan = plan.idempotency_key(key.clone());
+    }
+    if let Some(abort) = extensions.get::<Abort>() {
+        plan = plan.abort_on(abort);
+    }
+    if let Some(name) = extensions.get::<OperationName>() {
+        plan = plan.name(name.as_str());
+    }
+    plan
+}
+
+/// reqwest's error names the request's URL, userinfo and query included, in its text and its
+/// `Debug`, and it is the source of the operation's error: cut it to scheme, host, port and
+/// path, as the events show it. Only on an error, so a success costs nothing.
+fn redact_url(mut error: reqwest_middleware::Error) -> reqwest_middleware::Error {
+    if let reqwest_middleware::Error::Reqwest(e) = &mut error {
+        if let Some(url) = e.url_mut() {
+            url.set_query(None);
+            url.set_fragment(None);
+            // Fails only for a URL that cannot have userinfo (then it has none).
+            let _ = url.set_username("");
+            let _ = url.set_password(None);
+        }
+    }
+    error
+}
+
+/// The response head the loop decides on, carrying the response itself. The headers move to
+/// the head (the response keeps an empty map) and back in [`finish`]: the loop reads them, and
+/// only the returned response needs them again.
+fn head(mut response: Response, extensions: Extensions) -> http::Response<Exchange> {
+    let status = response.status();
+    let headers = core::mem::take(response.headers_mut());
+    let mut head = http::Response::new(Exchange {
+        response,
+        extensions,
+    });
+    *head.status_mut() = status;
+    *head.headers_mut() = headers;
+    head
+}
+
+/// The caller's result: the last response with its [`Outcome`](crate::Outcome) (and the
+/// chain's extensions), or the loop's error inside reqwest-middleware's.
+fn finish(
+    result: Result<Retried<Exchange>, crate::reqwest::Error>,
+    extensions: &mut Extensions,
+) -> reqwest_middleware::Result<Response> {
+    match result {
+        Ok(done) => {
+            let (
+                head,
+                Exchange {
+                    mut response,
+                    extensions: theirs,
+                },
+            ) = done.response.into_parts();
+            *response.headers_mut() = head.headers;
+            *extensions = theirs;
+            response.extensions_mut().insert(done.outcome);
+            Ok(response)
+        }
+        Err(e) => Err(reqwest_middleware::Error::Middleware(e.into())),
+    }
+}
+
+/// The error of an attempt that had no request to send (cannot happen: see `handle`).
+#[derive(Debug)]
+struct BodyNotReplayableError;
+
+impl fmt::Display for BodyNotReplayableError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the request body cannot be replayed: sent once, not retried")
+    }
+}
+
+impl std::error::Error for BodyNotReplayableError {}
+
+/// Reads a discarded response's body to its end within `limits`, as every adapter does: a
+/// reqwest body is an `http_body::Body`, so the driver's reader serves it.
+async fn drain(exchange: Exchange, limits: DrainLimits) -> bool {
+    drain_body(Body::from(exchange.response), limits).await
+}

@@ -1,0 +1,97 @@
+//! # backstop::reqwest
+//!
+//! backstop's retries for [reqwest](https://docs.rs/reqwest), as a `reqwest-middleware`
+//! [`Middleware`](reqwest_middleware::Middleware). The whole setup is one line:
+//!
+//! ```
+//! use backstop::reqwest::{Retrier, RetryMiddleware};
+//! use reqwest_middleware::ClientBuilder;
+//! # use std::io::{Read, Write};
+//! # // The workspace builds reqwest on rustls without a provider of its own: install ring.
+//! # let _ = rustls::crypto::ring::default_provider().install_default();
+//! # let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+//! # let url = format!("http://{}/hello", listener.local_addr()?);
+//! # std::thread::spawn(move || {
+//! #     for (stream, answer) in listener.incoming().zip([
+//! #         "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 0\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+//! #         "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+//! #     ]) {
+//! #         let mut stream = stream.unwrap();
+//! #         let mut buf = [0; 1024];
+//! #         let _ = stream.read(&mut buf);
+//! #         let _ = stream.write_all(answer.as_bytes());
+//! #     }
+//! # });
+//!
+//! let client = ClientBuilder::new(reqwest::Client::new())
+//!     .with(RetryMiddleware::new(Retrier::default()))
+//!     .build();
+//!
+//! let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+//! rt.block_on(async {
+//!     let response = client.get(&url).send().await?;
+//!     // How the operation ended travels with the response.
+//!     let outcome = response.extensions().get::<backstop::Outcome>().copied();
+//!     assert_eq!(outcome.map(|o| o.attempts), Some(2));
+//!     assert_eq!(response.text().await?, "ok");
+//!     Ok::<(), Box<dyn std::error::Error>>(())
+//! })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Every request through the client runs the loop every backstop adapter runs
+//! (`backstop::run`) on tokio's clock: the policy, `Retry-After` as a floor with a
+//! ceiling, the idempotency rules (a POST is retried after it may have been sent only when it
+//! carries an `Idempotency-Key`, the caller's opt-in), budgets, events, metrics, redaction.
+//!
+//! - **The last response is always returned**, with the operation's [`Outcome`] in its
+//!   extensions (`response.extensions().get::<backstop::Outcome>()`): a final 503 is `Ok`.
+//! - **An operation that ends without a response** is a `reqwest_middleware::Error::Middleware`
+//!   holding a [`RetryError`] (see [`retry_error`]): attempts, reason, and the client's error
+//!   as its source. Its `Display` names no URL; the source is reqwest's error, whose text
+//!   does (`error sending request for url (...)`), and so does anything that prints the chain
+//!   (`{:?}`, `{:#}`). The middleware cuts that URL to scheme, host, port and path (no
+//!   userinfo, query or fragment, as in the events) before the error reaches you; a path
+//!   that itself carries a secret is still there.
+//! - **A body that cannot be replayed** (a stream: `Request::try_clone` is `None`) is sent
+//!   once, never retried and never re-sent empty; its outcome's reason is
+//!   [`StopReason::BodyNotReplayable`](crate::StopReason::BodyNotReplayable).
+//! - **Timeouts.** Each attempt races the machine's attempt timeout (bounded by the overall
+//!   deadline); the loser is dropped, which cancels reqwest's request. The request's own
+//!   reqwest timeout (`RequestBuilder::timeout`, or the client's) still applies inside it.
+//! - **A connect that never completes** is `ConnectTimeout` (never sent: retried for any
+//!   method) only when reqwest itself reports it: give the client a connect timeout shorter
+//!   than the policy's attempt timeout, `reqwest::Client::builder().connect_timeout(
+//!   policy.attempt_timeout() / 2)`. Without one, the loop's attempt timer cuts the connect
+//!   and the attempt is `Timeout` (maybe sent: a POST without an `Idempotency-Key` is not
+//!   retried). The middleware cannot tell a stalled connect from a stalled exchange from
+//!   outside reqwest's pool, which may hand the request a pooled connection while a connect
+//!   it started is still pending; reqwest's own connect timeout bounds only the connect. An
+//!   attempt the deadline cuts shorter than the connect timeout is `Timeout` too.
+//! - **Abort.** Put an [`Abort`] in the request's extensions
+//!   (`client.get(url).with_extension(abort.clone())`) to cancel the operation from elsewhere;
+//!   an [`OperationName`] there names the operation in events.
+//! - **Keys.** [`RetryMiddleware::generate_idempotency_key`] gives each POST and PATCH without
+//!   an `Idempotency-Key` one of its own, for servers that deduplicate by it.
+//! - **Errors as kinds** ([`error_kind`]): connect failures never sent, TLS permanent (feature
+//!   `rustls`), reqwest's timeouts, redirect loops permanent.
+//! - **Logs.** With the feature `tracing`, every attempt, wait and outcome is a `tracing` event
+//!   (target `backstop`, redacted; a first-try success at DEBUG only).
+//!
+//! reqwest's TLS is the caller's: with reqwest's default features (rustls on aws-lc)
+//! `reqwest::Client::new()` works as it is. To stay on ring, enable reqwest's
+//! `rustls-no-provider` and install ring as the process default (as the example does), or give
+//! `ClientBuilder::tls_backend_preconfigured` a configuration from [`TlsBuilder`].
+
+mod error;
+mod middleware;
+
+pub use crate::tokio::TokioRuntime;
+pub use crate::{http, Abort, Metrics, OperationName, Retrier, RetryError, RetryEvent};
+#[cfg(feature = "rustls")]
+pub use crate::{rustls, Roots, TlsBuilder};
+pub use error::{error_kind, retry_error, Error};
+pub use middleware::RetryMiddleware;
+
+#[doc(no_inline)]
+pub use crate::Outcome;

@@ -1,0 +1,344 @@
+//! The retry configuration shared by many operations: policy, observers, wall clock,
+//! error-classification override, randomness.
+
+use core::fmt;
+use std::hash::{BuildHasher, Hash, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::{AttemptOutcome, Budget, ErrorClass, ErrorKind, Instant, Policy};
+use rand_core::SeedableRng;
+use rand_pcg::Pcg64Mcg;
+
+use crate::drain::DrainLimits;
+use crate::observe::events::RetryEvent;
+use crate::observe::metrics::Metrics;
+use crate::observe::Observer;
+use crate::wall_clock::{SystemClock, WallClock};
+
+/// The caller's error classification: given the adapter's [`ErrorKind`] and the client's
+/// error, `Some(class)` overrides the default class, `None` keeps it.
+pub type ClassifyOverride =
+    Arc<dyn Fn(ErrorKind, &(dyn std::error::Error + 'static)) -> Option<ErrorClass> + Send + Sync>;
+
+/// Everything that is the same for many operations. Cheap to clone (shared parts are `Arc`s).
+///
+/// ```
+/// use backstop::{Metrics, Retrier};
+///
+/// let metrics = Metrics::new();
+/// let retrier = Retrier::new(backstop::Policy::default())
+///     .metrics(&metrics)
+///     .on_event(|event| println!("{event}"))
+///     .seed(7); // reproducible jitter
+/// assert_eq!(retrier.policy().max_attempts(), 4);
+/// ```
+#[derive(Clone)]
+pub struct Retrier {
+    policy: Policy,
+    pub(crate) observers: Vec<Observer>,
+    pub(crate) metrics: Option<Metrics>,
+    pub(crate) wall_clock: Arc<dyn WallClock>,
+    pub(crate) classify: Option<ClassifyOverride>,
+    pub(crate) budget: SharedBudget,
+    pub(crate) drain: DrainLimits,
+    seed: Option<u64>,
+    operations: Arc<AtomicU64>,
+}
+
+impl fmt::Debug for Retrier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Retrier")
+            .field("policy", &self.policy)
+            .field("observers", &self.observers.len())
+            .field("metrics", &self.metrics.is_some())
+            .field("budget", &self.budget.0.is_some())
+            .field("drain", &self.drain)
+            .field("seed", &self.seed)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Retrier {
+    fn default() -> Self {
+        Retrier::new(Policy::default())
+    }
+}
+
+impl Retrier {
+    /// Operations under `policy`, with the system wall clock, no observers, and random seeds.
+    #[must_use]
+    pub fn new(policy: Policy) -> Self {
+        Retrier {
+            policy,
+            observers: Vec::new(),
+            metrics: None,
+            wall_clock: Arc::new(SystemClock),
+            classify: None,
+            budget: SharedBudget(None),
+            drain: DrainLimits::DEFAULT,
+            seed: None,
+            operations: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// The policy.
+    #[must_use]
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The same retrier (observers, metrics, budget, wall clock, classification, seed
+    /// sequence) under another policy: for one request that must be sent at most once, say.
+    ///
+    /// ```
+    /// use backstop::Retrier;
+    ///
+    /// let once = backstop::Policy::builder().max_attempts(1).build()?;
+    /// let retrier = Retrier::default().on_event(|e| println!("{e}"));
+    /// assert_eq!(retrier.with_policy(once).policy().max_attempts(), 1);
+    /// # Ok::<(), backstop::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn with_policy(&self, policy: Policy) -> Self {
+        Retrier {
+            policy,
+            ..self.clone()
+        }
+    }
+
+    /// Calls `observer` with every event. Several observers may be added.
+    #[must_use]
+    pub fn on_event(mut self, observer: impl Fn(&RetryEvent<'_>) + Send + Sync + 'static) -> Self {
+        self.observers.push(Arc::new(observer));
+        self
+    }
+
+    /// Counts every operation into `metrics` (a shared handle).
+    #[must_use]
+    pub fn metrics(mut self, metrics: &Metrics) -> Self {
+        self.metrics = Some(metrics.clone());
+        self
+    }
+
+    /// The wall clock used for an HTTP-date `Retry-After` when the response has no `Date`.
+    #[must_use]
+    pub fn wall_clock(mut self, clock: impl WallClock + 'static) -> Self {
+        self.wall_clock = Arc::new(clock);
+        self
+    }
+
+    /// Overrides the classification of attempt errors.
+    ///
+    /// ```
+    /// use backstop::{ErrorClass, ErrorKind};
+    /// use backstop::Retrier;
+    ///
+    /// // This service never acts on a request whose response was cut off: retry it like
+    /// // a request that was never sent.
+    /// let retrier = Retrier::default().classify(|kind, _error| {
+    ///     (kind == ErrorKind::UnexpectedEof).then_some(ErrorClass::NotSent)
+    /// });
+    /// # drop(retrier);
+    /// ```
+    #[must_use]
+    pub fn classify(
+        mut self,
+        f: impl Fn(ErrorKind, &(dyn std::error::Error + 'static)) -> Option<ErrorClass>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Self {
+        self.classify = Some(Arc::new(f));
+        self
+    }
+
+    /// Consults `budget` before every retry of every operation of this retrier (and of its
+    /// clones): a retry budget shared across operations, so that a fleet of clients cannot
+    /// multiply an outage (see `backstop::TokenBucket`, `RetryQuota`, `RatioBudget`). The
+    /// budget sees each runtime's clock; the adapters' runtimes share one process-wide epoch.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use backstop::Retrier;
+    ///
+    /// let quota = Arc::new(backstop::RetryQuota::new());
+    /// let retrier = Retrier::default().budget(quota.clone());
+    /// # drop(retrier);
+    /// ```
+    #[must_use]
+    pub fn budget(mut self, budget: Arc<dyn Budget + Send + Sync>) -> Self {
+        self.budget = SharedBudget(Some(budget));
+        self
+    }
+
+    /// How much of a discarded response's body is read so that the client can reuse its
+    /// connection for the next attempt (default [`DrainLimits::DEFAULT`]: 64 KiB within
+    /// 250 ms; [`DrainLimits::OFF`] never reads and always closes). Applies to the adapters'
+    /// ready-made clients and to [`run_draining`](crate::run_draining).
+    #[must_use]
+    pub fn drain(mut self, limits: DrainLimits) -> Self {
+        self.drain = limits;
+        self
+    }
+
+    /// The drain limits (see [`Retrier::drain`]).
+    #[must_use]
+    pub fn drain_limits(&self) -> DrainLimits {
+        self.drain
+    }
+
+    /// Whether an operation started now reports its events anywhere: to an observer
+    /// ([`on_event`](Self::on_event)), or to a `tracing` subscriber that wants them (feature
+    /// `tracing`). Metrics count without them. The request's URL is used for events only, so
+    /// an adapter whose client holds the URL in another form converts it for the
+    /// [`RetryRequest`](crate::RetryRequest) only when this is `true`.
+    ///
+    /// ```
+    /// use backstop::Retrier;
+    ///
+    /// assert!(!Retrier::default().reports_events());
+    /// assert!(Retrier::default().on_event(|e| println!("{e}")).reports_events());
+    /// ```
+    #[must_use]
+    pub fn reports_events(&self) -> bool {
+        crate::observe::reported(&self.observers)
+    }
+
+    /// Seeds the jitter: operation `n` (counting from 0) of this retrier uses seed
+    /// `seed + n`, so a run is reproducible.
+    #[must_use]
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// The random generator for the next operation: seeded now (operation `n` of a seeded
+    /// retrier gets `seed + n`), drawn and expanded only when the operation first needs a
+    /// random number (a wait's jitter), so an operation that succeeds at once pays for neither.
+    pub(crate) fn next_rng(&self) -> LazyRng {
+        let seed = self.seed.map(|s| {
+            let n = self.operations.fetch_add(1, Ordering::Relaxed);
+            s.wrapping_add(n)
+        });
+        LazyRng { seed, rng: None }
+    }
+}
+
+/// A [`Pcg64Mcg`] made on first use from its seed (a fresh random one when there is none).
+pub(crate) struct LazyRng {
+    seed: Option<u64>,
+    rng: Option<Pcg64Mcg>,
+}
+
+impl LazyRng {
+    fn rng(&mut self) -> &mut Pcg64Mcg {
+        let seed = self.seed;
+        self.rng
+            .get_or_insert_with(|| Pcg64Mcg::seed_from_u64(seed.unwrap_or_else(random_u64)))
+    }
+}
+
+impl rand_core::TryRng for LazyRng {
+    type Error = core::convert::Infallible;
+
+    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+        self.rng().try_next_u32()
+    }
+
+    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+        self.rng().try_next_u64()
+    }
+
+    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), Self::Error> {
+        self.rng().try_fill_bytes(dest)
+    }
+}
+
+/// The retrier's budget, or none (every retry the policy allows).
+#[derive(Clone)]
+pub(crate) struct SharedBudget(Option<Arc<dyn Budget + Send + Sync>>);
+
+impl Budget for SharedBudget {
+    fn on_operation_start(&self, now: Instant) {
+        if let Some(b) = &self.0 {
+            b.on_operation_start(now);
+        }
+    }
+
+    fn try_retry(&self, now: Instant, cause: AttemptOutcome) -> bool {
+        match &self.0 {
+            Some(b) => b.try_retry(now, cause),
+            None => true,
+        }
+    }
+
+    fn on_retry_cancelled(&self, now: Instant, granted_at: Instant, cause: AttemptOutcome) {
+        if let Some(b) = &self.0 {
+            b.on_retry_cancelled(now, granted_at, cause);
+        }
+    }
+
+    fn on_attempt_end(&self, now: Instant, success: bool) {
+        if let Some(b) = &self.0 {
+            b.on_attempt_end(now, success);
+        }
+    }
+}
+
+/// 64 random bits: a per-thread SplitMix64 sequence, started from the standard library's
+/// per-process random hash keys, a clock and the thread. Enough for jitter and idempotency
+/// keys, cheap per operation, with no extra dependency.
+fn random_u64() -> u64 {
+    use std::cell::Cell;
+    thread_local! {
+        static STATE: Cell<u64> = Cell::new({
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u64(0x5EED);
+            if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+                h.write_u128(t.as_nanos());
+            }
+            std::thread::current().id().hash(&mut h);
+            h.finish()
+        });
+    }
+    STATE.with(|s| {
+        let x = s.get().wrapping_add(0x9E37_79B9_7F4A_7C15);
+        s.set(x);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    })
+}
+
+/// A random UUID (version 4) in its text form.
+pub(crate) fn random_uuid() -> String {
+    let hi = random_u64();
+    let lo = random_u64();
+    let bytes = ((u128::from(hi) << 64) | u128::from(lo)) & !(0xF000 << 64) & !(0xC << 60);
+    let b = bytes | (0x4000 << 64) | (0x8 << 60);
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        b >> 96,
+        (b >> 80) & 0xFFFF,
+        (b >> 64) & 0xFFFF,
+        (b >> 48) & 0xFFFF,
+        b & 0xFFFF_FFFF_FFFF
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_keys_are_version_4_uuids_and_differ() {
+        let a = random_uuid();
+        let b = random_uuid();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 36);
+        assert_eq!(&a[14..15], "4");
+        assert!(matches!(&a[19..20], "8" | "9" | "a" | "b"), "{a}");
+    }
+}

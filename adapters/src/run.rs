@@ -1,0 +1,687 @@
+//! The retry loop: the one place where decisions become actions.
+//!
+//! Rule (the machine's driver contract, `backstop::RetryMachine`): poll the machine, act on its
+//! decision, report what happened, repeat until it returns or gives up. Every attempt races its
+//! timeout and the abort; every wait races the abort; after every timer the clock is read again
+//! and the machine decides (a timer is never trusted). Before the next attempt, a discarded
+//! response's body is read to its end when it is small and quick (so that the client can
+//! reuse the connection), else dropped; after an abort nothing is sent, and the attempt
+//! function is not even called.
+
+use core::future::Future;
+use core::pin::{pin, Pin};
+use core::task::Poll;
+use core::time::Duration;
+
+use crate::{
+    AttemptError, AttemptOutcome, Decision, ErrorKind, Event, Instant, Method, Outcome, Request,
+    Response, RetryMachine, SendReason, StopReason, WaitReason,
+};
+use futures_lite::future;
+
+use crate::abort::Abort;
+use crate::classify::default_error_kind;
+use crate::drain::{announced_too_long, DrainLimits};
+use crate::observe::events::EventKind;
+use crate::observe::Emitter;
+use crate::outcome::{Retried, RetryError};
+use crate::progress::Progress;
+use crate::request::{Attempt, RetryRequest};
+use crate::retrier::{LazyRng, Retrier, SharedBudget};
+use crate::runtime::{Purpose, Runtime, Sleep};
+use crate::timed_out::AttemptTimedOut;
+
+/// Runs one operation: sends `request` through `send` until the policy is satisfied.
+///
+/// - `send` performs one attempt (one HTTP exchange up to the response head) and is called
+///   once per attempt with a fresh [`Attempt`]. The loop races it against the attempt's timeout
+///   and the request's [`Abort`]; when either wins, the attempt's future is dropped, which
+///   cancels the request in flight.
+/// - The client's error gets its [`ErrorKind`] from [`default_error_kind`], which reads its
+///   chain (a TLS failure, a host that did not resolve, the socket's I/O error); the retrier's
+///   override, if any, then picks the class. To say the kinds yourself, use
+///   [`run_classified`].
+/// - An attempt the loop's timer ends is [`ErrorKind::Timeout`] (maybe sent), or
+///   [`ErrorKind::ConnectTimeout`] (never sent) when its client said, with
+///   [`mark_connecting`](crate::mark_connecting), that it was still connecting.
+///
+/// A discarded response is dropped unread, which closes its connection: see [`run_draining`]
+/// to keep it for the next attempt.
+///
+/// Returns the last response whenever there is one (even a 503 after the attempts ran out),
+/// else why there is none. A request the builder could not make (see
+/// [`RetryRequest::error`]) is returned as [`RetryError::InvalidRequest`] without sending.
+/// See the crate docs for an example.
+pub async fn run<RT, B, E, Fut>(
+    retrier: &Retrier,
+    runtime: &RT,
+    request: RetryRequest,
+    send: impl FnMut(Attempt) -> Fut,
+) -> Result<Retried<B>, RetryError<E>>
+where
+    RT: Runtime + ?Sized,
+    E: std::error::Error + 'static,
+    Fut: Future<Output = Result<http::Response<B>, E>>,
+{
+    run_classified(
+        retrier,
+        runtime,
+        request,
+        |e: &E| default_error_kind(e),
+        send,
+    )
+    .await
+}
+
+/// [`run`], with `classify` mapping the client's error to an [`ErrorKind`] (the retrier's
+/// override, if any, then picks the class).
+///
+/// ```
+/// use backstop::ErrorKind;
+/// use backstop::{run_classified, Retrier, RetryError, RetryRequest, StdRuntime, VirtualTime};
+///
+/// // A client whose every error happens before the request leaves: retried for any method.
+/// let result = futures_lite::future::block_on(run_classified(
+///     &Retrier::default(),
+///     &VirtualTime::new(StdRuntime::new()),
+///     RetryRequest::post("http://127.0.0.1:1/orders"),
+///     |_: &std::io::Error| ErrorKind::ConnectionRefused,
+///     |_attempt| async { Err::<http::Response<()>, _>(std::io::Error::other("queue full")) },
+/// ));
+/// let Err(RetryError::Failed { kind, outcome, .. }) = result else { panic!() };
+/// assert_eq!((kind, outcome.attempts), (ErrorKind::ConnectionRefused, 4));
+/// ```
+pub async fn run_classified<RT, B, E, Fut>(
+    retrier: &Retrier,
+    runtime: &RT,
+    request: RetryRequest,
+    classify: impl Fn(&E) -> ErrorKind,
+    send: impl FnMut(Attempt) -> Fut,
+) -> Result<Retried<B>, RetryError<E>>
+where
+    RT: Runtime + ?Sized,
+    E: std::error::Error + 'static,
+    Fut: Future<Output = Result<http::Response<B>, E>>,
+{
+    let drop_body = |body: B, _: DrainLimits| {
+        drop(body);
+        future::ready(())
+    };
+    run_draining(retrier, runtime, request, classify, send, drop_body).await
+}
+
+/// [`run`], with `drain` reading a discarded response's body to its end so that the client
+/// can send the next attempt on the same connection.
+///
+/// Before the next attempt, the loop calls `drain` with the discarded response's body and
+/// the [`DrainLimits`] in force: the retrier's ([`Retrier::drain`]), their time cut to half
+/// the time left before the deadline and, when the machine waits before the next attempt, to
+/// the wait. `drain` reads at most `max_bytes` (see [`drain_body`](crate::drain_body) for any
+/// `http_body::Body`); the loop races it against `max_time` and the abort, and drops the body
+/// when either wins. A body whose `Content-Length` is over the limit is dropped unread. A
+/// blocking `drain`, which completes within the loop's first poll of it, must bound its own
+/// time by `max_time`. The returned response's body is never touched.
+///
+/// The drain runs at the start of the wait before the next attempt, inside it: the next
+/// attempt goes out when the wait ends, as decided, whatever the body does, so
+/// `Policy::worst_case` holds for the loop. (Without a wait, the drain runs right before the
+/// next attempt, within its limits and within the longest wait `worst_case` counts.) Hence one edge: when the operation ends at that wait
+/// instead of sending (its wake-up came at or past the deadline), the response it would
+/// return has been released; the loop returns [`RetryError::TimedOut`], whose outcome names
+/// that response's status.
+///
+/// # Errors
+///
+/// As [`run`].
+pub async fn run_draining<RT, B, E, Fut, Drained>(
+    retrier: &Retrier,
+    runtime: &RT,
+    request: RetryRequest,
+    classify: impl Fn(&E) -> ErrorKind,
+    mut send: impl FnMut(Attempt) -> Fut,
+    drain: impl FnMut(B, DrainLimits) -> Drained,
+) -> Result<Retried<B>, RetryError<E>>
+where
+    RT: Runtime + ?Sized,
+    E: std::error::Error + 'static,
+    Fut: Future<Output = Result<http::Response<B>, E>>,
+    Drained: Future,
+{
+    let always_ready = || future::ready(());
+    let send = move |attempt, ()| send(attempt);
+    run_when_ready(
+        retrier,
+        runtime,
+        request,
+        classify,
+        always_ready,
+        send,
+        drain,
+    )
+    .await
+}
+
+/// [`run_draining`], for a client that must be ready before each attempt (a `tower`
+/// service's `poll_ready`): before each attempt, the loop awaits `ready()` and hands its
+/// output to `send` with the [`Attempt`].
+///
+/// Readiness is backpressure, not an attempt: the wait for it is not timed by the attempt's
+/// timeout, is not counted in [`Outcome::attempts`](crate::Outcome), and sends nothing. It
+/// is bounded by the operation's deadline and ended by the abort: when either comes first,
+/// the readiness future is dropped and the operation ends, with reason `deadline` (and
+/// [`RetryError::TimedOut`] unless an earlier attempt left a response to return) or
+/// `aborted`. A readiness that fails is the output's business: give `send` a `Result` and let
+/// it return the error as the attempt's (then counted, and classified like any error).
+///
+/// # Errors
+///
+/// As [`run`].
+pub async fn run_when_ready<RT, B, E, Fut, Drained, Ready, Readied>(
+    retrier: &Retrier,
+    runtime: &RT,
+    mut request: RetryRequest,
+    classify: impl Fn(&E) -> ErrorKind,
+    mut ready: impl FnMut() -> Readied,
+    mut send: impl FnMut(Attempt, Ready) -> Fut,
+    mut drain: impl FnMut(B, DrainLimits) -> Drained,
+) -> Result<Retried<B>, RetryError<E>>
+where
+    RT: Runtime + ?Sized,
+    E: std::error::Error + 'static,
+    Fut: Future<Output = Result<http::Response<B>, E>>,
+    Drained: Future,
+    Readied: Future<Output = Ready>,
+{
+    if let Some(error) = request.take_error() {
+        return Err(RetryError::invalid_request(error));
+    }
+    let abort = request.abort.clone();
+    let start = runtime.now();
+    let facts = Request::new(Method::from(&request.method))
+        .with_idempotency_key(request.has_idempotency_key())
+        .with_replayable_body(!request.body_not_replayable);
+    let mut operation = Operation {
+        retrier,
+        runtime,
+        abort: abort.as_ref(),
+        emitter: Emitter::new(
+            &retrier.observers,
+            retrier.metrics.as_ref(),
+            request.name.as_deref(),
+            &request.method,
+            &request.uri,
+        ),
+        machine: RetryMachine::with_budget(
+            *retrier.policy(),
+            facts,
+            retrier.next_rng(),
+            retrier.budget.clone(),
+            start,
+        ),
+        start,
+        progress: Progress::default(),
+    };
+    let mut last = Last::Nothing;
+    // The clock as last read. It is read again after every attempt and every wait; a reading
+    // is reused for the next decision only when nothing but bookkeeping ran in between (no
+    // observer callback, which may take any time).
+    let mut now = start;
+    // What `ready` gave for the next attempt, kept while the machine decides again after a
+    // wait for readiness.
+    let mut readied = None;
+    // The attempt whose zero wait was last reported (0: none).
+    let mut told_zero_wait = 0;
+    // Bounded by the machine: every pass sends an attempt or waits, and both end by the
+    // deadline, after which the machine returns or gives up.
+    loop {
+        now = match operation.machine.poll(now) {
+            Decision::Send {
+                attempt,
+                timeout,
+                reason,
+            } => {
+                // A retry at once had a wait of zero: reported like any wait, once (this
+                // decision repeats until the attempt starts).
+                if let SendReason::RetryAtOnce(wait) = reason {
+                    if told_zero_wait != attempt {
+                        told_zero_wait = attempt;
+                        now = operation.zero_wait(now, wait);
+                    }
+                }
+                // The previous response will not be returned: release it before sending again
+                // (its connection with it, when it is read to its end), then decide again on
+                // the clock after.
+                if matches!(last, Last::Response(_)) {
+                    now = operation.discard(now, &mut last, &mut drain).await;
+                    continue;
+                }
+                // Before the attempt function is called, not only before the attempt is
+                // reported: a function that starts its request (or makes its body) when
+                // called would otherwise send after the abort.
+                if operation.aborted() {
+                    let _ = operation.machine.handle(now, Event::Abort);
+                    continue;
+                }
+                let readiness = match readied.take() {
+                    Some(r) => r,
+                    None => match operation.ready(pin!(ready())).await {
+                        // Ready at once: the decision stands.
+                        Ok((r, None)) => r,
+                        // Time passed: decide again on the clock after (the deadline may have
+                        // come, the timeout is shorter), keeping what was made ready.
+                        Ok((r, Some(after))) => {
+                            readied = Some(r);
+                            now = after;
+                            continue;
+                        }
+                        // Aborted, or the deadline came first: the machine ends the operation.
+                        Err(after) => {
+                            now = after;
+                            continue;
+                        }
+                    },
+                };
+                // Pinned here, where it lives until it ends: the attempt's steps borrow it.
+                let future = pin!(send(
+                    Attempt {
+                        number: attempt,
+                        timeout,
+                        request: request.to_http(),
+                    },
+                    readiness,
+                ));
+                operation
+                    .attempt(now, attempt, timeout, future, &classify, &mut last)
+                    .await
+            }
+            Decision::Wait {
+                until,
+                delay,
+                reason,
+            } => {
+                operation
+                    .wait(now, (until, delay, reason), &mut last, &mut drain)
+                    .await
+            }
+            Decision::Return(outcome) | Decision::GiveUp(outcome) => {
+                return operation.finish(outcome, last);
+            }
+            // The loop awaits every attempt where it sends it, so the machine never has one in
+            // flight (`AwaitResponse`), and it has no other decision.
+            other => unreachable!("the retry loop cannot act on `{other}`"),
+        };
+    }
+}
+
+/// What the last attempt left for the caller.
+enum Last<B, E> {
+    Nothing,
+    Response(http::Response<B>),
+    Error(E, ErrorKind),
+    /// The loop's own timer ended the attempt: there is no client error to return.
+    TimedOut,
+}
+
+/// How a raced attempt ended.
+enum Raced<T> {
+    Done(T),
+    TimedOut,
+    Aborted,
+}
+
+/// One operation's state between the loop's steps.
+struct Operation<'a, RT: ?Sized> {
+    retrier: &'a Retrier,
+    runtime: &'a RT,
+    abort: Option<&'a Abort>,
+    emitter: Emitter<'a>,
+    machine: RetryMachine<LazyRng, SharedBudget>,
+    start: Instant,
+    /// Whether the attempt in flight is still connecting, as its client says.
+    progress: Progress,
+}
+
+impl<RT: Runtime + ?Sized> Operation<'_, RT> {
+    fn aborted(&self) -> bool {
+        self.abort.is_some_and(Abort::is_aborted)
+    }
+
+    fn since_start(&self, now: Instant) -> Duration {
+        now.saturating_duration_since(self.start)
+    }
+
+    /// Sends attempt `number`, decided at `now`, races it against its timeout and the abort,
+    /// and reports how it ended. Returns the clock after.
+    async fn attempt<B, E: std::error::Error + 'static>(
+        &mut self,
+        now: Instant,
+        number: u32,
+        timeout: Duration,
+        future: Pin<&mut impl Future<Output = Result<http::Response<B>, E>>>,
+        classify: impl Fn(&E) -> ErrorKind,
+        last: &mut Last<B, E>,
+    ) -> Instant {
+        if self.aborted() {
+            // An abort that came first wins: the attempt is neither sent nor counted.
+            let _ = self.machine.handle(now, Event::Abort);
+            return now;
+        }
+        // Cannot fail: the machine has just decided to send.
+        let _ = self.machine.handle(now, Event::AttemptStarted);
+        let mut scoped = self.progress.scope(future);
+        let raced = self
+            .race(now.saturating_add(timeout), Pin::new(&mut scoped))
+            .await;
+        let ended = self.runtime.now();
+        // An abort wins over whatever the attempt ended with: a blocking client reports the
+        // abort that interrupted it as an error of its own.
+        let raced = if self.aborted() {
+            Raced::Aborted
+        } else {
+            raced
+        };
+        let result = self.report(classify, (number, timeout), ended, raced, last);
+        self.emitter.emit(EventKind::AttemptEnded {
+            attempt: number,
+            result,
+            took: ended.saturating_duration_since(now),
+            elapsed: self.since_start(ended),
+        });
+        self.emitter.clock_after(self.runtime, ended)
+    }
+
+    /// Awaits `ready`, bounded by the deadline and the abort (an abort is reported; the
+    /// deadline the machine finds at its next decision). Returns its output, with the clock
+    /// after if it was not ready at once; or the clock after the deadline or abort that came
+    /// first.
+    async fn ready<T>(
+        &mut self,
+        mut ready: Pin<&mut impl Future<Output = T>>,
+    ) -> Result<(T, Option<Instant>), Instant> {
+        // The common case, a client that is always ready, costs one poll and no clock read.
+        if let Some(r) = future::poll_once(ready.as_mut()).await {
+            return Ok((r, None));
+        }
+        let raced = self.race(self.machine.deadline(), ready).await;
+        let after = self.runtime.now();
+        match raced {
+            Raced::Done(r) if !self.aborted() => Ok((r, Some(after))),
+            Raced::Aborted | Raced::Done(_) => {
+                let _ = self.machine.handle(after, Event::Abort);
+                Err(after)
+            }
+            Raced::TimedOut => Err(after),
+        }
+    }
+
+    /// Races the attempt against its timeout and the abort. A timer that fires before the
+    /// clock reaches `timeout_at` is replaced: the attempt keeps running.
+    async fn race<T>(
+        &self,
+        timeout_at: Instant,
+        mut attempt: Pin<&mut impl Future<Output = T>>,
+    ) -> Raced<T> {
+        // The abort listener and the timer are made on the first poll that finds the attempt
+        // pending: a blocking attempt completes in that poll (its client enforces the timeout
+        // and the abort), and so may an async one, with neither made for it. Each wake-up
+        // polls the attempt once, first: a poll that found it pending registered its waker, so
+        // polling it again before the task is woken only repeats the client's work.
+        let mut aborted = pin!(None);
+        let mut timer: Option<Sleep> = None;
+        // Bounded: a pass ends in a result or `Pending`, unless the timer fired before
+        // `timeout_at`; then the attempt is polled again and a new timer made.
+        future::poll_fn(|cx| loop {
+            if let Poll::Ready(output) = attempt.as_mut().poll(cx) {
+                return Poll::Ready(Raced::Done(output));
+            }
+            // `Abort::aborted` checks the flag after it starts listening, and the timer's
+            // instant is absolute: nothing that happened before they were made is missed.
+            if aborted.is_none() {
+                aborted.set(self.abort.map(Abort::aborted));
+            }
+            if let Some(listener) = aborted.as_mut().as_pin_mut() {
+                if listener.poll(cx).is_ready() {
+                    return Poll::Ready(Raced::Aborted);
+                }
+            }
+            let sleep = timer.get_or_insert_with(|| {
+                self.runtime
+                    .sleep_until(timeout_at, Purpose::AttemptTimeout, self.abort)
+            });
+            if sleep.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            if self.runtime.now() >= timeout_at {
+                return Poll::Ready(Raced::TimedOut);
+            }
+            timer = None;
+        })
+        .await
+    }
+
+    /// Reports how attempt `number` with its `timeout` ended (the clock read `ended` after
+    /// it) to the machine, keeps what the caller may get in `last`, and says what it was.
+    fn report<B, E: std::error::Error + 'static>(
+        &mut self,
+        classify: impl Fn(&E) -> ErrorKind,
+        (number, timeout): (u32, Duration),
+        ended: Instant,
+        raced: Raced<Result<http::Response<B>, E>>,
+        last: &mut Last<B, E>,
+    ) -> AttemptOutcome {
+        // The attempt's own result is reported at `ended` even when the clock has reached its
+        // timeout by then: the machine takes what the client produced over a timeout that no
+        // decision has reported yet (as it takes the abort).
+        match raced {
+            Raced::Aborted => {
+                let _ = self.machine.handle(ended, Event::Abort);
+                AttemptOutcome::Error(AttemptError::new(ErrorKind::Aborted))
+            }
+            // The loop's timer ended the attempt. It is reported as an error like a client's
+            // (the machine would time it out by itself at the next decision, but without the
+            // caller's override), and it replaces whatever an earlier attempt left in `last`:
+            // the error returned is the last attempt's. A connect that never completed sent
+            // nothing: the client said which it was.
+            Raced::TimedOut => {
+                let kind = self.progress.timed_out_kind();
+                let e = self.classified(kind, &AttemptTimedOut::new(number, timeout));
+                // Cannot fail: the attempt is in flight until its result is reported.
+                let _ = self.machine.handle(ended, Event::Error(e));
+                *last = Last::TimedOut;
+                AttemptOutcome::Error(e)
+            }
+            Raced::Done(Ok(response)) => {
+                let facts = self.response_facts(&response);
+                let status = facts.status;
+                // Cannot fail: the attempt is in flight until its result is reported.
+                let _ = self.machine.handle(ended, Event::Response(facts));
+                *last = Last::Response(response);
+                AttemptOutcome::Response(status)
+            }
+            Raced::Done(Err(error)) => {
+                let kind = classify(&error);
+                let e = self.classified(kind, &error);
+                // Cannot fail: the attempt is in flight until its result is reported.
+                let _ = self.machine.handle(ended, Event::Error(e));
+                *last = Last::Error(error, kind);
+                AttemptOutcome::Error(e)
+            }
+        }
+    }
+
+    /// The attempt error of `kind` for `error`, in the class the retrier's override picks (the
+    /// kind's own class when there is no override or it keeps the default).
+    fn classified(
+        &self,
+        kind: ErrorKind,
+        error: &(dyn std::error::Error + 'static),
+    ) -> AttemptError {
+        let class = self
+            .retrier
+            .classify
+            .as_ref()
+            .and_then(|f| f(kind, error))
+            .unwrap_or_else(|| kind.class());
+        AttemptError::new(kind).with_class(class)
+    }
+
+    /// Reads the body of the response in `last`, decided at `now` to be discarded before a
+    /// retry at once, to its end within the drain limits, or drops it; `last` is left empty.
+    /// Returns the clock after.
+    async fn discard<B, E, Drained: Future>(
+        &self,
+        now: Instant,
+        last: &mut Last<B, E>,
+        drain: &mut impl FnMut(B, DrainLimits) -> Drained,
+    ) -> Instant {
+        // No longer than the longest wait `Policy::worst_case` counts between two attempts:
+        // this drain takes the place of a wait of zero, so the bound holds for the loop too.
+        let end = now.saturating_add(self.retrier.policy().worst_case().wait);
+        let Some((body, limits)) = self.body_to_drain(now, end, last) else {
+            return now;
+        };
+        let until = now.saturating_add(limits.max_time());
+        // However it ends, the body is gone: read to its end, or dropped mid-way.
+        let _ = self.race(until, pin!(drain(body, limits))).await;
+        self.runtime.now()
+    }
+
+    /// Takes the response out of `last` and returns its body with the limits to read it
+    /// within (by `end` at the latest), or drops it (`None`): draining is off, the operation
+    /// is aborted, or the body announces more than the limit.
+    fn body_to_drain<B, E>(
+        &self,
+        now: Instant,
+        end: Instant,
+        last: &mut Last<B, E>,
+    ) -> Option<(B, DrainLimits)> {
+        let Last::Response(response) = core::mem::replace(last, Last::Nothing) else {
+            return None;
+        };
+        // Half the time left at most: the next attempt keeps the other half.
+        let time_left = self.machine.deadline().saturating_duration_since(now);
+        let limits = self
+            .retrier
+            .drain
+            .within(time_left / 2)
+            .within(end.saturating_duration_since(now));
+        if limits.is_off() || self.aborted() || announced_too_long(response.headers(), limits) {
+            return None;
+        }
+        Some((response.into_body(), limits))
+    }
+
+    /// The parts of `response` that bear on a retry. The fast path (a status the policy does
+    /// not retry, or one without any of the fields) looks up one or two header names only.
+    fn response_facts<'r, B>(&self, response: &'r http::Response<B>) -> Response<'r> {
+        let headers = response.headers();
+        let policy = self.retrier.policy();
+        let status = response.status().as_u16();
+        let mut facts = Response::new(status);
+        // `Date` matters only as the reference of a `Retry-After` or an `X-RateLimit-Reset`:
+        // without those fields, it is not looked up.
+        if headers.contains_key(http::header::RETRY_AFTER) {
+            facts = facts.retry_after_from_http(headers);
+        }
+        // The rate-limit fields matter only on a retryable status without a usable
+        // `Retry-After` (the machine checks usability; a malformed one is rare).
+        if policy.rate_limit_fields() && policy.retryable_statuses().contains(status) {
+            facts = facts.rate_limit_from_http(headers);
+        }
+        if facts.retry_after.is_some() || facts.x_rate_limit_reset.is_some() {
+            // Only an HTTP-date `Retry-After` or a Unix-time reset needs the wall clock.
+            facts = facts.wall_clock(self.retrier.wall_clock.now());
+        }
+        facts
+    }
+
+    /// Reports the zero wait decided at `now` before a retry sent at once: a wait that started
+    /// and ended. Returns the clock after.
+    fn zero_wait(&self, now: Instant, reason: WaitReason) -> Instant {
+        let elapsed = self.since_start(now);
+        self.emitter.emit(EventKind::WaitStarted {
+            next_attempt: reason.next_attempt,
+            delay: Duration::ZERO,
+            cause: reason.cause,
+            source: reason.source,
+            elapsed,
+        });
+        self.emitter.emit(EventKind::WaitEnded {
+            next_attempt: reason.next_attempt,
+            slept: Duration::ZERO,
+            elapsed,
+        });
+        self.emitter.clock_after(self.runtime, now)
+    }
+
+    /// Waits until `until` (decided at `now`), or until the abort, draining the discarded
+    /// response in `last` meanwhile. Returns the clock after.
+    async fn wait<B, E, Drained: Future>(
+        &mut self,
+        now: Instant,
+        (until, delay, reason): (Instant, Duration, WaitReason),
+        last: &mut Last<B, E>,
+        drain: &mut impl FnMut(B, DrainLimits) -> Drained,
+    ) -> Instant {
+        self.emitter.emit(EventKind::WaitStarted {
+            next_attempt: reason.next_attempt,
+            delay,
+            cause: reason.cause,
+            source: reason.source,
+            elapsed: self.since_start(now),
+        });
+        // The drain runs inside the wait, cut at the wait's end: draining after it would push
+        // the next attempt back by the drain's time, past what the machine decided (and past
+        // `Policy::worst_case`). It runs first, on a real timer, so that a virtual wait still
+        // leaves the client its real time to read the body.
+        //
+        // The response is thereby released at the wait's start, not at the next `Send`: if
+        // the operation ends at this wait instead (it woke at or past the deadline), there is
+        // no body left to return (see `finish`).
+        if let Some((body, limits)) = self.body_to_drain(now, until, last) {
+            let cut = now.saturating_add(limits.max_time()).min(until);
+            let _ = self.race(cut, pin!(drain(body, limits))).await;
+        }
+        let sleep = self.runtime.sleep_until(until, Purpose::Wait, self.abort);
+        match self.abort {
+            Some(a) => future::or(a.aborted(), sleep).await,
+            None => sleep.await,
+        }
+        let woke = self.runtime.now();
+        if self.aborted() {
+            let _ = self.machine.handle(woke, Event::Abort);
+        }
+        self.emitter.emit(EventKind::WaitEnded {
+            next_attempt: reason.next_attempt,
+            slept: woke.saturating_duration_since(now),
+            elapsed: self.since_start(woke),
+        });
+        self.emitter.clock_after(self.runtime, woke)
+    }
+
+    /// Turns the machine's final outcome and the last attempt's leftovers into the caller's
+    /// result.
+    fn finish<B, E>(
+        &self,
+        outcome: Outcome,
+        last: Last<B, E>,
+    ) -> Result<Retried<B>, RetryError<E>> {
+        self.emitter.emit(EventKind::Finished { outcome });
+        match last {
+            _ if outcome.reason == StopReason::Aborted => Err(RetryError::Aborted(outcome)),
+            Last::Response(response) => Ok(Retried { response, outcome }),
+            // The client's own timeout is a time-out like the loop's. `Nothing` with a response
+            // in the outcome: the machine returned a response the loop had already released
+            // (drained during a wait the operation ended at, past the deadline); the time ran
+            // out, and the outcome says which response it was.
+            Last::TimedOut | Last::Error(_, ErrorKind::Timeout) | Last::Nothing => {
+                Err(RetryError::TimedOut(outcome))
+            }
+            Last::Error(error, kind) => Err(RetryError::Failed {
+                error,
+                kind,
+                outcome,
+            }),
+        }
+    }
+}

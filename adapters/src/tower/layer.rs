@@ -1,0 +1,186 @@
+//! The layer and the service it makes.
+//!
+//! Rule: a request is repeated only as it was first sent. Each attempt sends a clone of the
+//! caller's request (body included, so the body must be `Clone`) to a clone of the inner
+//! service, made ready first: tower's contract is one `call` per `poll_ready`. Readiness is
+//! backpressure, not an attempt: the loop waits for it before the attempt starts (bounded by
+//! the operation's deadline, not by the attempt's timeout), so a service that is not ready
+//! sends nothing and spends no attempt.
+
+use core::future::{poll_fn, Future};
+use core::pin::Pin;
+use core::task::{Context, Poll};
+
+use crate::tokio::TokioRuntime;
+use crate::{
+    drain_body, ensure_idempotency_key, run_when_ready, Abort, OperationName, Retrier, RetryError,
+    RetryRequest, Runtime, IDEMPOTENCY_KEY,
+};
+use tower_layer::Layer;
+use tower_service::Service;
+
+use crate::tower::error::{error_kind, ServiceError};
+
+/// Wraps a service in [`Retry`]: every request it calls is retried under the [`Retrier`]'s
+/// policy.
+#[derive(Clone, Debug)]
+pub struct RetryLayer<RT = TokioRuntime> {
+    retrier: Retrier,
+    runtime: RT,
+    generate_keys: bool,
+}
+
+impl RetryLayer {
+    /// Retries under `retrier`, on tokio's clock (paused time counts).
+    #[must_use]
+    pub fn new(retrier: Retrier) -> Self {
+        RetryLayer {
+            retrier,
+            runtime: TokioRuntime::new(),
+            generate_keys: false,
+        }
+    }
+}
+
+impl<RT> RetryLayer<RT> {
+    /// The same layer on another clock and sleep (for example `VirtualTime`).
+    #[must_use]
+    pub fn with_runtime<R2: Runtime>(self, runtime: R2) -> RetryLayer<R2> {
+        RetryLayer {
+            retrier: self.retrier,
+            runtime,
+            generate_keys: self.generate_keys,
+        }
+    }
+
+    /// Gives every POST and PATCH that has no `Idempotency-Key` a new one (a UUID v4), the
+    /// same on each of its attempts, which makes it retryable under the default policy. Only
+    /// for a service whose server deduplicates requests by that key.
+    #[must_use]
+    pub fn generate_idempotency_key(mut self) -> Self {
+        self.generate_keys = true;
+        self
+    }
+}
+
+impl<S, RT: Clone> Layer<S> for RetryLayer<RT> {
+    type Service = Retry<S, RT>;
+
+    fn layer(&self, inner: S) -> Retry<S, RT> {
+        Retry {
+            inner,
+            retrier: self.retrier.clone(),
+            runtime: self.runtime.clone(),
+            generate_keys: self.generate_keys,
+        }
+    }
+}
+
+/// A service that retries the inner service `S` (made by [`RetryLayer`]).
+#[derive(Clone, Debug)]
+pub struct Retry<S, RT = TokioRuntime> {
+    inner: S,
+    retrier: Retrier,
+    runtime: RT,
+    generate_keys: bool,
+}
+
+/// The future of [`Retry::call`].
+pub type RetryFuture<R> =
+    Pin<Box<dyn Future<Output = Result<http::Response<R>, RetryError<ServiceError>>> + Send>>;
+
+impl<S, B, R, RT> Service<http::Request<B>> for Retry<S, RT>
+where
+    S: Service<http::Request<B>, Response = http::Response<R>> + Clone + Send + 'static,
+    S::Future: Send,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: Clone + Send + 'static,
+    R: http_body::Body + Send + 'static,
+    RT: Runtime + Clone + Send + Sync + 'static,
+{
+    type Response = http::Response<R>;
+    type Error = RetryError<ServiceError>;
+    type Future = RetryFuture<R>;
+
+    /// Always ready: each attempt readies its own clone of the inner service.
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, mut request: http::Request<B>) -> Self::Future {
+        if self.generate_keys {
+            let method = request.method().clone();
+            ensure_idempotency_key(&method, request.headers_mut());
+        }
+        let inner = self.inner.clone();
+        let retrier = self.retrier.clone();
+        let runtime = self.runtime.clone();
+        Box::pin(async move {
+            let plan = plan(&request);
+            // The request (and a `ReplayBody`'s factory) is cloned only when an attempt is
+            // sent. A discarded response's body is read to its end when small and quick, so
+            // the inner client can send the next attempt on the same connection.
+            let ready = move || ready(inner.clone());
+            let attempt = move |_attempt, service| call(service, request.clone());
+            let done = run_when_ready(
+                &retrier,
+                &runtime,
+                plan,
+                error_kind_of,
+                ready,
+                attempt,
+                drain_body,
+            )
+            .await?;
+            let mut response = done.response;
+            response.extensions_mut().insert(done.outcome);
+            Ok(response)
+        })
+    }
+}
+
+/// Readies `service` for one attempt. Its error is the attempt's (see [`call`]).
+async fn ready<S, B>(mut service: S) -> Result<S, ServiceError>
+where
+    S: Service<http::Request<B>>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    poll_fn(|cx| service.poll_ready(cx))
+        .await
+        .map_err(ServiceError::new)?;
+    Ok(service)
+}
+
+/// One attempt: calls the service [`ready`] made ready, or returns the error it failed with.
+async fn call<S, B, R>(
+    service: Result<S, ServiceError>,
+    request: http::Request<B>,
+) -> Result<http::Response<R>, ServiceError>
+where
+    S: Service<http::Request<B>, Response = http::Response<R>>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    service?.call(request).await.map_err(ServiceError::new)
+}
+
+fn error_kind_of(error: &ServiceError) -> crate::ErrorKind {
+    error_kind(error)
+}
+
+/// The facts the loop needs about `request`: method, URI (for events, redacted there), its
+/// `Idempotency-Key`, and an [`Abort`] and an [`OperationName`] from its extensions. The body
+/// stays in the request.
+fn plan<B>(request: &http::Request<B>) -> RetryRequest {
+    let mut plan = RetryRequest::new(request.method().clone(), request.uri().clone());
+    // A blank key is kept as sent: `RetryRequest::has_idempotency_key` says it is no key.
+    if let Some(key) = request.headers().get(IDEMPOTENCY_KEY) {
+        plan = plan.idempotency_key(key.clone());
+    }
+    if let Some(abort) = request.extensions().get::<Abort>() {
+        plan = plan.abort_on(abort);
+    }
+    if let Some(name) = request.extensions().get::<OperationName>() {
+        plan = plan.name(name.as_str());
+    }
+    plan
+}

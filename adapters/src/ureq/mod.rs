@@ -1,0 +1,291 @@
+//! # backstop::ureq
+//!
+//! Blocking HTTP retries over [ureq 3](https://docs.rs/ureq): the backstop retry loop
+//! (`backstop`) run on the calling thread, with ureq as the client.
+//!
+//! - **Timeouts**: ureq enforces each attempt's timeout (already bounded by the overall
+//!   deadline) with its own settings, made from that timeout for every attempt: resolving a
+//!   host name, connecting (TLS included), sending the request head, sending its body, and
+//!   receiving the response head each get the attempt's timeout. ureq starts a phase's budget
+//!   when the previous phase ends, so a peer that stalls in several phases in turn (a slow
+//!   accept, then a slow answer) stretches an attempt by one timeout per phase it stalls in; a
+//!   silent server, the usual case, stalls in one. No attempt starts after the deadline. Not
+//!   `timeout_global`, which would also bound the response body, read by the caller after
+//!   `run` returns: that is the caller's to bound. A host that is an IP address gets no
+//!   resolve timeout: ureq then resolves it on the calling thread, where nothing can block,
+//!   instead of on a new thread per request.
+//! - **Abort**: [`Abort::abort`] from any thread interrupts the wait between attempts at once
+//!   and the request in flight by shutting down that operation's sockets (ureq 3.5's per-
+//!   connection shutdown handles); other operations on the same [`Client`] carry on. A TCP
+//!   connect in progress is not interruptible (ureq's limit): it is bounded by the attempt
+//!   timeout.
+//! - **Bodies**: the request body is replayed per attempt. Before the next attempt, a
+//!   discarded response's body is read to its end when it is small and quick (the retrier's
+//!   `DrainLimits`: 64 KiB within 250 ms by default), so that ureq's pool hands its connection
+//!   to the next attempt (no new TCP or TLS handshake); a longer or slower one is dropped,
+//!   closing its connection. The returned response's body is unread: it is the caller's.
+//! - **HTTPS** (with the `rustls` feature): ureq's own rustls stack (on `ring`) with
+//!   Mozilla's roots; [`Client::with_tls`] with [`tls_config`] trusts a private CA (or the
+//!   platform's roots). A TLS failure (a rejected certificate, a failed handshake, no common
+//!   protocol version) is `ErrorKind::Tls`: permanent, never retried, and [`HttpError`]'s
+//!   text names the cause. An unknown host is `ErrorKind::Dns`, as on the other adapters.
+//! - **Statuses**: every status comes back as a response (`http_status_as_error(false)` on
+//!   every request), so the retry policy sees 429 and 503.
+//!
+//! ```
+//! use backstop::ureq::{Client, Retrier, RetryRequest};
+//! # use std::io::{Read, Write};
+//! # let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+//! # let url = format!("http://{}/hello", listener.local_addr()?);
+//! # std::thread::spawn(move || {
+//! #     for (stream, answer) in listener.incoming().zip([
+//! #         "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 0\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+//! #         "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+//! #     ]) {
+//! #         let mut stream = stream.unwrap();
+//! #         let mut buf = [0; 1024];
+//! #         let _ = stream.read(&mut buf);
+//! #         let _ = stream.write_all(answer.as_bytes());
+//! #     }
+//! # });
+//!
+//! let client = Client::new(Retrier::new(backstop::Policy::default()));
+//! let mut done = client.run(RetryRequest::get(url))?;
+//! assert_eq!(done.response.status(), 200);
+//! assert_eq!(done.outcome.attempts, 2);
+//! assert_eq!(done.response.body_mut().read_to_string()?, "ok");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod abort;
+mod classify;
+mod drain;
+mod resolve;
+#[cfg(feature = "rustls")]
+mod tls;
+
+pub use crate::{
+    http, Abort, Metrics, Retried, Retrier, RetryError, RetryEvent, RetryRequest, Runtime,
+    StatusError, StdRuntime, VirtualTime,
+};
+#[cfg(feature = "rustls")]
+pub use crate::{Roots, TlsConfigError};
+pub use classify::{error_kind, HttpError};
+#[cfg(feature = "rustls")]
+pub use tls::tls_config;
+
+use core::time::Duration;
+use std::net::IpAddr;
+
+use crate::{run_draining, Attempt};
+use ureq::config::ConfigBuilder;
+use ureq::http::{Method, Request, Response};
+use ureq::typestate::AgentScope;
+use ureq::{Agent, AsSendBody, Body};
+
+use crate::ureq::abort::{interruptible, AbortConnector};
+use crate::ureq::resolve::MarkedResolver;
+
+/// What [`Client::run`] returns.
+pub type Result = core::result::Result<Retried<Body>, RetryError<HttpError>>;
+
+/// A blocking retrying client: a ureq [`Agent`] (with its connection pool), a [`Retrier`] and
+/// a [`Runtime`] (the real clock by default; [`VirtualTime`] in tests).
+#[derive(Debug, Clone)]
+pub struct Client<RT = StdRuntime> {
+    agent: Agent,
+    retrier: Retrier,
+    runtime: RT,
+    /// The attempt timeout the agent's configuration already applies to every phase but
+    /// resolving, with `http_status_as_error(false)`: an attempt with that timeout to an
+    /// IP-address host needs no configuration of its own.
+    agent_timeout: Option<Duration>,
+}
+
+impl Client<StdRuntime> {
+    /// A client with ureq's default configuration, plus the policy's attempt timeout on every
+    /// phase of an exchange up to the response head (see the crate docs).
+    ///
+    /// With the `rustls` feature it speaks `https://` too, through ureq's own
+    /// rustls stack, trusting Mozilla's roots; see [`Client::with_tls`] for a private CA.
+    #[must_use]
+    pub fn new(retrier: Retrier) -> Self {
+        Client::timed(retrier, |config| config)
+    }
+
+    /// [`Client::new`] with ureq's TLS settings of the caller's: from [`tls_config`] (a
+    /// private CA, the platform's roots) or any `ureq::tls::TlsConfig`.
+    ///
+    /// ```
+    /// use backstop::ureq::{tls_config, Client, Retrier, Roots};
+    /// # let ca = rcgen::generate_simple_self_signed(["ca.internal".to_owned()])?;
+    /// # let ca_pem = ca.cert.pem();
+    ///
+    /// // Trust a private CA only.
+    /// let client = Client::with_tls(Retrier::default(), tls_config(Roots::Custom, Some(ca_pem.as_bytes()))?);
+    /// # let _ = client;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(feature = "rustls")]
+    #[must_use]
+    pub fn with_tls(retrier: Retrier, tls: ureq::tls::TlsConfig) -> Self {
+        Client::timed(retrier, |config| config.tls_config(tls))
+    }
+
+    /// A client whose agent applies the policy's attempt timeout to every phase up to the
+    /// response head, with ureq's other settings as `configure` leaves them.
+    fn timed(
+        retrier: Retrier,
+        configure: impl FnOnce(ConfigBuilder<AgentScope>) -> ConfigBuilder<AgentScope>,
+    ) -> Self {
+        let t = Some(retrier.policy().attempt_timeout());
+        let config = configure(Agent::config_builder())
+            .http_status_as_error(false)
+            .timeout_connect(t)
+            .timeout_send_request(t)
+            .timeout_send_body(t)
+            .timeout_recv_response(t)
+            .build();
+        Client {
+            agent_timeout: t,
+            ..Client::with_config(retrier, config)
+        }
+    }
+
+    /// A client with a ureq configuration of the caller's. Each attempt overrides its
+    /// timeouts up to the response head (with the attempt's) and its `http_status_as_error`
+    /// (statuses are the retry policy's business).
+    #[must_use]
+    pub fn with_config(retrier: Retrier, config: ureq::config::Config) -> Self {
+        Client {
+            agent: Agent::with_parts(config, AbortConnector::default(), MarkedResolver::default()),
+            retrier,
+            runtime: StdRuntime::new(),
+            agent_timeout: None,
+        }
+    }
+}
+
+impl<RT: Runtime> Client<RT> {
+    /// The same client on another clock and sleep (for example [`VirtualTime`]).
+    #[must_use]
+    pub fn with_runtime<R2: Runtime>(self, runtime: R2) -> Client<R2> {
+        Client {
+            agent: self.agent,
+            retrier: self.retrier,
+            runtime,
+            agent_timeout: self.agent_timeout,
+        }
+    }
+
+    /// The underlying agent.
+    #[must_use]
+    pub fn agent(&self) -> &Agent {
+        &self.agent
+    }
+
+    /// The runtime.
+    #[must_use]
+    pub fn runtime(&self) -> &RT {
+        &self.runtime
+    }
+
+    /// Runs one operation on this thread until the policy is satisfied or it is aborted.
+    ///
+    /// # Errors
+    ///
+    /// [`RetryError`] when the operation ends without a response: aborted, timed out, or the
+    /// last attempt's ureq error. A final error status (the last 503, a 404) is `Ok`: look at
+    /// the response's status and [`Retried::outcome`].
+    pub fn run(&self, request: RetryRequest) -> Result {
+        let abort = request.abort_handle().cloned();
+        let abort = abort.as_ref();
+        futures_lite::future::block_on(run_draining(
+            &self.retrier,
+            &self.runtime,
+            request,
+            HttpError::kind,
+            // Blocking: the attempt completes within the loop's first poll of it.
+            |attempt| async move { self.send(attempt, abort).map_err(HttpError::from) },
+            // Blocking too, bounded by the limits' time itself.
+            |body, limits| async move { drain::drain(body, limits, abort) },
+        ))
+    }
+
+    /// One attempt: the request as ureq takes it, with no body (and no `Content-Length: 0`)
+    /// for a bodiless GET, HEAD, DELETE, OPTIONS or TRACE.
+    fn send(
+        &self,
+        attempt: Attempt,
+        abort: Option<&Abort>,
+    ) -> core::result::Result<Response<Body>, ureq::Error> {
+        let (parts, body) = attempt.request.into_parts();
+        let bodiless = matches!(
+            parts.method,
+            Method::GET | Method::HEAD | Method::DELETE | Method::OPTIONS | Method::TRACE
+        );
+        if body.is_empty() && bodiless {
+            self.exchange(Request::from_parts(parts, ()), attempt.timeout, abort)
+        } else {
+            self.exchange(
+                Request::from_parts(parts, &body[..]),
+                attempt.timeout,
+                abort,
+            )
+        }
+    }
+
+    /// One blocking exchange up to the response head, within `timeout` per phase (ureq's own
+    /// timeouts) and interrupted by `abort`.
+    fn exchange<S: AsSendBody>(
+        &self,
+        request: Request<S>,
+        timeout: Duration,
+        abort: Option<&Abort>,
+    ) -> core::result::Result<Response<Body>, ureq::Error> {
+        let named_host = !request.uri().host().is_some_and(is_ip_address);
+        let request = if self.agent_timeout == Some(timeout) && !named_host {
+            request
+        } else {
+            let t = Some(timeout);
+            self.agent
+                .configure_request(request)
+                .http_status_as_error(false)
+                .timeout_resolve(t.filter(|_| named_host))
+                .timeout_connect(t)
+                .timeout_send_request(t)
+                .timeout_send_body(t)
+                .timeout_recv_response(t)
+                .build()
+        };
+        interruptible(abort, || self.agent.run(request))
+    }
+}
+
+/// Whether a URI's host is an IP address (an IPv6 one in brackets).
+fn is_ip_address(host: &str) -> bool {
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    host.parse::<IpAddr>().is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ip_address_hosts_are_told_from_host_names() {
+        for (uri, ip) in [
+            ("http://127.0.0.1:8080/", true),
+            ("http://[::1]:8080/", true),
+            ("https://[2001:db8::1]/", true),
+            ("http://localhost/", false),
+            ("http://127.0.0.1.nip.io/", false),
+            ("http://1password.com/", false),
+        ] {
+            let uri: ureq::http::Uri = uri.parse().expect("uri");
+            let host = uri.host().expect("host");
+            assert_eq!(super::is_ip_address(host), ip, "{uri}");
+        }
+    }
+}

@@ -1,0 +1,108 @@
+//! Virtual time for tests and simulations.
+//!
+//! Rule: timing decisions are tested on virtual time, not with sleeps (fast and exact).
+//! [`VirtualTime`] wraps a real runtime and adds an offset to its clock: a wait between
+//! attempts moves the offset forward at once instead of sleeping, while an attempt's timeout
+//! still runs on the real timer (the HTTP traffic it bounds is real).
+//!
+//! One `VirtualTime` is one clock: a skip moves it for everything that reads it. So one
+//! `VirtualTime` (and its clones, which share the clock) drives one operation at a time; give
+//! each operation that runs at the same time its own (see [`VirtualTime`]).
+
+use core::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::Instant;
+
+use crate::abort::Abort;
+use crate::runtime::{Purpose, Runtime, Sleep};
+
+/// A runtime whose waits between attempts take no real time.
+///
+/// ```
+/// use backstop::{Purpose, Runtime, StdRuntime, VirtualTime};
+/// use std::time::Duration;
+///
+/// let rt = VirtualTime::new(StdRuntime::new());
+/// let t0 = rt.now();
+/// let target = t0.saturating_add(Duration::from_secs(3600));
+/// futures_lite::future::block_on(rt.sleep_until(target, Purpose::Wait, None));
+/// assert!(rt.now() >= target); // an hour passed, virtually
+/// assert!(rt.skipped() >= Duration::from_secs(3599));
+/// ```
+///
+/// # One operation at a time
+///
+/// A skip moves this clock, which its clones share, for every operation that reads it: while
+/// one operation skips a 30 s wait, another one in flight on the same `VirtualTime` ages by
+/// 30 s too, and may end past its `max_elapsed` or give up on its deadline. Operations that
+/// run at the same time each need their own `VirtualTime` (each its own client, middleware or
+/// layer, made with `with_runtime(VirtualTime::new(..))`); operations one after another may
+/// share one.
+///
+/// ```
+/// use backstop::{run, Retrier, RetryRequest, StdRuntime, VirtualTime};
+/// use futures_lite::future;
+/// use std::time::Duration;
+///
+/// let retrier = Retrier::default();
+/// // Two operations at the same time: one clock each.
+/// let (a, b) = (VirtualTime::new(StdRuntime::new()), VirtualTime::new(StdRuntime::new()));
+/// let one = |rt| run(&retrier, rt, RetryRequest::get("http://127.0.0.1:1/"), |_attempt| async {
+///     Ok::<_, std::io::Error>(http::Response::new(()))
+/// });
+/// let (x, y) = future::block_on(future::zip(one(&a), one(&b)));
+/// assert!(x.is_ok() && y.is_ok());
+/// ```
+#[derive(Clone, Debug)]
+pub struct VirtualTime<R> {
+    inner: R,
+    offset_nanos: Arc<AtomicU64>,
+}
+
+impl<R: Runtime> VirtualTime<R> {
+    /// Virtual time on top of `inner`'s clock and timers.
+    pub fn new(inner: R) -> Self {
+        VirtualTime {
+            inner,
+            offset_nanos: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// The total time skipped so far.
+    #[must_use]
+    pub fn skipped(&self) -> Duration {
+        Duration::from_nanos(self.offset_nanos.load(Ordering::SeqCst))
+    }
+
+    /// Moves the clock forward by `d` without sleeping.
+    pub fn advance(&self, d: Duration) {
+        let nanos = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        let _ = self
+            .offset_nanos
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |o| {
+                Some(o.saturating_add(nanos))
+            });
+    }
+}
+
+impl<R: Runtime> Runtime for VirtualTime<R> {
+    fn now(&self) -> Instant {
+        self.inner.now().saturating_add(self.skipped())
+    }
+
+    fn sleep_until(&self, until: Instant, purpose: Purpose, abort: Option<&Abort>) -> Sleep {
+        let skipped = self.skipped();
+        match purpose {
+            Purpose::Wait => {
+                self.advance(until.saturating_duration_since(self.now()));
+                Box::pin(core::future::ready(()))
+            }
+            _ => {
+                let real = Instant::from_duration(until.as_duration().saturating_sub(skipped));
+                self.inner.sleep_until(real, purpose, abort)
+            }
+        }
+    }
+}

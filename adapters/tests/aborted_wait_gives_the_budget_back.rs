@@ -1,0 +1,73 @@
+//! A retry the budget granted and an abort cancelled during its wait gives its cost back:
+//! two operations aborted while waiting leave the quota as it was, and the next operation's
+//! retry is allowed.
+
+mod common;
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+use backstop::{run, Abort, Purpose, Retrier, RetryRequest, Runtime, Sleep};
+use backstop::{Instant, RetryQuota, StopReason};
+use common::{response, ManualClock};
+use futures_lite::future;
+
+/// A clock on which the caller aborts as soon as a wait begins: the wait never ends by itself.
+#[derive(Default)]
+struct AbortsDuringTheWait(ManualClock);
+
+impl Runtime for AbortsDuringTheWait {
+    fn now(&self) -> Instant {
+        self.0.now()
+    }
+
+    fn sleep_until(&self, until: Instant, purpose: Purpose, abort: Option<&Abort>) -> Sleep {
+        match (purpose, abort) {
+            (Purpose::Wait, Some(abort)) => {
+                abort.abort();
+                Box::pin(core::future::pending())
+            }
+            _ => self.0.sleep_until(until, purpose, abort),
+        }
+    }
+}
+
+fn get_503_then_200<RT: Runtime>(
+    retrier: &Retrier,
+    runtime: &RT,
+    abort: Option<&Abort>,
+) -> (u32, StopReason) {
+    let sent = AtomicU32::new(0);
+    let mut request = RetryRequest::get("http://example.invalid/");
+    if let Some(abort) = abort {
+        request = request.abort_on(abort);
+    }
+    let result = future::block_on(run(retrier, runtime, request, |_attempt| {
+        let n = sent.fetch_add(1, Ordering::SeqCst);
+        async move { Ok::<_, std::io::Error>(response(if n == 0 { 503 } else { 200 })) }
+    }));
+    let outcome = match result {
+        Ok(retried) => retried.outcome,
+        Err(error) => *error.outcome(),
+    };
+    (sent.load(Ordering::SeqCst), outcome.reason)
+}
+
+#[test]
+fn a_retry_cancelled_by_an_abort_gives_its_cost_back() {
+    let quota = Arc::new(RetryQuota::new().with_capacity(10).with_success_refund(0));
+    let retrier = Retrier::default().budget(quota.clone());
+    for _ in 0..2 {
+        let abort = Abort::new();
+        let ran = get_503_then_200(&retrier, &AbortsDuringTheWait::default(), Some(&abort));
+        assert_eq!(ran, (1, StopReason::Aborted));
+    }
+    assert_eq!(quota.available(), 10, "no retry was sent");
+    let ran = get_503_then_200(&retrier, &ManualClock::default(), None);
+    assert_eq!(
+        ran,
+        (2, StopReason::FinalStatus),
+        "the next operation's retry is allowed"
+    );
+    assert_eq!(quota.available(), 5);
+}

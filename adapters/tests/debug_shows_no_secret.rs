@@ -1,0 +1,99 @@
+//! No `Debug` of backstop's shows a secret: `RetryRequest`, the `Attempt` handed to the attempt
+//! function, the `Retried` response and the `RetryError` leave out the URL's userinfo, query
+//! and fragment, every header value (`Authorization`, `Cookie`, `Set-Cookie`, the raw
+//! `Idempotency-Key`) and the body.
+
+use std::sync::Mutex;
+
+use backstop::{run, Retrier, RetryError, RetryRequest, StdRuntime, VirtualTime};
+use futures_lite::future;
+
+const SECRETS: [&str; 7] = [
+    "SECRET-PASSWORD",
+    "SECRET-QUERY",
+    "SECRET-FRAGMENT",
+    "SECRET-AUTH",
+    "SECRET-COOKIE",
+    "SECRET-KEY",
+    "SECRET-BODY",
+];
+
+fn secret_request() -> RetryRequest {
+    RetryRequest::post(
+        "http://alice:SECRET-PASSWORD@127.0.0.1:1/v1/orders?token=SECRET-QUERY#SECRET-FRAGMENT",
+    )
+    .header("authorization", "Bearer SECRET-AUTH")
+    .header("cookie", "session=SECRET-COOKIE")
+    .idempotency_key("SECRET-KEY")
+    .body("SECRET-BODY")
+}
+
+fn assert_no_secret(text: &str) {
+    for secret in SECRETS {
+        assert!(!text.contains(secret), "{secret} in {text}");
+    }
+}
+
+#[test]
+fn a_retry_requests_debug_shows_no_secret() {
+    let text = format!("{:?}", secret_request());
+    assert_no_secret(&text);
+    // What it does show: enough to tell requests apart.
+    for shown in [
+        "POST",
+        "http://127.0.0.1:1/v1/orders",
+        "authorization",
+        "11 bytes",
+    ] {
+        assert!(text.contains(shown), "{shown} missing from {text}");
+    }
+}
+
+#[test]
+fn an_attempts_and_a_returned_responses_debug_show_no_secret() {
+    let seen = Mutex::new(Vec::new());
+    let result = future::block_on(run(
+        &Retrier::default(),
+        &VirtualTime::new(StdRuntime::new()),
+        secret_request(),
+        |attempt| {
+            seen.lock().expect("lock").push(format!("{attempt:?}"));
+            let response = http::Response::builder()
+                .header("set-cookie", "session=SECRET-COOKIE")
+                .body("SECRET-BODY")
+                .expect("a valid response");
+            async { Ok::<_, std::io::Error>(response) }
+        },
+    ));
+    let attempts = seen.into_inner().expect("lock");
+    assert_eq!(attempts.len(), 1);
+    assert_no_secret(&attempts[0]);
+    assert!(attempts[0].contains("idempotency-key"), "{}", attempts[0]);
+    let returned = format!("{result:?}");
+    assert_no_secret(&returned);
+    assert!(returned.contains("set-cookie"), "{returned}");
+}
+
+#[test]
+fn a_retry_errors_debug_leaves_out_the_clients_error_text() {
+    // A client whose error text carries the URL, as reqwest's does.
+    let result = future::block_on(run(
+        &Retrier::new(
+            backstop::Policy::builder()
+                .max_attempts(1)
+                .build()
+                .expect("a policy"),
+        ),
+        &VirtualTime::new(StdRuntime::new()),
+        secret_request(),
+        |_attempt| async {
+            Err::<http::Response<()>, _>(std::io::Error::other(
+                "error sending request for url (http://127.0.0.1:1/?token=SECRET-QUERY)",
+            ))
+        },
+    ));
+    let error = result.expect_err("the attempt failed");
+    assert!(matches!(error, RetryError::Failed { .. }));
+    assert_no_secret(&format!("{error:?}"));
+    assert_no_secret(&error.to_string());
+}

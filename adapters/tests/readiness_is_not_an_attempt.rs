@@ -1,0 +1,87 @@
+//! `run_when_ready`: waiting for the client's readiness is not an attempt. It is bounded by
+//! the deadline (not the attempt's timeout) and ended by the abort, and neither sends nor
+//! counts anything; a client ready later gets its attempt then, with what readiness gave.
+
+#[path = "common/jump.rs"]
+mod jump;
+
+use std::cell::Cell;
+use std::time::Duration;
+
+use backstop::{run_when_ready, Abort, DrainLimits, Retrier, RetryRequest};
+use backstop::{Policy, StopReason};
+use futures_lite::future;
+use jump::JumpClock;
+
+fn policy() -> Policy {
+    Policy::builder()
+        .attempt_timeout(Duration::from_millis(100))
+        .max_elapsed(Duration::from_secs(2))
+        .build()
+        .expect("policy")
+}
+
+/// Runs a POST whose readiness is `ready`; returns the result and the attempts sent.
+fn post<F: core::future::Future<Output = u32>>(
+    request: RetryRequest,
+    ready: impl FnMut() -> F,
+) -> (Result<u32, backstop::RetryError<std::io::Error>>, u32) {
+    let sent = Cell::new(0);
+    let result = future::block_on(run_when_ready(
+        &Retrier::new(policy()),
+        &JumpClock::default(),
+        request,
+        |_: &std::io::Error| backstop::ErrorKind::Other,
+        ready,
+        |_attempt, token: u32| {
+            sent.set(sent.get() + 1);
+            future::ready(Ok(http::Response::new(token)))
+        },
+        |_: u32, _: DrainLimits| future::ready(()),
+    ));
+    (result.map(|done| *done.response.body()), sent.get())
+}
+
+#[test]
+fn a_client_never_ready_sends_nothing_and_ends_at_the_deadline() {
+    let (result, sent) = post(RetryRequest::post("http://127.0.0.1:1/"), future::pending);
+    let error = result.expect_err("never ready");
+    assert!(error.is_timeout(), "{error:?}");
+    let outcome = error.outcome();
+    assert_eq!(
+        (outcome.attempts, outcome.reason, outcome.last),
+        (0, StopReason::Deadline, None)
+    );
+    assert_eq!(outcome.elapsed, Duration::from_secs(2));
+    assert_eq!(sent, 0);
+}
+
+#[test]
+fn an_abort_while_not_ready_sends_nothing() {
+    let abort = Abort::new();
+    let request = RetryRequest::post("http://127.0.0.1:1/").abort_on(&abort);
+    let (result, sent) = post(request, || {
+        abort.abort();
+        future::pending()
+    });
+    let error = result.expect_err("aborted");
+    assert!(error.is_aborted(), "{error:?}");
+    assert_eq!((error.outcome().attempts, sent), (0, 0));
+}
+
+#[test]
+fn what_readiness_gives_goes_to_the_attempt() {
+    let (result, sent) = post(RetryRequest::get("http://127.0.0.1:1/"), || {
+        // Ready on the second poll: the loop waits, then decides again.
+        let mut polled = false;
+        future::poll_fn(move |cx| {
+            if polled {
+                return core::task::Poll::Ready(7);
+            }
+            polled = true;
+            cx.waker().wake_by_ref();
+            core::task::Poll::Pending
+        })
+    });
+    assert_eq!((result.expect("a response"), sent), (7, 1));
+}
