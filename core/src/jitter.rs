@@ -80,8 +80,10 @@ pub(crate) fn uniform_nanos<R: Rng + ?Sized>(rng: &mut R, span: u64) -> u64 {
     if span == 0 {
         return 0;
     }
-    // Lemire's multiply-shift: a bias of at most 2^-64, and no loop.
-    ((u128::from(rng.next_u64()) * (u128::from(span) + 1)) >> 64) as u64
+    // Lemire's multiply-shift: a bias of at most 2^-64, and no loop. `x * (span + 1)` is
+    // computed as `x * span + x`, which needs no 128-bit multiplier.
+    let x = u128::from(rng.next_u64());
+    ((x * u128::from(span) + x) >> 64) as u64
 }
 
 #[cfg(test)]
