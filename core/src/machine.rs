@@ -340,7 +340,9 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
             return Err(MisuseError::NoSendPending);
         }
         self.now = now;
-        self.attempts = self.attempts.saturating_add(1);
+        // A send is due only before the first attempt or after a retry was decided, with
+        // `attempts < max_attempts`: the count cannot wrap (here and below).
+        self.attempts = self.attempts.wrapping_add(1);
         self.at = self.attempt_timeout_at();
         self.phase = Phase::InFlight;
         Ok(())
@@ -361,20 +363,37 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
             .on_attempt_end(Instant::from_nanos(now), !retryable);
         // The usual response has no `Retry-After` and no rate-limit field: four tests, and
         // the parsers stay out of line.
-        let floor = if response.retry_after.is_some()
+        if response.retry_after.is_some()
             || (retryable && self.policy.rate_limit_fields() && has_reset_field(response))
         {
-            self.server_floor(response, retryable)
+            self.response_with_fields(response, cause, retryable);
         } else {
             self.last_retry_after = None;
-            None
-        };
-        if !retryable {
-            self.stop(StopReason::FinalStatus);
-        } else {
-            self.retry_after(cause, self.fixed.refusal, floor);
+            if retryable {
+                self.retry_with_backoff(cause, self.fixed.refusal);
+            } else {
+                self.stop(StopReason::FinalStatus);
+            }
         }
         Ok(())
+    }
+
+    /// What follows a response with a `Retry-After` or, on a retryable status, a rate-limit
+    /// field.
+    #[cold]
+    #[inline(never)]
+    fn response_with_fields(
+        &mut self,
+        response: &Response<'_>,
+        cause: AttemptOutcome,
+        retryable: bool,
+    ) {
+        let floor = self.server_floor(response, retryable);
+        match floor {
+            _ if !retryable => self.stop(StopReason::FinalStatus),
+            Some(floor) => self.retry_with_floor(cause, self.fixed.refusal, floor),
+            None => self.retry_with_backoff(cause, self.fixed.refusal),
+        }
     }
 
     /// [`Event::Error`] at `now` (not earlier than the machine's clock).
@@ -431,7 +450,7 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
             _ => SendReason::Retry(self.wait.cause),
         };
         Decision::Send {
-            attempt: self.attempts.saturating_add(1),
+            attempt: self.attempts.wrapping_add(1),
             timeout: self.attempt_timeout(),
             reason,
         }
@@ -613,35 +632,61 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         };
         self.budget
             .on_attempt_end(Instant::from_nanos(self.now), false);
-        self.retry_after(cause, refusal, None);
+        self.retry_with_backoff(cause, refusal);
+    }
+
+    /// Stops if no retry may follow: `refusal` (why the request may not be retried after
+    /// its last attempt, if it may not), or no attempt left. Whether it stopped.
+    #[inline(always)]
+    fn retry_refused(&mut self, refusal: Option<StopReason>) -> bool {
+        if let Some(reason) = refusal {
+            self.stop(reason);
+            return true;
+        }
+        if self.attempts >= self.policy.max_attempts() {
+            self.stop(StopReason::Attempts);
+            return true;
+        }
+        false
     }
 
     /// Decides whether and when to retry after an attempt that ended with a retryable
-    /// `cause` (`refusal`: why the request may not be retried after it, if it may not;
-    /// `floor`: the server-directed delay, if any).
-    #[inline]
-    fn retry_after(
+    /// `cause`, with no server-directed delay: the policy's backoff.
+    #[inline(always)]
+    fn retry_with_backoff(&mut self, cause: AttemptOutcome, refusal: Option<StopReason>) {
+        if self.retry_refused(refusal) {
+            return;
+        }
+        let (delay, delay_nanos) = self.backoff_wait();
+        self.schedule(cause, delay, delay_nanos, DelaySource::Backoff);
+    }
+
+    /// The same with the server-directed delay `floor`.
+    fn retry_with_floor(
         &mut self,
         cause: AttemptOutcome,
         refusal: Option<StopReason>,
-        floor: Option<(Duration, DelaySource)>,
+        (floor, source): (Duration, DelaySource),
     ) {
-        if let Some(reason) = refusal {
-            return self.stop(reason);
+        if self.retry_refused(refusal) {
+            return;
         }
-        if self.attempts >= self.policy.max_attempts() {
-            return self.stop(StopReason::Attempts);
+        match self.retry_after_wait(floor, source) {
+            Some((delay, source)) => self.schedule(cause, delay, nanos_saturating(delay), source),
+            None => self.stop(StopReason::RetryAfterAboveMax),
         }
-        let (delay, delay_nanos, source) = match floor {
-            Some((floor, source)) => match self.retry_after_wait(floor, source) {
-                Some((delay, source)) => (delay, nanos_saturating(delay), source),
-                None => return self.stop(StopReason::RetryAfterAboveMax),
-            },
-            None => {
-                let (delay, nanos) = self.backoff_wait();
-                (delay, nanos, DelaySource::Backoff)
-            }
-        };
+    }
+
+    /// Schedules the retry after `cause` in `delay` (`delay_nanos`, saturated), unless it
+    /// would start at or after the deadline or the budget denies it.
+    #[inline(always)]
+    fn schedule(
+        &mut self,
+        cause: AttemptOutcome,
+        delay: Duration,
+        delay_nanos: u64,
+        source: DelaySource,
+    ) {
         let until = self.now.saturating_add(delay_nanos);
         if until >= self.deadline {
             return self.stop(StopReason::Deadline);
@@ -654,7 +699,7 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         self.wait = WaitReason {
             cause,
             source,
-            next_attempt: self.attempts.saturating_add(1),
+            next_attempt: self.attempts.wrapping_add(1),
         };
         if delay_nanos == 0 {
             self.phase = Phase::RetryAtOnce;
