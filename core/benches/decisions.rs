@@ -1,7 +1,7 @@
 //! The cost of one decision in a retry cycle, of `Retry-After` parsing beside `httpdate`, and
 //! of `RateLimit` parsing.
 //!
-//! Run with `cargo bench -p backstop`.
+//! Run with `cargo bench -p backstop-core`.
 
 use core::time::Duration;
 

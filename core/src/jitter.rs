@@ -80,8 +80,12 @@ pub(crate) fn uniform_nanos<R: Rng + ?Sized>(rng: &mut R, span: u64) -> u64 {
     if span == 0 {
         return 0;
     }
-    // Lemire's multiply-shift: a bias of at most 2^-64, and no loop.
-    ((u128::from(rng.next_u64()) * (u128::from(span) + 1)) >> 64) as u64
+    // Lemire's multiply-shift: a bias of at most 2^-64, and no loop. The high word of
+    // `x * (span + 1)` is that of `x * span + x`: one 64-bit multiply and a carry.
+    let x = rng.next_u64();
+    let product = u128::from(x) * u128::from(span);
+    let (_, carry) = (product as u64).overflowing_add(x);
+    (product >> 64) as u64 + u64::from(carry)
 }
 
 #[cfg(test)]

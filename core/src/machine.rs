@@ -81,21 +81,56 @@ pub struct RetryMachine<R, B = Unlimited> {
     request: Request,
     rng: R,
     budget: B,
-    started: Instant,
-    deadline: Instant,
-    now: Instant,
+    /// Where the operation stands. The values a phase needs are the fields below: a plain tag
+    /// and `u64` nanoseconds, so that a decision reads a field or two.
+    phase: Phase,
     attempts: u32,
+    /// The latest `now` seen, in nanoseconds since the caller's epoch.
+    now: u64,
+    /// The instant after which no attempt starts, in nanoseconds.
+    deadline: u64,
+    /// Before this instant an attempt surely gets the policy's whole attempt timeout (the
+    /// deadline does not cut it): `deadline - attempt_timeout + 1`, or 0 when the deadline is
+    /// closer than one attempt timeout to the epoch.
+    full_timeout_before: u64,
+    /// The instant of the phase, in nanoseconds: the attempt's timeout (`InFlight`), the end of
+    /// the wait (`Waiting`), the end of the operation (`Done`).
+    at: u64,
+    /// The length of the wait (`Waiting`).
+    delay: Duration,
+    /// Why the machine waits or retries (`Waiting`, `Retry`, `RetryAtOnce`).
+    wait: WaitReason,
+    /// Why the machine stopped (`Done`).
+    stop: StopReason,
+    /// When the budget granted the retry that is not sent yet (`Waiting`, `Retry`,
+    /// `RetryAtOnce`: the phases between a grant and the send). Given back if the operation
+    /// ends first, so the budget pays only for retries sent. Its cause is `last`, which no
+    /// event changes before the retry is sent or given back.
+    granted_at: u64,
+    started: u64,
     previous_wait: Duration,
     last: Option<AttemptOutcome>,
     /// The last response's `Retry-After` delay, for the outcome.
     last_retry_after: Option<Duration>,
-    /// When the budget granted the retry that is not sent yet. Given back if the operation
-    /// ends first, so the budget pays only for retries sent. Its cause is `last`, which no
-    /// event changes before the retry is sent or given back.
-    granted: Option<Instant>,
-    state: State,
     /// What the policy and the request fix for the whole operation, computed once.
     fixed: Fixed,
+}
+
+/// Where an operation stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// The first attempt is due.
+    First,
+    /// A retry is due: the wait for `wait` ended.
+    Retry,
+    /// A retry is due at once: the wait decided for `wait` was zero.
+    RetryAtOnce,
+    /// An attempt is in flight until its timeout, `at`.
+    InFlight,
+    /// Waiting until `at`, for `delay`, for `wait`.
+    Waiting,
+    /// Done at `at`, for `stop`.
+    Done,
 }
 
 /// The values of the policy and the request that every decision reads, computed once when the
@@ -104,14 +139,54 @@ pub struct RetryMachine<R, B = Unlimited> {
 struct Fixed {
     /// The policy's attempt timeout in nanoseconds (saturated).
     attempt_timeout: u64,
-    /// `Some((base, cap))` in nanoseconds (saturated) when the backoff is exponential with full
-    /// jitter: the wait is then computed in `u64` (a full-jitter draw only depends on the delay
-    /// saturated to `u64` nanoseconds).
-    full_exponential: Option<(u64, u64)>,
+    /// The same as the `Duration` a send reports when the deadline is further away.
+    attempt_timeout_duration: Duration,
+    /// `Some` when the backoff is exponential with full jitter: the wait is then computed in
+    /// `u64` (a full-jitter draw only depends on the delay saturated to `u64` nanoseconds).
+    full_exponential: Option<FullExponential>,
     /// Why a retry is refused after an attempt that never reached the server, if it is.
     refusal_not_sent: Option<StopReason>,
     /// Why a retry is refused after any other attempt, if it is.
     refusal: Option<StopReason>,
+}
+
+/// An exponential backoff with full jitter, in nanoseconds (saturated).
+#[derive(Clone, Copy, Debug)]
+struct FullExponential {
+    base: u64,
+    cap: u64,
+    /// The first retry whose delay `min(cap, base * 2^(n-1))` (saturating) is the cap: every
+    /// later one's is too, and every earlier one's is `base * 2^(n-1)`, below the cap.
+    cap_from: u32,
+}
+
+impl FullExponential {
+    fn new(base: u64, cap: u64) -> Self {
+        let mut n = 1u32;
+        loop {
+            let shift = n - 1;
+            if shift >= 64 || base > u64::MAX >> shift || base << shift >= cap {
+                return FullExponential {
+                    base,
+                    cap,
+                    cap_from: n,
+                };
+            }
+            n += 1;
+        }
+    }
+
+    /// `min(cap, base * 2^(n-1))` in `u64`, for retry `n` (0 is treated as 1).
+    #[inline]
+    fn delay(self, n: u32) -> u64 {
+        let n = n.max(1);
+        if n >= self.cap_from {
+            self.cap
+        } else {
+            // `n < cap_from <= 65`, and below `cap_from` the shift does not overflow.
+            self.base << (n - 1)
+        }
+    }
 }
 
 impl Fixed {
@@ -122,35 +197,21 @@ impl Fixed {
             Some(StopReason::BodyNotReplayable)
         };
         let backoff = policy.backoff();
+        let attempt_timeout = nanos_saturating(policy.attempt_timeout());
         Fixed {
-            attempt_timeout: nanos_saturating(policy.attempt_timeout()),
+            attempt_timeout,
+            attempt_timeout_duration: Duration::from_nanos(attempt_timeout),
             full_exponential: match (backoff, policy.jitter()) {
-                (Backoff::Exponential { base, cap }, Jitter::Full) => {
-                    Some((nanos_saturating(base), nanos_saturating(cap)))
-                }
+                (Backoff::Exponential { base, cap }, Jitter::Full) => Some(FullExponential::new(
+                    nanos_saturating(base),
+                    nanos_saturating(cap),
+                )),
                 _ => None,
             },
             refusal_not_sent: body,
             refusal: body.or(policy.retry_refusal(request.method, request.has_idempotency_key)),
         }
     }
-}
-
-#[derive(Clone, Copy, Debug)]
-enum State {
-    Ready(SendReason),
-    InFlight {
-        timeout_at: Instant,
-    },
-    Waiting {
-        until: Instant,
-        delay: Duration,
-        reason: WaitReason,
-    },
-    Done {
-        reason: StopReason,
-        at: Instant,
-    },
 }
 
 impl<R: Rng> RetryMachine<R, Unlimited> {
@@ -165,21 +226,36 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
     /// A machine that consults `budget` before every retry.
     pub fn with_budget(policy: Policy, request: Request, rng: R, budget: B, now: Instant) -> Self {
         budget.on_operation_start(now);
+        let deadline = now.saturating_add(policy.max_elapsed()).nanos();
+        let fixed = Fixed::new(&policy, request);
         RetryMachine {
-            deadline: now.saturating_add(policy.max_elapsed()),
+            deadline,
+            full_timeout_before: match deadline.checked_sub(fixed.attempt_timeout) {
+                Some(last) => last.saturating_add(1),
+                None => 0,
+            },
             policy,
             request,
             rng,
             budget,
-            started: now,
-            now,
+            phase: Phase::First,
             attempts: 0,
+            now: now.nanos(),
+            at: 0,
+            delay: Duration::ZERO,
+            // Read only in the phases that follow a retry's decision, which sets it.
+            wait: WaitReason {
+                cause: AttemptOutcome::Response(0),
+                source: DelaySource::Backoff,
+                next_attempt: 1,
+            },
+            stop: StopReason::FinalStatus,
+            granted_at: 0,
+            started: now.nanos(),
             previous_wait: policy.backoff().base(),
             last: None,
             last_retry_after: None,
-            granted: None,
-            state: State::Ready(SendReason::First),
-            fixed: Fixed::new(&policy, request),
+            fixed,
         }
     }
 
@@ -192,7 +268,7 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
     /// The instant after which no attempt starts.
     #[must_use]
     pub const fn deadline(&self) -> Instant {
-        self.deadline
+        Instant::from_nanos(self.deadline)
     }
 
     /// Attempts started so far.
@@ -205,18 +281,17 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
     /// end of a wait. `None` means "poll now" (a send is due) or "done".
     #[must_use]
     pub const fn next_deadline(&self) -> Option<Instant> {
-        match self.state {
-            State::InFlight { timeout_at } => Some(timeout_at),
-            State::Waiting { until, .. } => Some(until),
-            State::Ready(_) | State::Done { .. } => None,
+        match self.phase {
+            Phase::InFlight | Phase::Waiting => Some(Instant::from_nanos(self.at)),
+            Phase::First | Phase::Retry | Phase::RetryAtOnce | Phase::Done => None,
         }
     }
 
     /// The final outcome, once the machine is done.
     #[must_use]
     pub fn outcome(&self) -> Option<Outcome> {
-        match self.state {
-            State::Done { reason, at } => Some(self.outcome_at(reason, at)),
+        match self.phase {
+            Phase::Done => Some(self.outcome_now()),
             _ => None,
         }
     }
@@ -227,14 +302,14 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
     /// An event meets the state the previous call left, with the bounds `now` reaches applied
     /// afterwards: an abort, or the response (or error) of the attempt in flight, wins over a
     /// timeout or a deadline that no decision has reported yet.
-    #[inline]
+    #[inline(always)]
     pub fn handle(&mut self, now: Instant, event: Event<'_>) -> Result<(), MisuseError> {
         // A small dispatch, inlined where it is called (so the event is known there), to one
         // function per event. No bound applies after `AttemptStarted`, `Response` or `Error`:
         // the new timeout is later than `now` (the attempt timeout is not zero, and the time
         // left is not either), and a wait that follows an attempt ends after `now` and before
         // the deadline.
-        let now = self.now.max(now);
+        let now = self.now.max(now.nanos());
         match event {
             Event::Abort => {
                 self.now = now;
@@ -252,118 +327,162 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
     }
 
     /// [`Event::AttemptStarted`] at `now` (not earlier than the machine's clock).
-    fn attempt_started(&mut self, now: Instant) -> Result<(), MisuseError> {
-        if !self.send_due_at(now) {
+    #[inline]
+    fn attempt_started(&mut self, now: u64) -> Result<(), MisuseError> {
+        // What `poll` would say, without changing anything (a refused `AttemptStarted` must
+        // leave the machine as it was).
+        let ready = match self.phase {
+            Phase::First | Phase::Retry | Phase::RetryAtOnce => true,
+            Phase::Waiting => now >= self.at,
+            Phase::InFlight | Phase::Done => false,
+        };
+        if !ready || now >= self.deadline {
             return Err(MisuseError::NoSendPending);
         }
         self.now = now;
-        self.granted = None;
-        self.attempts = self.attempts.saturating_add(1);
-        self.state = State::InFlight {
-            timeout_at: Instant::from_nanos(
-                now.nanos().saturating_add(self.attempt_timeout_nanos()),
-            ),
-        };
+        // A send is due only before the first attempt or after a retry was decided, with
+        // `attempts < max_attempts`: the count cannot wrap (here and below).
+        self.attempts = self.attempts.wrapping_add(1);
+        self.at = self.attempt_timeout_at();
+        self.phase = Phase::InFlight;
         Ok(())
     }
 
     /// [`Event::Response`] at `now` (not earlier than the machine's clock).
-    fn response_in(&mut self, now: Instant, response: &Response<'_>) -> Result<(), MisuseError> {
-        if !matches!(self.state, State::InFlight { .. }) {
+    #[inline]
+    fn response_in(&mut self, now: u64, response: &Response<'_>) -> Result<(), MisuseError> {
+        if self.phase != Phase::InFlight {
             return Err(MisuseError::NoAttemptInFlight);
         }
         self.now = now;
-        let retryable = self.policy.retries_status(response.status);
-        let floor = self.server_floor(response, retryable);
-        self.attempt_ended(AttemptOutcome::Response(response.status), retryable, floor);
+        let status = response.status;
+        let retryable = self.policy.retries_status(status);
+        let cause = AttemptOutcome::Response(status);
+        self.last = Some(cause);
+        self.budget
+            .on_attempt_end(Instant::from_nanos(now), !retryable);
+        // The usual response has no `Retry-After` and no rate-limit field: four tests, and
+        // the parsers stay out of line.
+        if response.retry_after.is_some()
+            || (retryable && self.policy.rate_limit_fields() && has_reset_field(response))
+        {
+            self.response_with_fields(response, cause, retryable);
+        } else {
+            self.last_retry_after = None;
+            if retryable {
+                self.retry_with_backoff(cause, self.fixed.refusal);
+            } else {
+                self.stop(StopReason::FinalStatus);
+            }
+        }
         Ok(())
+    }
+
+    /// What follows a response with a `Retry-After` or, on a retryable status, a rate-limit
+    /// field.
+    #[cold]
+    #[inline(never)]
+    fn response_with_fields(
+        &mut self,
+        response: &Response<'_>,
+        cause: AttemptOutcome,
+        retryable: bool,
+    ) {
+        let floor = self.server_floor(response, retryable);
+        match floor {
+            _ if !retryable => self.stop(StopReason::FinalStatus),
+            Some(floor) => self.retry_with_floor(cause, self.fixed.refusal, floor),
+            None => self.retry_with_backoff(cause, self.fixed.refusal),
+        }
     }
 
     /// [`Event::Error`] at `now` (not earlier than the machine's clock).
-    fn error_in(&mut self, now: Instant, error: AttemptError) -> Result<(), MisuseError> {
-        if !matches!(self.state, State::InFlight { .. }) {
+    fn error_in(&mut self, now: u64, error: AttemptError) -> Result<(), MisuseError> {
+        if self.phase != Phase::InFlight {
             return Err(MisuseError::NoAttemptInFlight);
         }
         self.now = now;
-        self.attempt_ended(AttemptOutcome::Error(error), false, None);
+        self.error_ended(error);
         Ok(())
-    }
-
-    /// Whether a send is due at `now`: what [`RetryMachine::poll`] would say, without changing
-    /// anything (a refused `AttemptStarted` must leave the machine as it was).
-    fn send_due_at(&self, now: Instant) -> bool {
-        let ready = match self.state {
-            State::Ready(_) => true,
-            State::Waiting { until, .. } => now >= until,
-            State::InFlight { .. } | State::Done { .. } => false,
-        };
-        ready && now < self.deadline
     }
 
     /// The next decision at `now`. Polling twice without an event in between gives the same
     /// decision (unless time passed a bound); a terminal decision repeats forever.
+    #[inline]
     pub fn poll(&mut self, now: Instant) -> Decision {
         // The usual polls, where no bound is reached or only a wait's end, answer at once; the
-        // others apply the bounds first.
-        let now = self.now.max(now);
+        // others apply the bounds first. Tests in the order a retry loop meets them.
+        let now = self.now.max(now.nanos());
         self.now = now;
-        match self.state {
-            State::Waiting {
-                until,
-                delay,
-                reason,
-            } if now < until => Decision::Wait {
-                until,
-                delay,
-                reason,
-            },
-            State::Waiting { reason, .. } if now < self.deadline => {
-                let reason = SendReason::Retry(reason.cause);
-                self.state = State::Ready(reason);
-                self.send(reason)
+        if self.phase == Phase::Waiting {
+            if now < self.at {
+                return self.wait_decision();
             }
-            State::Ready(reason) if now < self.deadline => self.send(reason),
-            State::InFlight { timeout_at } if now < timeout_at => Decision::AwaitResponse {
-                attempt: self.attempts,
-                timeout_at,
-            },
-            _ => {
-                self.advance(now);
-                self.decision()
+            if now < self.deadline {
+                self.phase = Phase::Retry;
+                return self.send();
             }
+        } else if self.phase == Phase::InFlight {
+            if now < self.at {
+                return self.await_decision();
+            }
+        } else if self.phase != Phase::Done && now < self.deadline {
+            return self.send();
         }
+        self.poll_at_bound(now)
     }
 
-    /// The send that is due, for `reason`.
-    fn send(&self, reason: SendReason) -> Decision {
+    /// [`Self::poll`] when `now` reached a bound (or the machine is done): the bounds applied,
+    /// then the decision.
+    #[cold]
+    #[inline(never)]
+    fn poll_at_bound(&mut self, now: u64) -> Decision {
+        self.advance(now);
+        self.decision()
+    }
+
+    /// The send that is due (in `First`, `Retry` or `RetryAtOnce`).
+    #[inline]
+    fn send(&self) -> Decision {
+        let reason = match self.phase {
+            Phase::First => SendReason::First,
+            Phase::RetryAtOnce => SendReason::RetryAtOnce(self.wait),
+            _ => SendReason::Retry(self.wait.cause),
+        };
         Decision::Send {
-            attempt: self.attempts.saturating_add(1),
+            attempt: self.attempts.wrapping_add(1),
             timeout: self.attempt_timeout(),
             reason,
         }
     }
 
+    #[inline]
+    fn wait_decision(&self) -> Decision {
+        Decision::Wait {
+            until: Instant::from_nanos(self.at),
+            delay: self.delay,
+            reason: self.wait,
+        }
+    }
+
+    #[inline]
+    fn await_decision(&self) -> Decision {
+        Decision::AwaitResponse {
+            attempt: self.attempts,
+            timeout_at: Instant::from_nanos(self.at),
+        }
+    }
+
     /// The decision the state stands for, once the bounds `now` reached are applied.
     fn decision(&self) -> Decision {
-        match self.state {
-            State::Ready(reason) => self.send(reason),
-            State::InFlight { timeout_at } => Decision::AwaitResponse {
-                attempt: self.attempts,
-                timeout_at,
-            },
-            State::Waiting {
-                until,
-                delay,
-                reason,
-            } => Decision::Wait {
-                until,
-                delay,
-                reason,
-            },
-            State::Done { reason, at } => {
-                let outcome = self.outcome_at(reason, at);
+        match self.phase {
+            Phase::First | Phase::Retry | Phase::RetryAtOnce => self.send(),
+            Phase::InFlight => self.await_decision(),
+            Phase::Waiting => self.wait_decision(),
+            Phase::Done => {
+                let outcome = self.outcome_now();
                 match outcome.last {
-                    Some(AttemptOutcome::Response(_)) if reason != StopReason::Aborted => {
+                    Some(AttemptOutcome::Response(_)) if self.stop != StopReason::Aborted => {
                         Decision::Return(outcome)
                     }
                     _ => Decision::GiveUp(outcome),
@@ -377,58 +496,62 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
     /// Each bound is checked once: what follows a timed-out attempt is a wait that ends after
     /// `now`, a send due before the deadline, or the end; a wait ends before the deadline, so
     /// only a send due may have reached it.
-    fn advance(&mut self, now: Instant) {
+    fn advance(&mut self, now: u64) {
         let now = self.now.max(now);
         self.now = now;
-        match self.state {
-            State::InFlight { timeout_at } => {
-                if now >= timeout_at {
-                    self.attempt_ended(
-                        AttemptOutcome::Error(AttemptError::new(ErrorKind::Timeout)),
-                        false,
-                        None,
-                    );
+        match self.phase {
+            Phase::InFlight => {
+                if now >= self.at {
+                    self.error_ended(AttemptError::new(ErrorKind::Timeout));
                 }
             }
-            State::Waiting { until, reason, .. } => {
-                if now >= until {
+            Phase::Waiting => {
+                if now >= self.at {
                     if now >= self.deadline {
                         self.stop(StopReason::Deadline);
                     } else {
-                        self.state = State::Ready(SendReason::Retry(reason.cause));
+                        self.phase = Phase::Retry;
                     }
                 }
             }
-            State::Ready(_) => {
+            Phase::First | Phase::Retry | Phase::RetryAtOnce => {
                 if now >= self.deadline {
                     self.stop(StopReason::Deadline);
                 }
             }
-            State::Done { .. } => {}
+            Phase::Done => {}
         }
     }
 
     fn abort(&mut self) {
-        if !matches!(self.state, State::Done { .. }) {
+        if self.phase != Phase::Done {
             self.stop(StopReason::Aborted);
         }
     }
 
     fn stop(&mut self, reason: StopReason) {
-        if let (Some(granted_at), Some(cause)) = (self.granted.take(), self.last) {
-            self.budget.on_retry_cancelled(self.now, granted_at, cause);
+        let granted = matches!(
+            self.phase,
+            Phase::Waiting | Phase::Retry | Phase::RetryAtOnce
+        );
+        if let (true, Some(cause)) = (granted, self.last) {
+            self.budget.on_retry_cancelled(
+                Instant::from_nanos(self.now),
+                Instant::from_nanos(self.granted_at),
+                cause,
+            );
         }
-        self.state = State::Done {
-            reason,
-            at: self.now,
-        };
+        self.phase = Phase::Done;
+        self.stop = reason;
+        self.at = self.now;
     }
 
-    fn outcome_at(&self, reason: StopReason, at: Instant) -> Outcome {
+    /// The outcome of a machine that is done.
+    fn outcome_now(&self) -> Outcome {
         Outcome {
             attempts: self.attempts,
-            elapsed: at.saturating_duration_since(self.started),
-            reason,
+            elapsed: Duration::from_nanos(self.at.saturating_sub(self.started)),
+            reason: self.stop,
             last: self.last,
             retry_after: match self.last {
                 Some(AttemptOutcome::Response(_)) => self.last_retry_after,
@@ -438,20 +561,31 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
     }
 
     /// `min(attempt_timeout, deadline - now)`: an attempt never runs past the deadline.
+    #[inline]
     fn attempt_timeout(&self) -> Duration {
-        Duration::from_nanos(self.attempt_timeout_nanos())
+        if self.now < self.full_timeout_before {
+            self.fixed.attempt_timeout_duration
+        } else {
+            Duration::from_nanos(
+                self.fixed
+                    .attempt_timeout
+                    .min(self.deadline.saturating_sub(self.now)),
+            )
+        }
     }
 
-    /// [`Self::attempt_timeout`] in nanoseconds, the form the machine computes with (the
-    /// time left is below `u64::MAX` nanoseconds, so the minimum is exact).
-    fn attempt_timeout_nanos(&self) -> u64 {
-        self.fixed
-            .attempt_timeout
-            .min(self.deadline.nanos().saturating_sub(self.now.nanos()))
+    /// When the attempt started now times out: `now + min(attempt_timeout, deadline - now)`,
+    /// which is `min(now + attempt_timeout, deadline)` (saturating; `now` is before the
+    /// deadline).
+    #[inline]
+    fn attempt_timeout_at(&self) -> u64 {
+        self.now
+            .saturating_add(self.fixed.attempt_timeout)
+            .min(self.deadline)
     }
 
     /// The server-directed delay of a response, if it has a usable `Retry-After`.
-    fn retry_after_delay(&self, response: &Response<'_>) -> Option<Duration> {
+    fn retry_after_delay(response: &Response<'_>) -> Option<Duration> {
         match parse_retry_after(response.retry_after?)? {
             RetryAfter::Delay(d) => Some(d),
             date @ RetryAfter::Date(_) => {
@@ -466,12 +600,14 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
 
     /// The server-directed delay of a response and where it comes from: its `Retry-After`
     /// (kept for the outcome), else, on a retryable status, its rate-limit fields.
+    #[cold]
+    #[inline(never)]
     fn server_floor(
         &mut self,
         response: &Response<'_>,
         retryable: bool,
     ) -> Option<(Duration, DelaySource)> {
-        self.last_retry_after = self.retry_after_delay(response);
+        self.last_retry_after = Self::retry_after_delay(response);
         if let Some(d) = self.last_retry_after {
             return Some((d, DelaySource::RetryAfter));
         }
@@ -482,86 +618,102 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
             .map(|d| (d, DelaySource::RateLimitReset))
     }
 
-    /// Decides what follows an attempt that ended with `cause` (`retryable`: whether the
-    /// policy retries a response's status; unused for an error).
-    fn attempt_ended(
-        &mut self,
-        cause: AttemptOutcome,
-        retryable: bool,
-        floor: Option<(Duration, DelaySource)>,
-    ) {
+    /// Decides what follows an attempt that ended with `error`.
+    fn error_ended(&mut self, error: AttemptError) {
+        let cause = AttemptOutcome::Error(error);
         self.last = Some(cause);
-        let any_method = match cause {
-            AttemptOutcome::Response(_) => {
-                self.budget.on_attempt_end(self.now, !retryable);
-                if !retryable {
-                    return self.stop(StopReason::FinalStatus);
-                }
-                false
-            }
-            AttemptOutcome::Error(error) => match error.class {
-                // Neither the caller's abort nor a permanent error says anything about the
-                // server's health: the budget is not told of them.
-                ErrorClass::Aborted => return self.stop(StopReason::Aborted),
-                ErrorClass::Permanent => return self.stop(StopReason::PermanentError),
-                ErrorClass::NotSent => {
-                    self.budget.on_attempt_end(self.now, false);
-                    true
-                }
-                ErrorClass::MaybeSent | ErrorClass::Timeout => {
-                    self.budget.on_attempt_end(self.now, false);
-                    false
-                }
-            },
+        let refusal = match error.class {
+            // Neither the caller's abort nor a permanent error says anything about the
+            // server's health: the budget is not told of them.
+            ErrorClass::Aborted => return self.stop(StopReason::Aborted),
+            ErrorClass::Permanent => return self.stop(StopReason::PermanentError),
+            ErrorClass::NotSent => self.fixed.refusal_not_sent,
+            ErrorClass::MaybeSent | ErrorClass::Timeout => self.fixed.refusal,
         };
-        let refusal = if any_method {
-            self.fixed.refusal_not_sent
-        } else {
-            self.fixed.refusal
-        };
+        self.budget
+            .on_attempt_end(Instant::from_nanos(self.now), false);
+        self.retry_with_backoff(cause, refusal);
+    }
+
+    /// Stops if no retry may follow: `refusal` (why the request may not be retried after
+    /// its last attempt, if it may not), or no attempt left. Whether it stopped.
+    #[inline(always)]
+    fn retry_refused(&mut self, refusal: Option<StopReason>) -> bool {
         if let Some(reason) = refusal {
-            return self.stop(reason);
+            self.stop(reason);
+            return true;
         }
         if self.attempts >= self.policy.max_attempts() {
-            return self.stop(StopReason::Attempts);
+            self.stop(StopReason::Attempts);
+            return true;
         }
-        let (delay, delay_nanos, source) = match floor {
-            Some((floor, source)) => match self.retry_after_wait(floor, source) {
-                Some((delay, source)) => (delay, nanos_saturating(delay), source),
-                None => return self.stop(StopReason::RetryAfterAboveMax),
-            },
-            None => {
-                let (delay, nanos) = self.backoff_wait();
-                (delay, nanos, DelaySource::Backoff)
-            }
-        };
-        let until = Instant::from_nanos(self.now.nanos().saturating_add(delay_nanos));
+        false
+    }
+
+    /// Decides whether and when to retry after an attempt that ended with a retryable
+    /// `cause`, with no server-directed delay: the policy's backoff.
+    #[inline(always)]
+    fn retry_with_backoff(&mut self, cause: AttemptOutcome, refusal: Option<StopReason>) {
+        if self.retry_refused(refusal) {
+            return;
+        }
+        let (delay, delay_nanos) = self.backoff_wait();
+        self.schedule(cause, delay, delay_nanos, DelaySource::Backoff);
+    }
+
+    /// The same with the server-directed delay `floor`.
+    fn retry_with_floor(
+        &mut self,
+        cause: AttemptOutcome,
+        refusal: Option<StopReason>,
+        (floor, source): (Duration, DelaySource),
+    ) {
+        if self.retry_refused(refusal) {
+            return;
+        }
+        match self.retry_after_wait(floor, source) {
+            Some((delay, source)) => self.schedule(cause, delay, nanos_saturating(delay), source),
+            None => self.stop(StopReason::RetryAfterAboveMax),
+        }
+    }
+
+    /// Schedules the retry after `cause` in `delay` (`delay_nanos`, saturated), unless it
+    /// would start at or after the deadline or the budget denies it.
+    #[inline(always)]
+    fn schedule(
+        &mut self,
+        cause: AttemptOutcome,
+        delay: Duration,
+        delay_nanos: u64,
+        source: DelaySource,
+    ) {
+        let until = self.now.saturating_add(delay_nanos);
         if until >= self.deadline {
             return self.stop(StopReason::Deadline);
         }
-        if !self.budget.try_retry(self.now, cause) {
+        if !self.budget.try_retry(Instant::from_nanos(self.now), cause) {
             return self.stop(StopReason::Budget);
         }
-        self.granted = Some(self.now);
+        self.granted_at = self.now;
         self.previous_wait = delay;
-        let reason = WaitReason {
+        self.wait = WaitReason {
             cause,
             source,
-            next_attempt: self.attempts.saturating_add(1),
+            next_attempt: self.attempts.wrapping_add(1),
         };
-        self.state = if delay_nanos == 0 {
-            State::Ready(SendReason::RetryAtOnce(reason))
+        if delay_nanos == 0 {
+            self.phase = Phase::RetryAtOnce;
         } else {
-            State::Waiting {
-                until,
-                delay,
-                reason,
-            }
-        };
+            self.phase = Phase::Waiting;
+            self.at = until;
+            self.delay = delay;
+        }
     }
 
     /// The wait for a server-directed delay: the value as a floor, plus a spread, within the
     /// ceiling. `None` means the value is above the ceiling and the policy gives up.
+    #[cold]
+    #[inline(never)]
     fn retry_after_wait(
         &mut self,
         floor: Duration,
@@ -583,8 +735,7 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         let floor_nanos = nanos_saturating(floor);
         let room = self
             .deadline
-            .nanos()
-            .saturating_sub(self.now.nanos())
+            .saturating_sub(self.now)
             .saturating_sub(floor_nanos)
             .saturating_sub(1);
         let spread = nanos_saturating(self.policy.retry_after_spread())
@@ -599,19 +750,21 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
 
     /// The policy's backoff for the coming retry, jittered, and the same in nanoseconds
     /// (saturated).
+    #[inline]
     fn backoff_wait(&mut self) -> (Duration, u64) {
-        if let Some((base, cap)) = self.fixed.full_exponential {
+        if let Some(full) = self.fixed.full_exponential {
             // `Backoff::delay` then `Jitter::Full` in `u64`: the delay `min(cap, base *
             // 2^(n-1))` saturated to `u64` nanoseconds is the span of the draw.
-            let shift = self.attempts.max(1) - 1;
-            let d = if shift >= 64 || base > u64::MAX >> shift {
-                cap
-            } else {
-                (base << shift).min(cap)
-            };
-            let nanos = uniform_nanos(&mut self.rng, d);
+            let nanos = uniform_nanos(&mut self.rng, full.delay(self.attempts));
             return (Duration::from_nanos(nanos), nanos);
         }
+        self.backoff_wait_general()
+    }
+
+    /// [`Self::backoff_wait`] for every other backoff and jitter.
+    #[cold]
+    #[inline(never)]
+    fn backoff_wait_general(&mut self) -> (Duration, u64) {
         let backoff = self.policy.backoff();
         let d = backoff.delay(self.attempts);
         let wait = self.policy.jitter().apply(
@@ -623,4 +776,13 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         );
         (wait, nanos_saturating(wait))
     }
+}
+
+/// Whether a response has a field that may carry a rate-limit reset.
+#[inline]
+fn has_reset_field(r: &Response<'_>) -> bool {
+    r.rate_limit.is_some()
+        || r.rate_limit_reset.is_some()
+        || r.x_rate_limit_reset_after.is_some()
+        || r.x_rate_limit_reset.is_some()
 }
