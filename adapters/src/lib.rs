@@ -102,6 +102,7 @@ mod outcome;
 mod progress;
 mod read;
 mod request;
+mod response_view;
 mod retrier;
 mod run;
 mod runtime;
@@ -137,6 +138,7 @@ pub use request::{
     ensure_idempotency_key, needs_idempotency_key, new_idempotency_key, Attempt, OperationName,
     RetryRequest, IDEMPOTENCY_KEY,
 };
+pub use response_view::{ClassifyResponse, ResponseView};
 pub use retrier::{ClassifyOverride, Retrier};
 pub use run::{run, run_classified, run_draining, run_when_ready};
 pub use runtime::{Epoch, Purpose, Runtime, Sleep, StdRuntime};

@@ -6,7 +6,7 @@ use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::{AttemptOutcome, Budget, ErrorClass, ErrorKind, Instant, Policy};
+use crate::{AttemptOutcome, Budget, ErrorClass, ErrorKind, Instant, Policy, ResponseClass};
 use rand_core::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
@@ -14,6 +14,7 @@ use crate::drain::DrainLimits;
 use crate::observe::events::RetryEvent;
 use crate::observe::metrics::Metrics;
 use crate::observe::Observer;
+use crate::response_view::{ClassifyResponse, ResponseView};
 use crate::wall_clock::{SystemClock, WallClock};
 
 /// The caller's error classification: given the adapter's [`ErrorKind`] and the client's
@@ -40,6 +41,7 @@ pub struct Retrier {
     pub(crate) metrics: Option<Metrics>,
     pub(crate) wall_clock: Arc<dyn WallClock>,
     pub(crate) classify: Option<ClassifyOverride>,
+    pub(crate) classify_response: Option<ClassifyResponse>,
     pub(crate) budget: SharedBudget,
     pub(crate) drain: DrainLimits,
     seed: Option<u64>,
@@ -52,6 +54,7 @@ impl fmt::Debug for Retrier {
             .field("policy", &self.policy)
             .field("observers", &self.observers.len())
             .field("metrics", &self.metrics.is_some())
+            .field("classify_response", &self.classify_response.is_some())
             .field("budget", &self.budget.0.is_some())
             .field("drain", &self.drain)
             .field("seed", &self.seed)
@@ -75,6 +78,7 @@ impl Retrier {
             metrics: None,
             wall_clock: Arc::new(SystemClock),
             classify: None,
+            classify_response: None,
             budget: SharedBudget(None),
             drain: DrainLimits::DEFAULT,
             seed: None,
@@ -150,6 +154,37 @@ impl Retrier {
             + 'static,
     ) -> Self {
         self.classify = Some(Arc::new(f));
+        self
+    }
+
+    /// Says which responses are retryable beyond the policy's status set, from the whole
+    /// response head and the request it answers: a `200` whose header says "not ready yet",
+    /// a `404` that one endpoint answers until a resource exists, a `503` the caller wants
+    /// back at once. [`ResponseClass::ByStatus`] leaves a response to the status set. Every
+    /// other rule still holds for a retryable response: the methods and keys, the attempts,
+    /// the deadline, the budget, `Retry-After`. To add or remove a status for every request,
+    /// use the policy's `add_retryable_status` and `remove_retryable_status` instead.
+    ///
+    /// ```
+    /// use backstop::{ResponseClass, Retrier};
+    ///
+    /// let retrier = Retrier::default().classify_response(|r| {
+    ///     let not_ready = r.headers.contains_key("x-not-ready"); // a 200 that says "try again"
+    ///     let pending = r.status == 404 && r.uri.path().starts_with("/jobs/"); // not there yet
+    ///     if not_ready || pending {
+    ///         ResponseClass::Retryable
+    ///     } else {
+    ///         ResponseClass::ByStatus
+    ///     }
+    /// });
+    /// # drop(retrier);
+    /// ```
+    #[must_use]
+    pub fn classify_response(
+        mut self,
+        f: impl Fn(&ResponseView<'_>) -> ResponseClass + Send + Sync + 'static,
+    ) -> Self {
+        self.classify_response = Some(Arc::new(f));
         self
     }
 

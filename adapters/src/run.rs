@@ -15,7 +15,7 @@ use core::time::Duration;
 
 use crate::{
     AttemptError, AttemptOutcome, Decision, ErrorKind, Event, Instant, Method, Outcome, Request,
-    Response, RetryMachine, SendReason, StopReason, WaitReason,
+    Response, ResponseClass, RetryMachine, SendReason, StopReason, WaitReason,
 };
 use futures_lite::future;
 
@@ -27,6 +27,7 @@ use crate::observe::Emitter;
 use crate::outcome::{Retried, RetryError};
 use crate::progress::Progress;
 use crate::request::{Attempt, RetryRequest};
+use crate::response_view::ResponseView;
 use crate::retrier::{LazyRng, Retrier, SharedBudget};
 use crate::runtime::{Purpose, Runtime, Sleep};
 use crate::timed_out::AttemptTimedOut;
@@ -220,6 +221,10 @@ where
         ),
         start,
         progress: Progress::default(),
+        answers: retrier
+            .classify_response
+            .is_some()
+            .then(|| (request.method.clone(), request.uri.clone())),
     };
     let mut last = Last::Nothing;
     // The clock as last read. It is read again after every attempt and every wait; a reading
@@ -339,6 +344,8 @@ struct Operation<'a, RT: ?Sized> {
     start: Instant,
     /// Whether the attempt in flight is still connecting, as its client says.
     progress: Progress,
+    /// The request's method and URI, kept for the response hook when there is one.
+    answers: Option<(http::Method, http::Uri)>,
 }
 
 impl<RT: Runtime + ?Sized> Operation<'_, RT> {
@@ -577,7 +584,16 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         let headers = response.headers();
         let policy = self.retrier.policy();
         let status = response.status().as_u16();
-        let mut facts = Response::new(status);
+        let class = match (&self.retrier.classify_response, &self.answers) {
+            (Some(f), Some((method, uri))) => f(&ResponseView {
+                method,
+                uri,
+                status: response.status(),
+                headers,
+            }),
+            _ => ResponseClass::ByStatus,
+        };
+        let mut facts = Response::new(status).class(class);
         // `Date` matters only as the reference of a `Retry-After` or an `X-RateLimit-Reset`:
         // without those fields, it is not looked up.
         if headers.contains_key(http::header::RETRY_AFTER) {
@@ -585,7 +601,7 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         }
         // The rate-limit fields matter only on a retryable status without a usable
         // `Retry-After` (the machine checks usability; a malformed one is rare).
-        if policy.rate_limit_fields() && policy.retryable_statuses().contains(status) {
+        if policy.rate_limit_fields() && class.is_retryable(status, &policy.retryable_statuses()) {
             facts = facts.rate_limit_from_http(headers);
         }
         if facts.retry_after.is_some() || facts.x_rate_limit_reset.is_some() {

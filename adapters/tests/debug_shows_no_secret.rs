@@ -1,7 +1,7 @@
 //! No `Debug` of backstop's shows a secret: `RetryRequest`, the `Attempt` handed to the attempt
-//! function, the `Retried` response and the `RetryError` leave out the URL's userinfo, query
-//! and fragment, every header value (`Authorization`, `Cookie`, `Set-Cookie`, the raw
-//! `Idempotency-Key`) and the body.
+//! function, the `Retried` response, the `RetryError` and the response hook's `ResponseView`
+//! leave out the URL's userinfo, query and fragment, every header value (`Authorization`,
+//! `Cookie`, `Set-Cookie`, the raw `Idempotency-Key`) and the body.
 
 use std::sync::Mutex;
 
@@ -96,4 +96,37 @@ fn a_retry_errors_debug_leaves_out_the_clients_error_text() {
     assert!(matches!(error, RetryError::Failed { .. }));
     assert_no_secret(&format!("{error:?}"));
     assert_no_secret(&error.to_string());
+}
+
+#[test]
+fn the_response_hooks_view_shows_no_secret() {
+    let seen = std::sync::Arc::new(Mutex::new(Vec::new()));
+    let hook_saw = seen.clone();
+    let retrier = Retrier::default().classify_response(move |view| {
+        hook_saw.lock().expect("lock").push(format!("{view:?}"));
+        backstop::ResponseClass::ByStatus
+    });
+    let result = future::block_on(run(
+        &retrier,
+        &VirtualTime::new(StdRuntime::new()),
+        secret_request(),
+        |_attempt| {
+            let response = http::Response::builder()
+                .header("set-cookie", "session=SECRET-COOKIE")
+                .body(())
+                .expect("a valid response");
+            async { Ok::<_, std::io::Error>(response) }
+        },
+    ));
+    assert!(result.is_ok(), "{result:?}");
+    let views = seen.lock().expect("lock").clone();
+    assert_eq!(views.len(), 1, "the hook sees each response once");
+    assert_no_secret(&views[0]);
+    for shown in ["POST", "http://127.0.0.1:1/v1/orders", "set-cookie", "200"] {
+        assert!(
+            views[0].contains(shown),
+            "{shown} missing from {}",
+            views[0]
+        );
+    }
 }

@@ -6,6 +6,7 @@
 
 use crate::classify::AttemptError;
 use crate::method::Method;
+use crate::status::ResponseClass;
 use crate::time::UnixTime;
 
 /// The facts about a request that decide whether it may be retried.
@@ -140,6 +141,9 @@ pub struct Response<'a> {
     /// The raw `X-RateLimit-Remaining` field value, if exactly one: the quota left of the
     /// quota `X-RateLimit-Reset` and `X-RateLimit-Reset-After` belong to.
     pub x_rate_limit_remaining: Option<&'a [u8]>,
+    /// Whether it is retryable: by the policy's status set (the default), or as the caller
+    /// decided from the rest of the response ([`ResponseClass`]).
+    pub class: ResponseClass,
 }
 
 impl<'a> Response<'a> {
@@ -158,7 +162,24 @@ impl<'a> Response<'a> {
             x_rate_limit_reset: None,
             rate_limit_remaining: None,
             x_rate_limit_remaining: None,
+            class: ResponseClass::ByStatus,
         }
+    }
+
+    /// With the caller's word on whether it is retryable (default:
+    /// [`ResponseClass::ByStatus`]).
+    ///
+    /// ```
+    /// use backstop_core::{Response, ResponseClass};
+    ///
+    /// // A 200 whose body said "not ready yet": retried like a 503.
+    /// let r = Response::new(200).class(ResponseClass::Retryable);
+    /// assert_eq!(r.class, ResponseClass::Retryable);
+    /// ```
+    #[must_use]
+    pub const fn class(mut self, class: ResponseClass) -> Self {
+        self.class = class;
+        self
     }
 
     /// With a raw `Retry-After` value.

@@ -115,6 +115,6 @@ pub use rate_limit::{parse_rate_limit, XRateLimitReset, IMPLAUSIBLE_RESET_AGE};
 pub use retry_after::{
     parse_delay_seconds, parse_http_date, parse_retry_after, RetryAfter, TWO_DIGIT_YEAR_REFERENCE,
 };
-pub use status::StatusSet;
+pub use status::{ResponseClass, StatusSet};
 pub use time::{Instant, UnixTime};
 pub use worst_case::WorstCase;

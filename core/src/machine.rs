@@ -19,6 +19,7 @@ use crate::jitter::{uniform_nanos, Jitter};
 use crate::policy::{Policy, RetryAfterAboveMax};
 use crate::rate_limit::reset_delay;
 use crate::retry_after::{parse_http_date, parse_retry_after, RetryAfter};
+use crate::status::ResponseClass;
 use crate::time::{nanos_saturating, Instant};
 
 /// The sans-IO retry state machine for one operation (one logical request and its retries).
@@ -356,7 +357,11 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         }
         self.now = now;
         let status = response.status;
-        let retryable = self.policy.retries_status(status);
+        // The status set is read in place (`ResponseClass::is_retryable` would copy it).
+        let retryable = match response.class {
+            ResponseClass::ByStatus => self.policy.retries_status(status),
+            class => class == ResponseClass::Retryable,
+        };
         let cause = AttemptOutcome::Response(status);
         self.last = Some(cause);
         self.budget

@@ -304,6 +304,38 @@ impl PolicyBuilder {
         self
     }
 
+    /// Adds one status to the retryable ones; the others stay. Like
+    /// [`retryable_statuses`](Self::retryable_statuses), it must be between 300 and 599.
+    ///
+    /// ```
+    /// use backstop_core::Policy;
+    ///
+    /// let p = Policy::builder().add_retryable_status(409).remove_retryable_status(500).build()?;
+    /// assert!(p.retryable_statuses().contains(409) && p.retryable_statuses().contains(503));
+    /// assert!(!p.retryable_statuses().contains(500));
+    /// # Ok::<(), backstop_core::ConfigError>(())
+    /// ```
+    pub const fn add_retryable_status(mut self, code: u16) -> Self {
+        if StatusSet::in_range(code) {
+            self.policy.retryable_statuses = self.policy.retryable_statuses.with_const(code);
+        } else {
+            self.error = Some(ConfigError::StatusOutOfRange(code));
+        }
+        self
+    }
+
+    /// Removes one status from the retryable ones; the others stay. A status that is not
+    /// retryable stays so; one outside 100 to 599 is an error
+    /// ([`ConfigError::StatusOutOfRange`]).
+    pub const fn remove_retryable_status(mut self, code: u16) -> Self {
+        if StatusSet::in_range(code) {
+            self.policy.retryable_statuses = self.policy.retryable_statuses.without_const(code);
+        } else {
+            self.error = Some(ConfigError::StatusOutOfRange(code));
+        }
+        self
+    }
+
     /// Replaces the retryable statuses with a prepared set (checked as
     /// [`retryable_statuses`](Self::retryable_statuses) is, by [`build`](Self::build)).
     pub const fn retryable_status_set(mut self, set: StatusSet) -> Self {

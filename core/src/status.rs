@@ -78,10 +78,59 @@ impl StatusSet {
 
     /// Callers pass only codes in `FIRST..=LAST` (checked by `in_range`).
     #[allow(clippy::indexing_slicing)]
-    const fn with_const(mut self, status: u16) -> Self {
+    pub(crate) const fn with_const(mut self, status: u16) -> Self {
         let i = (status - FIRST) as usize;
         self.0[i / 64] |= 1 << (i % 64);
         self
+    }
+
+    /// Callers pass only codes in `FIRST..=LAST` (checked by `in_range`).
+    #[allow(clippy::indexing_slicing)]
+    pub(crate) const fn without_const(mut self, status: u16) -> Self {
+        let i = (status - FIRST) as usize;
+        self.0[i / 64] &= !(1 << (i % 64));
+        self
+    }
+}
+
+/// The caller's word on one response: whether it is a failure worth another attempt, decided
+/// by something other than its status (a `200` whose body or header says "try again", a `404`
+/// that one endpoint answers until a resource exists, a `503` the caller wants back at once).
+///
+/// Only which responses are retryable changes: every other rule still holds for a
+/// [`Retryable`](Self::Retryable) response (the methods and idempotency keys, the attempts,
+/// the deadline, the budget, `Retry-After` and the rate-limit fields).
+///
+/// ```
+/// use backstop_core::{ResponseClass, StatusSet};
+///
+/// let set = StatusSet::DEFAULT_RETRYABLE;
+/// assert!(ResponseClass::ByStatus.is_retryable(503, &set));
+/// assert!(ResponseClass::Retryable.is_retryable(200, &set));
+/// assert!(!ResponseClass::Final.is_retryable(503, &set));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ResponseClass {
+    /// Retryable when the policy's status set holds its status (the default).
+    #[default]
+    ByStatus,
+    /// Retryable, whatever its status.
+    Retryable,
+    /// Returned to the caller, whatever its status.
+    Final,
+}
+
+impl ResponseClass {
+    /// Whether a response of this class with `status` is retryable under `statuses`.
+    #[must_use]
+    #[inline]
+    pub const fn is_retryable(self, status: u16, statuses: &StatusSet) -> bool {
+        match self {
+            ResponseClass::ByStatus => statuses.contains(status),
+            ResponseClass::Retryable => true,
+            ResponseClass::Final => false,
+        }
     }
 }
 

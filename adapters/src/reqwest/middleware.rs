@@ -98,7 +98,9 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
         // The one copy made before the first attempt: kept for the retries, each of which
         // sends a copy of it, while the first attempt sends the caller's request itself.
         let spare = request.try_clone();
-        let mut plan = plan(&request, extensions, self.retrier.reports_events());
+        // The URL is converted only when something reads it: the events or the response hook.
+        let needs_uri = self.retrier.reports_events() || self.retrier.classify_response.is_some();
+        let mut plan = plan(&request, extensions, needs_uri);
         if spare.is_none() {
             plan = plan.body_not_replayable();
         }
@@ -133,13 +135,14 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
     }
 }
 
-/// The facts the loop needs about `request`: method, URL (for events, redacted there; only
-/// when they are reported: converting it costs more than the rest of the plan), its
+/// The facts the loop needs about `request`: method, URL (for events, redacted there, and
+/// for the response hook; only when `needs_uri`: converting it costs more than the rest of
+/// the plan), its
 /// `Idempotency-Key`, and an [`Abort`] and an [`OperationName`] from the extensions. The body
 /// stays in the request.
-fn plan(request: &Request, extensions: &Extensions, reports_events: bool) -> RetryRequest {
+fn plan(request: &Request, extensions: &Extensions, needs_uri: bool) -> RetryRequest {
     // A URL reqwest accepts but `http` does not only names the operation in events.
-    let uri = if reports_events {
+    let uri = if needs_uri {
         request
             .url()
             .as_str()

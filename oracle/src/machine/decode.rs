@@ -6,7 +6,8 @@ use std::time::UNIX_EPOCH;
 
 use backstop_core::{
     AttemptError, Backoff, ErrorClass, ErrorKind, Instant, Jitter, Method, NonIdempotent, Policy,
-    PolicyBuilder, Request, RetryAfterAboveMax, StatusSet, UnixTime, XRateLimitReset,
+    PolicyBuilder, Request, ResponseClass, RetryAfterAboveMax, StatusSet, UnixTime,
+    XRateLimitReset,
 };
 
 use crate::Bytes;
@@ -82,6 +83,8 @@ pub enum Action {
         date: Option<Vec<u8>>,
         wall_clock: Option<UnixTime>,
         rate_limit: RateLimitFields,
+        /// The caller's word on it (mostly none: the status set decides).
+        class: ResponseClass,
     },
     Error(AttemptError),
     TimePassed,
@@ -290,6 +293,11 @@ fn decode_action(r: &mut Bytes<'_>) -> Action {
             date: r.bool().then(|| decode_header(r)),
             wall_clock: r.bool().then(|| decode_wall_clock(r)),
             rate_limit: decode_rate_limit(r),
+            class: match r.below(8) {
+                0 => ResponseClass::Retryable,
+                1 => ResponseClass::Final,
+                _ => ResponseClass::ByStatus,
+            },
         },
         5 => {
             let kinds = ErrorKind::ALL;

@@ -162,6 +162,7 @@ fn event_of<'a>(action: &'a Action, policy: &Policy) -> (Event<'a>, ServerAsked)
             date,
             wall_clock,
             rate_limit,
+            class,
         } => {
             let response = Response {
                 status: *status,
@@ -175,6 +176,7 @@ fn event_of<'a>(action: &'a Action, policy: &Policy) -> (Event<'a>, ServerAsked)
                 x_rate_limit_reset: rate_limit.x_rate_limit_reset.as_deref(),
                 rate_limit_remaining: rate_limit.rate_limit_remaining.as_deref(),
                 x_rate_limit_remaining: rate_limit.x_rate_limit_remaining.as_deref(),
+                class: *class,
             };
             let reference = date.as_deref().and_then(parse_http_date).or(*wall_clock);
             let retry_after =
@@ -186,7 +188,7 @@ fn event_of<'a>(action: &'a Action, policy: &Policy) -> (Event<'a>, ServerAsked)
                         RetryAfter::Date(_) => Some(value.delay_from(reference?)),
                     });
             let rate_limit = (policy.rate_limit_fields()
-                && policy.retryable_statuses().contains(*status))
+                && class.is_retryable(*status, &policy.retryable_statuses()))
             .then(|| rate_limit_floor(rate_limit, *status, reference, policy.x_rate_limit_reset()))
             .flatten();
             let asked = ServerAsked {

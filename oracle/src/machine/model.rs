@@ -4,7 +4,7 @@ use core::time::Duration;
 
 use backstop_core::{
     AttemptError, AttemptOutcome, Decision, ErrorClass, ErrorKind, Instant, Method, MisuseError,
-    NonIdempotent, Policy, Request, StopReason, WorstCase,
+    NonIdempotent, Policy, Request, ResponseClass, StopReason, WorstCase,
 };
 
 use super::decode::{Action, TimeStep};
@@ -29,6 +29,8 @@ pub(super) struct Model {
     pub(super) may_send_again: bool,
     /// What the last attempt ended with.
     pub(super) last: Option<AttemptOutcome>,
+    /// The caller's word on the last response ([`ResponseClass::ByStatus`] before any).
+    pub(super) class: ResponseClass,
     /// The server-directed floor of the last response (its `Retry-After`, else its rate-limit
     /// reset), if it had a usable one.
     pub(super) floor: Option<Duration>,
@@ -85,6 +87,7 @@ impl Model {
             in_flight: None,
             may_send_again: true,
             last: None,
+            class: ResponseClass::ByStatus,
             floor: None,
             floor_from_rate_limit: false,
             retry_after: None,
@@ -320,7 +323,10 @@ impl Model {
                     self.may_send_again = false;
                 }
             }
-            Action::Response { status, .. } => {
+            Action::Response { status, class, .. } => {
+                if result.is_ok() {
+                    self.class = *class;
+                }
                 let outcome = AttemptOutcome::Response(*status);
                 self.answered(fed, outcome, asked, result);
             }

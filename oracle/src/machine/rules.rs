@@ -11,6 +11,13 @@ use backstop_core::{
 use super::model::Model;
 
 impl Model {
+    /// Whether the last response, with `status`, was retryable: the caller's class, else the
+    /// policy's status set.
+    fn retryable(&self, status: u16) -> bool {
+        self.class
+            .is_retryable(status, &self.policy.retryable_statuses())
+    }
+
     pub(super) fn check_send(&self, attempt: u32, timeout: Duration, reason: SendReason) {
         assert!(
             self.in_flight.is_none(),
@@ -146,7 +153,7 @@ impl Model {
         match o.reason {
             StopReason::FinalStatus => assert!(
                 matches!(o.last, Some(AttemptOutcome::Response(s))
-                    if !self.policy.retryable_statuses().contains(s)),
+                    if !self.retryable(s)),
                 "FinalStatus for a retryable status: {o:?}"
             ),
             StopReason::PermanentError => {
@@ -221,7 +228,7 @@ impl Model {
         let mut forced = false;
         let maybe_sent = match cause {
             AttemptOutcome::Response(status) => {
-                if !self.policy.retryable_statuses().contains(status) {
+                if !self.retryable(status) {
                     return (true, vec![StopReason::FinalStatus]);
                 }
                 true
