@@ -141,7 +141,7 @@ pub use request::{
 pub use response_view::{ClassifyResponse, ResponseView};
 pub use retrier::{ClassifyOverride, Retrier};
 pub use run::{run, run_classified, run_draining, run_when_ready};
-pub use runtime::{Epoch, Purpose, Runtime, Sleep, StdRuntime};
+pub use runtime::{Epoch, Runtime, Sleep, StdRuntime};
 /// The rustls crate these helpers are built on, so callers name its types in the same version.
 #[cfg(feature = "rustls")]
 pub use rustls;

@@ -29,7 +29,7 @@ use crate::progress::Progress;
 use crate::request::{Attempt, RetryRequest};
 use crate::response_view::ResponseView;
 use crate::retrier::{LazyRng, Retrier, SharedBudget};
-use crate::runtime::{Purpose, Runtime, Sleep};
+use crate::runtime::{Runtime, Sleep};
 use crate::timed_out::AttemptTimedOut;
 
 /// Runs one operation: sends `request` through `send` until the policy is satisfied.
@@ -451,10 +451,7 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
                     return Poll::Ready(Raced::Aborted);
                 }
             }
-            let sleep = timer.get_or_insert_with(|| {
-                self.runtime
-                    .sleep_until(timeout_at, Purpose::AttemptTimeout, self.abort)
-            });
+            let sleep = timer.get_or_insert_with(|| self.runtime.timeout_at(timeout_at));
             if sleep.as_mut().poll(cx).is_pending() {
                 return Poll::Pending;
             }
@@ -658,7 +655,7 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
             let cut = now.saturating_add(limits.max_time()).min(until);
             let _ = self.race(cut, pin!(drain(body, limits))).await;
         }
-        let sleep = self.runtime.sleep_until(until, Purpose::Wait, self.abort);
+        let sleep = self.runtime.sleep_until(until);
         match self.abort {
             Some(a) => future::or(a.aborted(), sleep).await,
             None => sleep.await,

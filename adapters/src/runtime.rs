@@ -6,45 +6,35 @@
 
 use core::future::Future;
 use core::pin::Pin;
-use core::task::{Context, Poll};
-use core::time::Duration;
 
 use crate::Instant;
 
-use crate::abort::Abort;
 use crate::thread_timer::ThreadTimer;
 
 /// A boxed sleep: resolves at (or, rarely, a little before) the instant it was made for.
 pub type Sleep = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 
-/// Why the loop sleeps, so that a virtual clock can skip waits yet keep attempt timeouts real.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Purpose {
-    /// The wait between two attempts that the machine decided.
-    Wait,
-    /// The timeout of the attempt in flight, raced against it.
-    AttemptTimeout,
-}
-
 /// An executor's clock and sleep.
 ///
-/// `now` is monotonic and measured from the runtime's own epoch (see [`Epoch`]); `sleep_until`
-/// takes an instant on the same clock. The loop never trusts a timer: after every sleep it
+/// `now` is monotonic and measured from the runtime's own epoch (see [`Epoch`]); the sleeps
+/// take an instant on the same clock. The loop never trusts a timer: after every sleep it
 /// reads the clock again and asks the machine, so a timer that fires early only costs one more
-/// sleep.
+/// sleep. Every sleep wakes its task through the waker, never by blocking the thread: the loop
+/// races it against the attempt in flight or the operation's abort.
 pub trait Runtime {
     /// The current instant.
     fn now(&self) -> Instant;
 
-    /// A future that resolves at `until`.
-    ///
-    /// An [`AttemptTimeout`](Purpose::AttemptTimeout) sleep is raced against an attempt that
-    /// is pending on the same task: it must wake the task through its waker, never block the
-    /// thread. Async runtimes ignore `abort` (the loop races every sleep against it); a
-    /// runtime that blocks the thread inside `poll` for a [`Wait`](Purpose::Wait) must return
-    /// early when `abort` fires.
-    fn sleep_until(&self, until: Instant, purpose: Purpose, abort: Option<&Abort>) -> Sleep;
+    /// A future that resolves at `until`: the wait between two attempts.
+    fn sleep_until(&self, until: Instant) -> Sleep;
+
+    /// A future that resolves at `until`, raced against the attempt in flight (its timeout)
+    /// or a discarded body's drain. The same as [`sleep_until`](Self::sleep_until) unless the
+    /// runtime treats waits apart: [`VirtualTime`](crate::VirtualTime) skips the waits and
+    /// keeps these real, because the traffic they bound is real.
+    fn timeout_at(&self, until: Instant) -> Sleep {
+        self.sleep_until(until)
+    }
 }
 
 impl<R: Runtime + ?Sized> Runtime for &R {
@@ -52,8 +42,12 @@ impl<R: Runtime + ?Sized> Runtime for &R {
         (**self).now()
     }
 
-    fn sleep_until(&self, until: Instant, purpose: Purpose, abort: Option<&Abort>) -> Sleep {
-        (**self).sleep_until(until, purpose, abort)
+    fn sleep_until(&self, until: Instant) -> Sleep {
+        (**self).sleep_until(until)
+    }
+
+    fn timeout_at(&self, until: Instant) -> Sleep {
+        (**self).timeout_at(until)
     }
 }
 
@@ -97,10 +91,10 @@ impl Epoch {
     }
 }
 
-/// The blocking runtime: `std::time::Instant` for the clock; a wait parks the thread (inside
-/// `poll`) until its end or an abort, and an attempt's timeout is a timer thread that wakes
-/// the executor, so it bounds any attempt future. Used by `backstop::ureq`, and by any caller
-/// that runs the loop with `futures_lite::future::block_on`.
+/// The blocking runtime: `std::time::Instant` for the clock; a sleep is a timer thread that
+/// wakes the executor (the thread parks in `futures_lite::future::block_on` until the timer,
+/// the attempt or an abort wakes it), so it bounds any attempt future. Used by
+/// `backstop::ureq`, and by any caller that runs the loop with `block_on`.
 #[derive(Clone, Copy, Debug)]
 pub struct StdRuntime {
     epoch: Epoch,
@@ -127,43 +121,7 @@ impl Runtime for StdRuntime {
         self.epoch.to_instant(std::time::Instant::now())
     }
 
-    fn sleep_until(&self, until: Instant, purpose: Purpose, abort: Option<&Abort>) -> Sleep {
-        if purpose == Purpose::AttemptTimeout {
-            // Raced against an attempt that is pending: the thread waits in the executor for
-            // whichever wakes it first, so the timer must wake it from elsewhere.
-            return Box::pin(ThreadTimer::at(self.epoch.to_std(until)));
-        }
-        Box::pin(BlockingSleep {
-            until: self.epoch.to_std(until),
-            abort: abort.cloned(),
-        })
-    }
-}
-
-/// Parks the thread inside `poll` until the deadline or an abort.
-struct BlockingSleep {
-    until: Option<std::time::Instant>,
-    abort: Option<Abort>,
-}
-
-impl Future for BlockingSleep {
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
-        match (self.until, &self.abort) {
-            (Some(until), Some(abort)) => {
-                abort.wait_until(until);
-            }
-            (Some(until), None) => {
-                std::thread::sleep(until.saturating_duration_since(std::time::Instant::now()));
-            }
-            (None, Some(abort)) => {
-                abort.wait_timeout(Duration::MAX);
-            }
-            // An instant beyond `std`'s range: sleep in long steps (the loop re-checks the
-            // clock after each).
-            (None, None) => std::thread::sleep(Duration::from_secs(86_400)),
-        }
-        Poll::Ready(())
+    fn sleep_until(&self, until: Instant) -> Sleep {
+        Box::pin(ThreadTimer::at(self.epoch.to_std(until)))
     }
 }

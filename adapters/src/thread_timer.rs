@@ -1,12 +1,11 @@
 //! A timer for a thread that has no reactor: a helper thread sleeps until the instant and
 //! wakes the task.
 //!
-//! Rule: every runtime bounds every attempt, whatever its future does. The blocking runtime
-//! parks its thread for a wait (nothing else runs then), but an attempt's timeout must fire
-//! while the thread waits in the executor for the attempt itself, so something else must
-//! wake it: one helper thread per timer, the simplest waker-based timer without a reactor.
-//! The loop makes one only for an attempt still pending after its first poll (an async attempt
-//! on the blocking runtime): a blocking client's attempt completes in that poll and needs none.
+//! Rule: every runtime bounds every attempt, whatever its future does. The blocking runtime's
+//! thread waits in the executor for the attempt (or the abort, or the wait's end), so
+//! something else must wake it: one helper thread per timer, the simplest waker-based timer
+//! without a reactor. The helper starts only on the first poll before the instant: a blocking
+//! client's attempt completes in its first poll, before its timeout's timer is ever polled.
 
 use core::future::Future;
 use core::pin::Pin;

@@ -15,19 +15,18 @@ use std::sync::Arc;
 
 use crate::Instant;
 
-use crate::abort::Abort;
-use crate::runtime::{Purpose, Runtime, Sleep};
+use crate::runtime::{Runtime, Sleep};
 
 /// A runtime whose waits between attempts take no real time.
 ///
 /// ```
-/// use backstop::{Purpose, Runtime, StdRuntime, VirtualTime};
+/// use backstop::{Runtime, StdRuntime, VirtualTime};
 /// use std::time::Duration;
 ///
 /// let rt = VirtualTime::new(StdRuntime::new());
 /// let t0 = rt.now();
 /// let target = t0.saturating_add(Duration::from_secs(3600));
-/// futures_lite::future::block_on(rt.sleep_until(target, Purpose::Wait, None));
+/// futures_lite::future::block_on(rt.sleep_until(target));
 /// assert!(rt.now() >= target); // an hour passed, virtually
 /// assert!(rt.skipped() >= Duration::from_secs(3599));
 /// ```
@@ -92,17 +91,15 @@ impl<R: Runtime> Runtime for VirtualTime<R> {
         self.inner.now().saturating_add(self.skipped())
     }
 
-    fn sleep_until(&self, until: Instant, purpose: Purpose, abort: Option<&Abort>) -> Sleep {
-        let skipped = self.skipped();
-        match purpose {
-            Purpose::Wait => {
-                self.advance(until.saturating_duration_since(self.now()));
-                Box::pin(core::future::ready(()))
-            }
-            _ => {
-                let real = Instant::from_duration(until.as_duration().saturating_sub(skipped));
-                self.inner.sleep_until(real, purpose, abort)
-            }
-        }
+    /// A wait between attempts: skipped at once.
+    fn sleep_until(&self, until: Instant) -> Sleep {
+        self.advance(until.saturating_duration_since(self.now()));
+        Box::pin(core::future::ready(()))
+    }
+
+    /// An attempt's timeout (or a drain's): on the real timer, at the same distance.
+    fn timeout_at(&self, until: Instant) -> Sleep {
+        let real = Instant::from_duration(until.as_duration().saturating_sub(self.skipped()));
+        self.inner.timeout_at(real)
     }
 }

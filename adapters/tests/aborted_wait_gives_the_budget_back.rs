@@ -7,28 +7,26 @@ mod common;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use backstop::{run, Abort, Purpose, Retrier, RetryRequest, Runtime, Sleep};
+use backstop::{run, Abort, Retrier, RetryRequest, Runtime, Sleep};
 use backstop::{Instant, RetryQuota, StopReason};
 use common::{response, ManualClock};
 use futures_lite::future;
 
 /// A clock on which the caller aborts as soon as a wait begins: the wait never ends by itself.
-#[derive(Default)]
-struct AbortsDuringTheWait(ManualClock);
+struct AbortsDuringTheWait(ManualClock, Abort);
 
 impl Runtime for AbortsDuringTheWait {
     fn now(&self) -> Instant {
         self.0.now()
     }
 
-    fn sleep_until(&self, until: Instant, purpose: Purpose, abort: Option<&Abort>) -> Sleep {
-        match (purpose, abort) {
-            (Purpose::Wait, Some(abort)) => {
-                abort.abort();
-                Box::pin(core::future::pending())
-            }
-            _ => self.0.sleep_until(until, purpose, abort),
-        }
+    fn sleep_until(&self, _: Instant) -> Sleep {
+        self.1.abort();
+        Box::pin(core::future::pending())
+    }
+
+    fn timeout_at(&self, until: Instant) -> Sleep {
+        self.0.timeout_at(until)
     }
 }
 
@@ -59,7 +57,8 @@ fn a_retry_cancelled_by_an_abort_gives_its_cost_back() {
     let retrier = Retrier::default().budget(quota.clone());
     for _ in 0..2 {
         let abort = Abort::new();
-        let ran = get_503_then_200(&retrier, &AbortsDuringTheWait::default(), Some(&abort));
+        let runtime = AbortsDuringTheWait(ManualClock::default(), abort.clone());
+        let ran = get_503_then_200(&retrier, &runtime, Some(&abort));
         assert_eq!(ran, (1, StopReason::Aborted));
     }
     assert_eq!(quota.available(), 10, "no retry was sent");

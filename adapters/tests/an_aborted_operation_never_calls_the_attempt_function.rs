@@ -10,7 +10,7 @@ use std::cell::Cell;
 use std::time::Duration;
 
 use backstop::{
-    run_draining, Abort, DrainLimits, EventKind, Purpose, Retrier, RetryRequest, Runtime, Sleep,
+    run_draining, Abort, DrainLimits, EventKind, Retrier, RetryRequest, Runtime, Sleep,
 };
 use backstop::{Backoff, Jitter, Policy, StopReason};
 use futures_lite::future;
@@ -81,11 +81,13 @@ impl Runtime for AbortingWait {
         self.0.now()
     }
 
-    fn sleep_until(&self, until: backstop::Instant, p: Purpose, a: Option<&Abort>) -> Sleep {
-        if p == Purpose::Wait {
-            self.1.abort();
-        }
-        self.0.sleep_until(until, p, a)
+    fn sleep_until(&self, until: backstop::Instant) -> Sleep {
+        self.1.abort();
+        self.0.sleep_until(until)
+    }
+
+    fn timeout_at(&self, until: backstop::Instant) -> Sleep {
+        self.0.timeout_at(until)
     }
 }
 

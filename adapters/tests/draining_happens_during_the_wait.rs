@@ -89,17 +89,13 @@ impl Runtime for LateWake {
         self.0.now()
     }
 
-    fn sleep_until(
-        &self,
-        until: backstop::Instant,
-        purpose: backstop::Purpose,
-        abort: Option<&backstop::Abort>,
-    ) -> backstop::Sleep {
-        let late = match purpose {
-            backstop::Purpose::Wait => until.saturating_add(Duration::from_secs(1)),
-            _ => until,
-        };
-        self.0.sleep_until(late, purpose, abort)
+    fn sleep_until(&self, until: backstop::Instant) -> backstop::Sleep {
+        self.0
+            .sleep_until(until.saturating_add(Duration::from_secs(1)))
+    }
+
+    fn timeout_at(&self, until: backstop::Instant) -> backstop::Sleep {
+        self.0.timeout_at(until)
     }
 }
 

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use backstop::{run, Abort, Purpose, Retrier, RetryRequest, Runtime, Sleep};
+use backstop::{run, Retrier, RetryRequest, Runtime, Sleep};
 use backstop::{Instant, StopReason};
 use futures_lite::future;
 
@@ -38,13 +38,15 @@ impl Runtime for EarlyTimers {
         Instant::from_duration(Duration::from_nanos(self.nanos.load(Ordering::SeqCst)))
     }
 
-    fn sleep_until(&self, until: Instant, purpose: Purpose, _: Option<&Abort>) -> Sleep {
-        if purpose == Purpose::Wait {
-            let now = self.now();
-            let half = until.saturating_duration_since(now) / 2;
-            self.set(now.saturating_add(half.max(Duration::from_millis(1))));
-        }
-        // An attempt-timeout timer fires at once, long before its time.
+    fn sleep_until(&self, until: Instant) -> Sleep {
+        let now = self.now();
+        let half = until.saturating_duration_since(now) / 2;
+        self.set(now.saturating_add(half.max(Duration::from_millis(1))));
+        Box::pin(future::ready(()))
+    }
+
+    /// An attempt-timeout timer fires at once, long before its time.
+    fn timeout_at(&self, _: Instant) -> Sleep {
         Box::pin(future::ready(()))
     }
 }

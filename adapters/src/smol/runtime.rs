@@ -1,7 +1,7 @@
 //! smol's clock and timers: `std::time::Instant` and `async-io` timers.
 
 use crate::Instant;
-use crate::{Abort, Epoch, Purpose, Runtime, Sleep};
+use crate::{Epoch, Runtime, Sleep};
 
 /// smol's clock (`std::time::Instant`) and sleep (`async_io::Timer`), on the process-wide
 /// epoch (`Epoch::process`).
@@ -31,7 +31,7 @@ impl Runtime for SmolRuntime {
         self.epoch.to_instant(std::time::Instant::now())
     }
 
-    fn sleep_until(&self, until: Instant, _: Purpose, _: Option<&Abort>) -> Sleep {
+    fn sleep_until(&self, until: Instant) -> Sleep {
         let timer = match self.epoch.to_std(until) {
             Some(at) => async_io::Timer::at(at),
             None => async_io::Timer::never(),

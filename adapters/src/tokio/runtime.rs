@@ -6,7 +6,7 @@
 use core::time::Duration;
 
 use crate::Instant;
-use crate::{Abort, Epoch, Purpose, Runtime, Sleep};
+use crate::{Epoch, Runtime, Sleep};
 
 /// tokio's clock and sleep. Its epoch is process-wide, so instants from different clients
 /// (of any adapter) compare: a shared budget sees one clock.
@@ -38,7 +38,7 @@ impl Runtime for TokioRuntime {
     }
 
     /// Must be polled inside a tokio runtime with the time driver enabled.
-    fn sleep_until(&self, until: Instant, _: Purpose, _: Option<&Abort>) -> Sleep {
+    fn sleep_until(&self, until: Instant) -> Sleep {
         let deadline = self
             .epoch
             .checked_add(until.as_duration())

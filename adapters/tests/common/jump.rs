@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use backstop::Instant;
-use backstop::{Abort, Purpose, Runtime, Sleep};
+use backstop::{Runtime, Sleep};
 
 /// Every sleep (a wait or an attempt's timeout) moves the clock to its end and resolves.
 #[derive(Clone, Default)]
@@ -27,7 +27,7 @@ impl Runtime for JumpClock {
         Instant::from_duration(Duration::from_nanos(self.nanos.load(Ordering::SeqCst)))
     }
 
-    fn sleep_until(&self, until: Instant, _: Purpose, _: Option<&Abort>) -> Sleep {
+    fn sleep_until(&self, until: Instant) -> Sleep {
         self.set(until);
         Box::pin(core::future::ready(()))
     }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use backstop::Instant;
-use backstop::{Abort, Purpose, Runtime, Sleep};
+use backstop::{Runtime, Sleep};
 
 /// A clock moved by hand. A wait ends at once, moving the clock to its end; an attempt's
 /// timer never fires (the attempts these tests script end by themselves).
@@ -28,11 +28,12 @@ impl Runtime for ManualClock {
         Instant::from_duration(Duration::from_nanos(self.nanos.load(Ordering::SeqCst)))
     }
 
-    fn sleep_until(&self, until: Instant, purpose: Purpose, _: Option<&Abort>) -> Sleep {
-        if purpose == Purpose::Wait {
-            self.set(until);
-            return Box::pin(core::future::ready(()));
-        }
+    fn sleep_until(&self, until: Instant) -> Sleep {
+        self.set(until);
+        Box::pin(core::future::ready(()))
+    }
+
+    fn timeout_at(&self, _: Instant) -> Sleep {
         Box::pin(core::future::pending())
     }
 }

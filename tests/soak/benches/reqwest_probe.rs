@@ -33,7 +33,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use backstop::{Abort, Epoch, Purpose, Retrier, Runtime, Sleep};
+use backstop::{Epoch, Retrier, Runtime, Sleep};
 use backstop_soak::poll_server::PollServer;
 use http::Extensions;
 use reqwest::{Request, Response};
@@ -109,7 +109,7 @@ impl Runtime for NoTimer {
         )
     }
 
-    fn sleep_until(&self, _: backstop::Instant, _: Purpose, _: Option<&Abort>) -> Sleep {
+    fn sleep_until(&self, _: backstop::Instant) -> Sleep {
         Box::pin(std::future::pending())
     }
 }
