@@ -102,7 +102,7 @@ impl Default for DrainLimits {
 
 /// Reads `body` to its end unless it holds more than `limits.max_bytes()`; stops at the first
 /// error. The drain function for any [`http_body::Body`] (hyper's `Incoming`, among others),
-/// given to [`run_draining`](crate::run_draining); the loop bounds its time.
+/// a [`Transport::drain`](crate::Transport::drain) can use; the loop bounds its time.
 ///
 /// Returns whether the body was read to its end.
 ///

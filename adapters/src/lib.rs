@@ -17,12 +17,13 @@
 //! Every rule lives in [`backstop-core`](backstop_core)'s sans-IO [`RetryMachine`], which this
 //! crate re-exports at its root (`backstop::Policy`, `backstop::StopReason`, …).
 //!
-//! [`run`] drives a [`RetryMachine`] against any attempt function: it turns each
+//! [`run`] drives a [`RetryMachine`] against any [`Transport`] (a client, or a closure that
+//! makes one attempt): it turns each
 //! decision into an action (send, wait, return, give up), races every attempt against its
 //! timeout and an [`Abort`], replays the request body, keeps one `Idempotency-Key` across
 //! attempts, releases a discarded response before the next attempt (reading its body to its
-//! end when it is small and quick, [`run_draining`], so that the connection carries the next
-//! attempt: [`DrainLimits`]), and reports every attempt,
+//! end when it is small and quick, [`Transport::drain`], so that the connection carries the
+//! next attempt: [`DrainLimits`]), and reports every attempt,
 //! wait and outcome to the observers (a callback, [`Metrics`], and `tracing` under the
 //! `tracing` feature).
 //!
@@ -30,8 +31,8 @@
 //!
 //! - a [`Runtime`]: its clock and its sleep (`ureq` blocks the thread, `smol` uses
 //!   `async-io` timers, `tokio` uses `tokio::time`);
-//! - its HTTP client, as the attempt function given to [`run`], and the mapping of the
-//!   client's errors to an [`ErrorKind`].
+//! - its HTTP client, as the [`Transport`] given to [`run`]: one attempt, the mapping of the
+//!   client's errors to an [`ErrorKind`], and how to drain a discarded body.
 //!
 //! No retry rule lives here or in a front door: every rule is the machine's.
 //!
@@ -112,6 +113,7 @@ mod timed_out;
 mod tls_config;
 #[cfg(feature = "rustls")]
 mod tls_error;
+mod transport;
 mod virtual_time;
 mod wall_clock;
 
@@ -140,7 +142,7 @@ pub use request::{
 };
 pub use response_view::{ClassifyResponse, ResponseView};
 pub use retrier::{ClassifyOverride, Retrier};
-pub use run::{run, run_classified, run_draining, run_when_ready};
+pub use run::run;
 pub use runtime::{Epoch, Runtime, Sleep, StdRuntime};
 /// The rustls crate these helpers are built on, so callers name its types in the same version.
 #[cfg(feature = "rustls")]
@@ -150,6 +152,7 @@ pub use timed_out::AttemptTimedOut;
 pub use tls_config::{Roots, TlsBuilder, TlsConfigError};
 #[cfg(feature = "rustls")]
 pub use tls_error::{find_tls_error, TlsFailure};
+pub use transport::Transport;
 pub use virtual_time::VirtualTime;
 pub use wall_clock::{SkewedClock, SystemClock, WallClock};
 
@@ -158,8 +161,8 @@ pub use wall_clock::{SkewedClock, SystemClock, WallClock};
 /// runtime trait and virtual time, `http`, and with the `rustls` feature the TLS setup.
 pub mod prelude {
     pub use crate::{
-        http, run, run_classified, Abort, Attempt, BodyError, Metrics, Retried, Retrier,
-        RetryError, RetryEvent, RetryRequest, Runtime, StatusError, VirtualTime,
+        http, run, Abort, Attempt, BodyError, Metrics, Retried, Retrier, RetryError, RetryEvent,
+        RetryRequest, Runtime, StatusError, Transport, VirtualTime,
     };
     #[cfg(feature = "rustls")]
     pub use crate::{rustls, Roots, TlsBuilder, TlsConfigError};

@@ -210,7 +210,7 @@ impl Retrier {
     /// How much of a discarded response's body is read so that the client can reuse its
     /// connection for the next attempt (default [`DrainLimits::DEFAULT`]: 64 KiB within
     /// 250 ms; [`DrainLimits::OFF`] never reads and always closes). Applies to the adapters'
-    /// ready-made clients and to [`run_draining`](crate::run_draining).
+    /// ready-made clients and to every [`Transport::drain`](crate::Transport::drain).
     #[must_use]
     pub fn drain(mut self, limits: DrainLimits) -> Self {
         self.drain = limits;

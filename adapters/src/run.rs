@@ -20,7 +20,6 @@ use crate::{
 use futures_lite::future;
 
 use crate::abort::Abort;
-use crate::classify::default_error_kind;
 use crate::drain::{announced_too_long, DrainLimits};
 use crate::observe::events::EventKind;
 use crate::observe::Emitter;
@@ -31,167 +30,47 @@ use crate::response_view::ResponseView;
 use crate::retrier::{LazyRng, Retrier, SharedBudget};
 use crate::runtime::{Runtime, Sleep};
 use crate::timed_out::AttemptTimedOut;
+use crate::transport::Transport;
 
-/// Runs one operation: sends `request` through `send` until the policy is satisfied.
+/// Runs one operation: sends `request` through `transport` until the policy is satisfied.
 ///
-/// - `send` performs one attempt (one HTTP exchange up to the response head) and is called
-///   once per attempt with a fresh [`Attempt`]. The loop races it against the attempt's timeout
-///   and the request's [`Abort`]; when either wins, the attempt's future is dropped, which
-///   cancels the request in flight.
-/// - The client's error gets its [`ErrorKind`] from [`default_error_kind`], which reads its
-///   chain (a TLS failure, a host that did not resolve, the socket's I/O error); the retrier's
-///   override, if any, then picks the class. To say the kinds yourself, use
-///   [`run_classified`].
+/// - The [`Transport`] performs one attempt (one HTTP exchange up to the response head) per
+///   call of its `send`, with a fresh [`Attempt`]; a closure `|attempt: Attempt| async { .. }` is one.
+///   The loop races it against the attempt's timeout and the request's [`Abort`]; when either
+///   wins, the attempt's future is dropped, which cancels the request in flight.
+/// - The client's error gets its [`ErrorKind`] from [`Transport::error_kind`] (by default
+///   [`default_error_kind`](crate::default_error_kind), which reads its chain); the
+///   retrier's override, if any, then picks the class.
 /// - An attempt the loop's timer ends is [`ErrorKind::Timeout`] (maybe sent), or
 ///   [`ErrorKind::ConnectTimeout`] (never sent) when its client said, with
 ///   [`mark_connecting`](crate::mark_connecting), that it was still connecting.
-///
-/// A discarded response is dropped unread, which closes its connection: see [`run_draining`]
-/// to keep it for the next attempt.
+/// - Before the next attempt, a discarded response's body goes to [`Transport::drain`]
+///   (by default dropped, which closes its connection) with the [`DrainLimits`] in force: the
+///   retrier's ([`Retrier::drain`]), their time cut to half the time left before the deadline
+///   and, when the machine waits before the next attempt, to the wait. The drain runs at the
+///   start of that wait, inside it: the next attempt goes out when the wait ends, as decided,
+///   whatever the body does, so `Policy::worst_case` holds for the loop. (Without a wait, the
+///   drain runs right before the next attempt, within its limits and within the longest wait
+///   `worst_case` counts.) Hence one edge: when the operation ends at that wait instead of
+///   sending (its wake-up came at or past the deadline), the response it would return has
+///   been released; the loop returns [`RetryError::TimedOut`], whose outcome names that
+///   response's status. The returned response's body is never touched.
+/// - Before each attempt, the loop awaits [`Transport::ready`] (backpressure, not an attempt;
+///   bounded by the deadline and ended by the abort).
 ///
 /// Returns the last response whenever there is one (even a 503 after the attempts ran out),
 /// else why there is none. A request the builder could not make (see
 /// [`RetryRequest::error`]) is returned as [`RetryError::InvalidRequest`] without sending.
 /// See the crate docs for an example.
-pub async fn run<RT, B, E, Fut>(
-    retrier: &Retrier,
-    runtime: &RT,
-    request: RetryRequest,
-    send: impl FnMut(Attempt) -> Fut,
-) -> Result<Retried<B>, RetryError<E>>
-where
-    RT: Runtime + ?Sized,
-    E: std::error::Error + 'static,
-    Fut: Future<Output = Result<http::Response<B>, E>>,
-{
-    run_classified(
-        retrier,
-        runtime,
-        request,
-        |e: &E| default_error_kind(e),
-        send,
-    )
-    .await
-}
-
-/// [`run`], with `classify` mapping the client's error to an [`ErrorKind`] (the retrier's
-/// override, if any, then picks the class).
-///
-/// ```
-/// use backstop::ErrorKind;
-/// use backstop::{run_classified, Retrier, RetryError, RetryRequest, StdRuntime, VirtualTime};
-///
-/// // A client whose every error happens before the request leaves: retried for any method.
-/// let result = futures_lite::future::block_on(run_classified(
-///     &Retrier::default(),
-///     &VirtualTime::new(StdRuntime::new()),
-///     RetryRequest::post("http://127.0.0.1:1/orders"),
-///     |_: &std::io::Error| ErrorKind::ConnectionRefused,
-///     |_attempt| async { Err::<http::Response<()>, _>(std::io::Error::other("queue full")) },
-/// ));
-/// let Err(RetryError::Failed { kind, outcome, .. }) = result else { panic!() };
-/// assert_eq!((kind, outcome.attempts), (ErrorKind::ConnectionRefused, 4));
-/// ```
-pub async fn run_classified<RT, B, E, Fut>(
-    retrier: &Retrier,
-    runtime: &RT,
-    request: RetryRequest,
-    classify: impl Fn(&E) -> ErrorKind,
-    send: impl FnMut(Attempt) -> Fut,
-) -> Result<Retried<B>, RetryError<E>>
-where
-    RT: Runtime + ?Sized,
-    E: std::error::Error + 'static,
-    Fut: Future<Output = Result<http::Response<B>, E>>,
-{
-    let drop_body = |body: B, _: DrainLimits| {
-        drop(body);
-        future::ready(())
-    };
-    run_draining(retrier, runtime, request, classify, send, drop_body).await
-}
-
-/// [`run`], with `drain` reading a discarded response's body to its end so that the client
-/// can send the next attempt on the same connection.
-///
-/// Before the next attempt, the loop calls `drain` with the discarded response's body and
-/// the [`DrainLimits`] in force: the retrier's ([`Retrier::drain`]), their time cut to half
-/// the time left before the deadline and, when the machine waits before the next attempt, to
-/// the wait. `drain` reads at most `max_bytes` (see [`drain_body`](crate::drain_body) for any
-/// `http_body::Body`); the loop races it against `max_time` and the abort, and drops the body
-/// when either wins. A body whose `Content-Length` is over the limit is dropped unread. A
-/// blocking `drain`, which completes within the loop's first poll of it, must bound its own
-/// time by `max_time`. The returned response's body is never touched.
-///
-/// The drain runs at the start of the wait before the next attempt, inside it: the next
-/// attempt goes out when the wait ends, as decided, whatever the body does, so
-/// `Policy::worst_case` holds for the loop. (Without a wait, the drain runs right before the
-/// next attempt, within its limits and within the longest wait `worst_case` counts.) Hence one edge: when the operation ends at that wait
-/// instead of sending (its wake-up came at or past the deadline), the response it would
-/// return has been released; the loop returns [`RetryError::TimedOut`], whose outcome names
-/// that response's status.
-///
-/// # Errors
-///
-/// As [`run`].
-pub async fn run_draining<RT, B, E, Fut, Drained>(
-    retrier: &Retrier,
-    runtime: &RT,
-    request: RetryRequest,
-    classify: impl Fn(&E) -> ErrorKind,
-    mut send: impl FnMut(Attempt) -> Fut,
-    drain: impl FnMut(B, DrainLimits) -> Drained,
-) -> Result<Retried<B>, RetryError<E>>
-where
-    RT: Runtime + ?Sized,
-    E: std::error::Error + 'static,
-    Fut: Future<Output = Result<http::Response<B>, E>>,
-    Drained: Future,
-{
-    let always_ready = || future::ready(());
-    let send = move |attempt, ()| send(attempt);
-    run_when_ready(
-        retrier,
-        runtime,
-        request,
-        classify,
-        always_ready,
-        send,
-        drain,
-    )
-    .await
-}
-
-/// [`run_draining`], for a client that must be ready before each attempt (a `tower`
-/// service's `poll_ready`): before each attempt, the loop awaits `ready()` and hands its
-/// output to `send` with the [`Attempt`].
-///
-/// Readiness is backpressure, not an attempt: the wait for it is not timed by the attempt's
-/// timeout, is not counted in [`Outcome::attempts`](crate::Outcome), and sends nothing. It
-/// is bounded by the operation's deadline and ended by the abort: when either comes first,
-/// the readiness future is dropped and the operation ends, with reason `deadline` (and
-/// [`RetryError::TimedOut`] unless an earlier attempt left a response to return) or
-/// `aborted`. A readiness that fails is the output's business: give `send` a `Result` and let
-/// it return the error as the attempt's (then counted, and classified like any error).
-///
-/// # Errors
-///
-/// As [`run`].
-pub async fn run_when_ready<RT, B, E, Fut, Drained, Ready, Readied>(
+pub async fn run<RT, T>(
     retrier: &Retrier,
     runtime: &RT,
     mut request: RetryRequest,
-    classify: impl Fn(&E) -> ErrorKind,
-    mut ready: impl FnMut() -> Readied,
-    mut send: impl FnMut(Attempt, Ready) -> Fut,
-    mut drain: impl FnMut(B, DrainLimits) -> Drained,
-) -> Result<Retried<B>, RetryError<E>>
+    mut transport: T,
+) -> Result<Retried<T::Body>, RetryError<T::Error>>
 where
     RT: Runtime + ?Sized,
-    E: std::error::Error + 'static,
-    Fut: Future<Output = Result<http::Response<B>, E>>,
-    Drained: Future,
-    Readied: Future<Output = Ready>,
+    T: Transport,
 {
     if let Some(error) = request.take_error() {
         return Err(RetryError::invalid_request(error));
@@ -231,9 +110,9 @@ where
     // is reused for the next decision only when nothing but bookkeeping ran in between (no
     // observer callback, which may take any time).
     let mut now = start;
-    // What `ready` gave for the next attempt, kept while the machine decides again after a
-    // wait for readiness.
-    let mut readied = None;
+    // The transport was made ready for the next attempt, while the machine decides again
+    // after a wait for readiness.
+    let mut is_ready = false;
     // The attempt whose zero wait was last reported (0: none).
     let mut told_zero_wait = 0;
     // Bounded by the machine: every pass sends an attempt or waits, and both end by the
@@ -257,25 +136,24 @@ where
                 // (its connection with it, when it is read to its end), then decide again on
                 // the clock after.
                 if matches!(last, Last::Response(_)) {
-                    now = operation.discard(now, &mut last, &mut drain).await;
+                    now = operation.discard(now, &mut last, &mut transport).await;
                     continue;
                 }
-                // Before the attempt function is called, not only before the attempt is
-                // reported: a function that starts its request (or makes its body) when
-                // called would otherwise send after the abort.
+                // Before the attempt is made, not only before it is reported: a transport that
+                // starts its request (or makes its body) when called would otherwise send
+                // after the abort.
                 if operation.aborted() {
                     let _ = operation.machine.handle(now, Event::Abort);
                     continue;
                 }
-                let readiness = match readied.take() {
-                    Some(r) => r,
-                    None => match operation.ready(pin!(ready())).await {
+                if !is_ready {
+                    match operation.ready(pin!(transport.ready())).await {
                         // Ready at once: the decision stands.
-                        Ok((r, None)) => r,
+                        Ok(None) => {}
                         // Time passed: decide again on the clock after (the deadline may have
-                        // come, the timeout is shorter), keeping what was made ready.
-                        Ok((r, Some(after))) => {
-                            readied = Some(r);
+                        // come, the timeout is shorter), keeping the transport ready.
+                        Ok(Some(after)) => {
+                            is_ready = true;
                             now = after;
                             continue;
                         }
@@ -284,19 +162,16 @@ where
                             now = after;
                             continue;
                         }
-                    },
+                    }
+                }
+                is_ready = false;
+                let attempt = Attempt {
+                    number: attempt,
+                    timeout,
+                    request: request.to_http(),
                 };
-                // Pinned here, where it lives until it ends: the attempt's steps borrow it.
-                let future = pin!(send(
-                    Attempt {
-                        number: attempt,
-                        timeout,
-                        request: request.to_http(),
-                    },
-                    readiness,
-                ));
                 operation
-                    .attempt(now, attempt, timeout, future, &classify, &mut last)
+                    .attempt(now, attempt, &mut transport, &mut last)
                     .await
             }
             Decision::Wait {
@@ -305,7 +180,7 @@ where
                 reason,
             } => {
                 operation
-                    .wait(now, (until, delay, reason), &mut last, &mut drain)
+                    .wait(now, (until, delay, reason), &mut last, &mut transport)
                     .await
             }
             Decision::Return(outcome) | Decision::GiveUp(outcome) => {
@@ -357,17 +232,16 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         now.saturating_duration_since(self.start)
     }
 
-    /// Sends attempt `number`, decided at `now`, races it against its timeout and the abort,
-    /// and reports how it ended. Returns the clock after.
-    async fn attempt<B, E: std::error::Error + 'static>(
+    /// Sends `attempt`, decided at `now`, through `transport`, races it against its timeout
+    /// and the abort, and reports how it ended. Returns the clock after.
+    async fn attempt<T: Transport>(
         &mut self,
         now: Instant,
-        number: u32,
-        timeout: Duration,
-        future: Pin<&mut impl Future<Output = Result<http::Response<B>, E>>>,
-        classify: impl Fn(&E) -> ErrorKind,
-        last: &mut Last<B, E>,
+        attempt: Attempt,
+        transport: &mut T,
+        last: &mut Last<T::Body, T::Error>,
     ) -> Instant {
+        let (number, timeout) = (attempt.number, attempt.timeout);
         if self.aborted() {
             // An abort that came first wins: the attempt is neither sent nor counted.
             let _ = self.machine.handle(now, Event::Abort);
@@ -375,10 +249,12 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         }
         // Cannot fail: the machine has just decided to send.
         let _ = self.machine.handle(now, Event::AttemptStarted);
-        let mut scoped = self.progress.scope(future);
-        let raced = self
-            .race(now.saturating_add(timeout), Pin::new(&mut scoped))
-            .await;
+        let raced = {
+            let future = pin!(transport.send(attempt));
+            let mut scoped = self.progress.scope(future);
+            self.race(now.saturating_add(timeout), Pin::new(&mut scoped))
+                .await
+        };
         let ended = self.runtime.now();
         // An abort wins over whatever the attempt ended with: a blocking client reports the
         // abort that interrupted it as an error of its own.
@@ -387,6 +263,7 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         } else {
             raced
         };
+        let classify = |e: &T::Error| transport.error_kind(e);
         let result = self.report(classify, (number, timeout), ended, raced, last);
         self.emitter.emit(EventKind::AttemptEnded {
             attempt: number,
@@ -398,21 +275,20 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
     }
 
     /// Awaits `ready`, bounded by the deadline and the abort (an abort is reported; the
-    /// deadline the machine finds at its next decision). Returns its output, with the clock
-    /// after if it was not ready at once; or the clock after the deadline or abort that came
-    /// first.
-    async fn ready<T>(
+    /// deadline the machine finds at its next decision). Returns the clock after if it was
+    /// not ready at once; or the clock after the deadline or abort that came first.
+    async fn ready(
         &mut self,
-        mut ready: Pin<&mut impl Future<Output = T>>,
-    ) -> Result<(T, Option<Instant>), Instant> {
+        mut ready: Pin<&mut impl Future<Output = ()>>,
+    ) -> Result<Option<Instant>, Instant> {
         // The common case, a client that is always ready, costs one poll and no clock read.
-        if let Some(r) = future::poll_once(ready.as_mut()).await {
-            return Ok((r, None));
+        if future::poll_once(ready.as_mut()).await.is_some() {
+            return Ok(None);
         }
         let raced = self.race(self.machine.deadline(), ready).await;
         let after = self.runtime.now();
         match raced {
-            Raced::Done(r) if !self.aborted() => Ok((r, Some(after))),
+            Raced::Done(()) if !self.aborted() => Ok(Some(after)),
             Raced::Aborted | Raced::Done(_) => {
                 let _ = self.machine.handle(after, Event::Abort);
                 Err(after)
@@ -532,11 +408,11 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
     /// Reads the body of the response in `last`, decided at `now` to be discarded before a
     /// retry at once, to its end within the drain limits, or drops it; `last` is left empty.
     /// Returns the clock after.
-    async fn discard<B, E, Drained: Future>(
+    async fn discard<T: Transport>(
         &self,
         now: Instant,
-        last: &mut Last<B, E>,
-        drain: &mut impl FnMut(B, DrainLimits) -> Drained,
+        last: &mut Last<T::Body, T::Error>,
+        transport: &mut T,
     ) -> Instant {
         // No longer than the longest wait `Policy::worst_case` counts between two attempts:
         // this drain takes the place of a wait of zero, so the bound holds for the loop too.
@@ -546,7 +422,7 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         };
         let until = now.saturating_add(limits.max_time());
         // However it ends, the body is gone: read to its end, or dropped mid-way.
-        let _ = self.race(until, pin!(drain(body, limits))).await;
+        let _ = self.race(until, pin!(transport.drain(body, limits))).await;
         self.runtime.now()
     }
 
@@ -629,12 +505,12 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
 
     /// Waits until `until` (decided at `now`), or until the abort, draining the discarded
     /// response in `last` meanwhile. Returns the clock after.
-    async fn wait<B, E, Drained: Future>(
+    async fn wait<T: Transport>(
         &mut self,
         now: Instant,
         (until, delay, reason): (Instant, Duration, WaitReason),
-        last: &mut Last<B, E>,
-        drain: &mut impl FnMut(B, DrainLimits) -> Drained,
+        last: &mut Last<T::Body, T::Error>,
+        transport: &mut T,
     ) -> Instant {
         self.emitter.emit(EventKind::WaitStarted {
             next_attempt: reason.next_attempt,
@@ -653,7 +529,7 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         // no body left to return (see `finish`).
         if let Some((body, limits)) = self.body_to_drain(now, until, last) {
             let cut = now.saturating_add(limits.max_time()).min(until);
-            let _ = self.race(cut, pin!(drain(body, limits))).await;
+            let _ = self.race(cut, pin!(transport.drain(body, limits))).await;
         }
         let sleep = self.runtime.sleep_until(until);
         match self.abort {

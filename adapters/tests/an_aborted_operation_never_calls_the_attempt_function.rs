@@ -6,13 +6,15 @@
 #[path = "common/jump.rs"]
 mod jump;
 
+#[path = "common/closures.rs"]
+mod closures;
+
 use std::cell::Cell;
 use std::time::Duration;
 
-use backstop::{
-    run_draining, Abort, DrainLimits, EventKind, Retrier, RetryRequest, Runtime, Sleep,
-};
+use backstop::{run, Abort, DrainLimits, EventKind, Retrier, RetryRequest, Runtime, Sleep};
 use backstop::{Backoff, Jitter, Policy, StopReason};
+use closures::Closures;
 use futures_lite::future;
 use jump::JumpClock;
 
@@ -39,17 +41,19 @@ fn calls<RT: Runtime>(
     drain: impl FnMut((), DrainLimits) -> future::Ready<()>,
 ) -> (u32, backstop::RetryError<std::io::Error>) {
     let calls = Cell::new(0);
-    let result = future::block_on(run_draining(
+    let result = future::block_on(run(
         retrier,
         runtime,
         RetryRequest::get("http://127.0.0.1:1/").abort_on(abort),
-        |_: &std::io::Error| backstop::ErrorKind::Other,
-        |_attempt| {
-            // Counted when called: a client that starts its request here.
-            calls.set(calls.get() + 1);
-            future::ready(Ok(unavailable()))
+        Closures {
+            kind: |_: &std::io::Error| backstop::ErrorKind::Other,
+            send: |_attempt| {
+                // Counted when called: a client that starts its request here.
+                calls.set(calls.get() + 1);
+                future::ready(Ok(unavailable()))
+            },
+            drain,
         },
-        drain,
     ));
     (calls.get(), result.expect_err("aborted"))
 }

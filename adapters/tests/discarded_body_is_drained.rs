@@ -6,11 +6,15 @@
 #[allow(dead_code)]
 mod common;
 
+#[path = "common/closures.rs"]
+mod closures;
+
 use std::cell::RefCell;
 use std::time::Duration;
 
-use backstop::{run_draining, Abort, DrainLimits, Retrier, RetryRequest, StdRuntime, VirtualTime};
+use backstop::{run, Abort, DrainLimits, Retrier, RetryRequest, StdRuntime, VirtualTime};
 use backstop::{Backoff, Jitter, Policy, StopReason};
+use closures::Closures;
 use common::ManualClock;
 use futures_lite::future;
 
@@ -40,18 +44,20 @@ fn policy() -> Policy {
 fn run_three(retrier: &Retrier, length: usize) -> (u32, Vec<(u32, DrainLimits)>) {
     let drained = RefCell::new(Vec::new());
     let mut answers = [(503, 1), (503, 2), (200, 3)].into_iter();
-    let done = future::block_on(run_draining(
+    let done = future::block_on(run(
         retrier,
         &ManualClock::default(),
         RetryRequest::get("http://127.0.0.1:1/"),
-        |_: &std::io::Error| backstop::ErrorKind::Other,
-        |_attempt| {
-            let (status, tag) = answers.next().unwrap_or((500, 0));
-            future::ready(Ok(tagged(status, length, tag)))
-        },
-        |body, limits| {
-            drained.borrow_mut().push((body, limits));
-            future::ready(())
+        Closures {
+            kind: |_: &std::io::Error| backstop::ErrorKind::Other,
+            send: |_attempt| {
+                let (status, tag) = answers.next().unwrap_or((500, 0));
+                future::ready(Ok(tagged(status, length, tag)))
+            },
+            drain: |body, limits| {
+                drained.borrow_mut().push((body, limits));
+                future::ready(())
+            },
         },
     ))
     .expect("a response");
@@ -108,14 +114,16 @@ fn a_drain_that_outlasts_its_time_is_dropped_and_the_operation_goes_on() {
     let retrier = Retrier::new(policy()).drain(limits);
     let mut answers = [503, 200].into_iter();
     let started = std::time::Instant::now();
-    let done = future::block_on(run_draining(
+    let done = future::block_on(run(
         &retrier,
         &VirtualTime::new(StdRuntime::new()),
         RetryRequest::get("http://127.0.0.1:1/"),
-        |_: &std::io::Error| backstop::ErrorKind::Other,
-        |_attempt| future::ready(Ok(tagged(answers.next().unwrap_or(500), 0, 0))),
-        // A body that never ends.
-        |_body, _limits| future::pending::<()>(),
+        Closures {
+            kind: |_: &std::io::Error| backstop::ErrorKind::Other,
+            send: |_attempt| future::ready(Ok(tagged(answers.next().unwrap_or(500), 0, 0))),
+            // A body that never ends.
+            drain: |_body, _limits| future::pending::<()>(),
+        },
     ))
     .expect("a response");
     assert_eq!(
@@ -133,23 +141,25 @@ fn an_abort_during_the_drain_ends_it_and_nothing_more_is_sent() {
     let abort = Abort::new();
     let retrier = Retrier::new(policy()).drain(DrainLimits::new(1024, Duration::from_secs(5)));
     let sent = std::cell::Cell::new(0);
-    let result = future::block_on(run_draining(
+    let result = future::block_on(run(
         &retrier,
         &VirtualTime::new(StdRuntime::new()),
         RetryRequest::get("http://127.0.0.1:1/").abort_on(&abort),
-        |_: &std::io::Error| backstop::ErrorKind::Other,
-        |_attempt| {
-            let sent = &sent;
-            // Counted when the attempt runs, not when it is made.
-            async move {
-                sent.set(sent.get() + 1);
-                Ok(tagged(503, 0, 0))
-            }
-        },
-        |_body, _limits| {
-            // The caller aborts once the drain has begun; the drain itself would never end.
-            abort.abort();
-            future::pending::<()>()
+        Closures {
+            kind: |_: &std::io::Error| backstop::ErrorKind::Other,
+            send: |_attempt| {
+                let sent = &sent;
+                // Counted when the attempt runs, not when it is made.
+                async move {
+                    sent.set(sent.get() + 1);
+                    Ok(tagged(503, 0, 0))
+                }
+            },
+            drain: |_body, _limits| {
+                // The caller aborts once the drain has begun; the drain itself would never end.
+                abort.abort();
+                future::pending::<()>()
+            },
         },
     ));
     let error = result.expect_err("aborted");

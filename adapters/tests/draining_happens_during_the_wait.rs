@@ -5,11 +5,15 @@
 #[path = "common/jump.rs"]
 mod jump;
 
+#[path = "common/closures.rs"]
+mod closures;
+
 use std::cell::{Cell, RefCell};
 use std::time::Duration;
 
-use backstop::{run_draining, DrainLimits, EventKind, Retrier, RetryRequest, Runtime};
+use backstop::{run, DrainLimits, EventKind, Retrier, RetryRequest, Runtime};
 use backstop::{Backoff, Jitter, Policy};
+use closures::Closures;
 use futures_lite::future;
 use jump::JumpClock;
 
@@ -44,22 +48,24 @@ fn draining_a_discarded_body_happens_during_the_wait() {
         });
     let sent_at = RefCell::new(Vec::new());
     let drains = Cell::new(0);
-    let done = future::block_on(run_draining(
+    let done = future::block_on(run(
         &retrier,
         &clock,
         RetryRequest::get("http://127.0.0.1:1/"),
-        |_: &std::io::Error| backstop::ErrorKind::Other,
-        |attempt| {
-            sent_at
-                .borrow_mut()
-                .push(clock.now().saturating_duration_since(start));
-            future::ready(Ok(response(if attempt.number == 1 { 503 } else { 200 })))
-        },
-        // A stalled body: its drain never ends by itself.
-        |(), limits: DrainLimits| {
-            drains.set(drains.get() + 1);
-            assert!(limits.max_time() <= wait, "{limits:?}");
-            future::pending::<()>()
+        Closures {
+            kind: |_: &std::io::Error| backstop::ErrorKind::Other,
+            send: |attempt: backstop::Attempt| {
+                sent_at
+                    .borrow_mut()
+                    .push(clock.now().saturating_duration_since(start));
+                future::ready(Ok(response(if attempt.number == 1 { 503 } else { 200 })))
+            },
+            // A stalled body: its drain never ends by itself.
+            drain: |(), limits: DrainLimits| {
+                drains.set(drains.get() + 1);
+                assert!(limits.max_time() <= wait, "{limits:?}");
+                future::pending::<()>()
+            },
         },
     ))
     .expect("a response");
@@ -111,15 +117,17 @@ fn a_response_drained_during_a_wait_the_operation_ends_at_is_a_time_out() {
         .build()
         .expect("policy");
     let drains = Cell::new(0);
-    let result = future::block_on(run_draining(
+    let result = future::block_on(run(
         &Retrier::new(policy),
         &LateWake::default(),
         RetryRequest::get("http://127.0.0.1:1/"),
-        |_: &std::io::Error| backstop::ErrorKind::Other,
-        |_attempt| future::ready(Ok(response(503))),
-        |(), _| {
-            drains.set(drains.get() + 1);
-            future::ready(())
+        Closures {
+            kind: |_: &std::io::Error| backstop::ErrorKind::Other,
+            send: |_attempt| future::ready(Ok(response(503))),
+            drain: |(), _| {
+                drains.set(drains.get() + 1);
+                future::ready(())
+            },
         },
     ));
     let error = result.expect_err("the drained response is gone");
@@ -147,14 +155,18 @@ fn a_drain_before_a_retry_at_once_stays_within_the_worst_case() {
         .build()
         .expect("policy");
     let clock = JumpClock::default();
-    let done = future::block_on(run_draining(
+    let done = future::block_on(run(
         &Retrier::new(policy).drain(DrainLimits::new(1 << 20, Duration::from_secs(2))),
         &clock,
         RetryRequest::get("http://127.0.0.1:1/"),
-        |_: &std::io::Error| backstop::ErrorKind::Other,
-        |attempt| future::ready(Ok(response(if attempt.number == 1 { 503 } else { 200 }))),
-        // A stalled body: its drain never ends by itself.
-        |(), _| future::pending::<()>(),
+        Closures {
+            kind: |_: &std::io::Error| backstop::ErrorKind::Other,
+            send: |attempt: backstop::Attempt| {
+                future::ready(Ok(response(if attempt.number == 1 { 503 } else { 200 })))
+            },
+            // A stalled body: its drain never ends by itself.
+            drain: |(), _| future::pending::<()>(),
+        },
     ))
     .expect("a response");
     assert_eq!(done.outcome.attempts, 2);

@@ -66,7 +66,7 @@ fn discarded_response_is_released_before_the_next_attempt() {
         &Retrier::default(),
         &rt,
         RetryRequest::get("http://example.invalid/"),
-        |attempt| {
+        |attempt: backstop::Attempt| {
             attempts += 1;
             let first = attempt.number == 1;
             // The second attempt may only start once the first response is gone.
@@ -97,7 +97,7 @@ fn early_timers_neither_time_out_an_attempt_nor_shorten_a_wait() {
         &Retrier::default(),
         &rt,
         RetryRequest::get("http://example.invalid/"),
-        |attempt| {
+        |attempt: backstop::Attempt| {
             log.lock().expect("log").push(clock.now());
             let status = if attempt.number == 1 { 503 } else { 200 };
             async move {

@@ -1,4 +1,4 @@
-//! `run_when_ready`: waiting for the client's readiness is not an attempt. It is bounded by
+//! `Transport::ready`: waiting for the client's readiness is not an attempt. It is bounded by
 //! the deadline (not the attempt's timeout) and ended by the abort, and neither sends nor
 //! counts anything; a client ready later gets its attempt then, with what readiness gave.
 
@@ -8,7 +8,7 @@ mod jump;
 use std::cell::Cell;
 use std::time::Duration;
 
-use backstop::{run_when_ready, Abort, DrainLimits, Retrier, RetryRequest};
+use backstop::{run, Abort, Attempt, ErrorKind, Retrier, RetryRequest, Transport};
 use backstop::{Policy, StopReason};
 use futures_lite::future;
 use jump::JumpClock;
@@ -21,23 +21,55 @@ fn policy() -> Policy {
         .expect("policy")
 }
 
+/// A client whose readiness is `ready`: what it gives is the body of the attempt it readied.
+struct Gated<'a, R> {
+    ready: R,
+    token: Option<u32>,
+    sent: &'a Cell<u32>,
+}
+
+impl<R, F> Transport for Gated<'_, R>
+where
+    R: FnMut() -> F,
+    F: core::future::Future<Output = u32>,
+{
+    type Body = u32;
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        _: Attempt,
+    ) -> impl core::future::Future<Output = Result<http::Response<u32>, std::io::Error>> {
+        self.sent.set(self.sent.get() + 1);
+        let token = self.token.take().expect("made ready before the attempt");
+        future::ready(Ok(http::Response::new(token)))
+    }
+
+    fn error_kind(&self, _: &std::io::Error) -> ErrorKind {
+        ErrorKind::Other
+    }
+
+    async fn ready(&mut self) {
+        self.token = Some((self.ready)().await);
+    }
+}
+
 /// Runs a POST whose readiness is `ready`; returns the result and the attempts sent.
 fn post<F: core::future::Future<Output = u32>>(
     request: RetryRequest,
     ready: impl FnMut() -> F,
 ) -> (Result<u32, backstop::RetryError<std::io::Error>>, u32) {
     let sent = Cell::new(0);
-    let result = future::block_on(run_when_ready(
+    let gated = Gated {
+        ready,
+        token: None,
+        sent: &sent,
+    };
+    let result = future::block_on(run(
         &Retrier::new(policy()),
         &JumpClock::default(),
         request,
-        |_: &std::io::Error| backstop::ErrorKind::Other,
-        ready,
-        |_attempt, token: u32| {
-            sent.set(sent.get() + 1);
-            future::ready(Ok(http::Response::new(token)))
-        },
-        |_: u32, _: DrainLimits| future::ready(()),
+        gated,
     ));
     (result.map(|done| *done.response.body()), sent.get())
 }

@@ -35,7 +35,7 @@ fn run_with_answer_at_timeout(
         &Retrier::new(policy(max_attempts)),
         &rt,
         RetryRequest::get("http://example.invalid/"),
-        |attempt| {
+        |attempt: backstop::Attempt| {
             sent.fetch_add(1, Ordering::SeqCst);
             let timeout_at = rt.now().saturating_add(attempt.timeout);
             let clock = rt.clone();

@@ -4,11 +4,15 @@
 #[path = "common/jump.rs"]
 mod jump;
 
+#[path = "common/closures.rs"]
+mod closures;
+
 use std::cell::Cell;
 use std::time::Duration;
 
-use backstop::{run_classified, Retrier, RetryError, RetryRequest};
+use backstop::{run, Retrier, RetryError, RetryRequest};
 use backstop::{AttemptOutcome, ErrorKind, Policy, StopReason};
+use closures::Closures;
 use futures_lite::future;
 use jump::JumpClock;
 
@@ -21,24 +25,27 @@ fn two_attempts(first: Option<ErrorKind>, second: Option<ErrorKind>) -> RetryErr
         .build()
         .expect("policy");
     let number = Cell::new(0);
-    let result = future::block_on(run_classified(
+    let result = future::block_on(run(
         &Retrier::new(policy),
         &JumpClock::default(),
         RetryRequest::get("http://127.0.0.1:1/"),
-        // The test's error text is the kind's name: classify by it.
-        |e: &std::io::Error| match e.to_string().as_str() {
-            "reset" => ErrorKind::ConnectionReset,
-            _ => ErrorKind::Other,
-        },
-        |_attempt| {
-            number.set(number.get() + 1);
-            let script = if number.get() == 1 { first } else { second };
-            async move {
-                match script {
-                    Some(_) => Err::<http::Response<()>, _>(std::io::Error::other("reset")),
-                    None => future::pending().await,
+        Closures {
+            // The test's error text is the kind's name: classify by it.
+            kind: |e: &std::io::Error| match e.to_string().as_str() {
+                "reset" => ErrorKind::ConnectionReset,
+                _ => ErrorKind::Other,
+            },
+            send: |_attempt| {
+                number.set(number.get() + 1);
+                let script = if number.get() == 1 { first } else { second };
+                async move {
+                    match script {
+                        Some(_) => Err::<http::Response<()>, _>(std::io::Error::other("reset")),
+                        None => future::pending().await,
+                    }
                 }
-            }
+            },
+            drain: |_, _| future::ready(()),
         },
     ));
     result.expect_err("no response")

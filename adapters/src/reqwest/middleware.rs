@@ -6,11 +6,12 @@
 //! `StopReason::BodyNotReplayable`.
 
 use core::fmt;
+use core::future::Future;
 
 use crate::tokio::TokioRuntime;
 use crate::{
-    drain_body, ensure_idempotency_key, run_draining, Abort, DrainLimits, OperationName, Retried,
-    Retrier, RetryRequest, Runtime, IDEMPOTENCY_KEY,
+    drain_body, ensure_idempotency_key, run, Abort, Attempt, DrainLimits, ErrorKind, OperationName,
+    Retried, Retrier, RetryRequest, Runtime, Transport, IDEMPOTENCY_KEY,
 };
 use http::Extensions;
 use reqwest::{Body, Request, Response};
@@ -104,33 +105,13 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
         if spare.is_none() {
             plan = plan.body_not_replayable();
         }
-        let mut first = Some(request);
-        let attempt = |_attempt| {
-            // The first attempt sends the request; a retry (only ever of a replayable one: the
-            // machine makes no second attempt of the other) sends a copy of the spare.
-            let request = first
-                .take()
-                .or_else(|| spare.as_ref().and_then(Request::try_clone));
-            let mut own = extensions.clone();
-            let next = next.clone();
-            async move {
-                let request = request
-                    .ok_or_else(|| reqwest_middleware::Error::middleware(BodyNotReplayableError))?;
-                let response = next.run(request, &mut own).await.map_err(redact_url)?;
-                Ok(head(response, own))
-            }
+        let sends = Sends {
+            first: Some(request),
+            spare,
+            extensions,
+            next,
         };
-        // A discarded response's body is read to its end when small and quick, so reqwest's
-        // pool hands the same connection to the next attempt.
-        let result = run_draining(
-            &self.retrier,
-            &self.runtime,
-            plan,
-            error_kind,
-            attempt,
-            drain,
-        )
-        .await;
+        let result = run(&self.retrier, &self.runtime, plan, sends).await;
         finish(result, extensions)
     }
 }
@@ -232,8 +213,47 @@ impl fmt::Display for BodyNotReplayableError {
 
 impl std::error::Error for BodyNotReplayableError {}
 
-/// Reads a discarded response's body to its end within `limits`, as every adapter does: a
-/// reqwest body is an `http_body::Body`, so the driver's reader serves it.
-async fn drain(exchange: Exchange, limits: DrainLimits) -> bool {
-    drain_body(Body::from(exchange.response), limits).await
+/// One operation's attempts down the rest of the middleware chain.
+struct Sends<'a> {
+    /// The caller's request, sent by the first attempt.
+    first: Option<Request>,
+    /// The copy kept for the retries (none for a body that cannot be copied).
+    spare: Option<Request>,
+    extensions: &'a Extensions,
+    next: Next<'a>,
+}
+
+impl Transport for Sends<'_> {
+    type Body = Exchange;
+    type Error = reqwest_middleware::Error;
+
+    /// The first attempt sends the request; a retry (only ever of a replayable one: the
+    /// machine makes no second attempt of the other) sends a copy of the spare.
+    fn send(
+        &mut self,
+        _: Attempt,
+    ) -> impl Future<Output = Result<http::Response<Exchange>, reqwest_middleware::Error>> {
+        let request = self
+            .first
+            .take()
+            .or_else(|| self.spare.as_ref().and_then(Request::try_clone));
+        let mut own = self.extensions.clone();
+        let next = self.next.clone();
+        async move {
+            let request = request
+                .ok_or_else(|| reqwest_middleware::Error::middleware(BodyNotReplayableError))?;
+            let response = next.run(request, &mut own).await.map_err(redact_url)?;
+            Ok(head(response, own))
+        }
+    }
+
+    fn error_kind(&self, error: &reqwest_middleware::Error) -> ErrorKind {
+        error_kind(error)
+    }
+
+    /// A discarded response's body is read to its end when small and quick (a reqwest body is
+    /// an `http_body::Body`), so reqwest's pool hands the same connection to the next attempt.
+    async fn drain(&mut self, exchange: Exchange, limits: DrainLimits) {
+        drain_body(Body::from(exchange.response), limits).await;
+    }
 }

@@ -15,7 +15,10 @@ use http_body_util::Full;
 use hyper::body::Incoming;
 use smol_hyper::rt::FuturesIo;
 
-use crate::{drain_body, run_draining, Retried, Retrier, RetryError, RetryRequest, Runtime};
+use crate::{
+    drain_body, run, Attempt, DrainLimits, ErrorKind, Retried, Retrier, RetryError, RetryRequest,
+    Runtime, Transport,
+};
 use hyper::client::conn::http1::SendRequest;
 
 use crate::smol::connect::{self, Target};
@@ -108,16 +111,11 @@ impl<RT: Runtime> Client<RT> {
     /// A discarded response's body is read to its end within the retrier's drain limits
     /// (`Retrier::drain`), and the next attempt is sent on the same connection.
     pub async fn run(&self, request: RetryRequest) -> Result {
-        let kept = Kept::default();
-        run_draining(
-            &self.retrier,
-            &self.runtime,
-            request,
-            error_kind,
-            |attempt| self.send(attempt.request, &kept),
-            drain_body,
-        )
-        .await
+        let exchanges = Exchanges {
+            client: self,
+            kept: Kept::default(),
+        };
+        run(&self.retrier, &self.runtime, request, exchanges).await
     }
 
     /// One attempt: on the operation's kept connection when it is ready for another request,
@@ -153,6 +151,32 @@ impl<RT: Runtime> Client<RT> {
             return handshake(tls).await;
         }
         handshake(tcp).await
+    }
+}
+
+/// One operation's attempts through a [`Client`], on the connection it keeps.
+struct Exchanges<'c, RT> {
+    client: &'c Client<RT>,
+    kept: Kept,
+}
+
+impl<RT: Runtime> Transport for Exchanges<'_, RT> {
+    type Body = Incoming;
+    type Error = HttpError;
+
+    async fn send(
+        &mut self,
+        attempt: Attempt,
+    ) -> core::result::Result<http::Response<Incoming>, HttpError> {
+        self.client.send(attempt.request, &self.kept).await
+    }
+
+    fn error_kind(&self, error: &HttpError) -> ErrorKind {
+        error_kind(error)
+    }
+
+    async fn drain(&mut self, body: Incoming, limits: DrainLimits) {
+        drain_body(body, limits).await;
     }
 }
 

@@ -9,7 +9,10 @@ use hyper::body::Incoming;
 use hyper_util::client::legacy::connect::{capture_connection, Connect, HttpConnector};
 use hyper_util::rt::TokioExecutor;
 
-use crate::{drain_body, run_draining, Retried, Retrier, RetryError, RetryRequest, Runtime};
+use crate::{
+    drain_body, run, Attempt, DrainLimits, ErrorKind, Retried, Retrier, RetryError, RetryRequest,
+    Runtime, Transport,
+};
 
 use crate::tokio::error::{error_kind, HttpError};
 use crate::tokio::resolve::Resolver;
@@ -129,15 +132,7 @@ impl<RT: Runtime, C: Connect + Clone + Send + Sync + 'static> Client<RT, C> {
     /// A discarded response's body is read to its end within the retrier's drain limits
     /// (`Retrier::drain`), so that hyper-util's pool hands its connection to the next attempt.
     pub async fn run(&self, request: RetryRequest) -> Result {
-        run_draining(
-            &self.retrier,
-            &self.runtime,
-            request,
-            error_kind,
-            |attempt| self.send(attempt.request),
-            drain_body,
-        )
-        .await
+        run(&self.retrier, &self.runtime, request, self).await
     }
 
     async fn send(
@@ -161,6 +156,29 @@ impl<RT: Runtime, C: Connect + Clone + Send + Sync + 'static> Client<RT, C> {
         })
         .await
         .map_err(HttpError::Client)
+    }
+}
+
+/// One operation's attempts through a [`Client`]: hyper-util's pool keeps the connection, so
+/// the client itself is the transport.
+impl<RT: Runtime, C: Connect + Clone + Send + Sync + 'static> Transport for &Client<RT, C> {
+    type Body = Incoming;
+    type Error = HttpError;
+
+    fn send(
+        &mut self,
+        attempt: Attempt,
+    ) -> impl core::future::Future<Output = core::result::Result<http::Response<Incoming>, HttpError>>
+    {
+        Client::send(self, attempt.request)
+    }
+
+    fn error_kind(&self, error: &HttpError) -> ErrorKind {
+        error_kind(error)
+    }
+
+    async fn drain(&mut self, body: Incoming, limits: DrainLimits) {
+        drain_body(body, limits).await;
     }
 }
 

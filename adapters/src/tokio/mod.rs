@@ -55,7 +55,7 @@
 //!     &Retrier::default(),
 //!     &TokioRuntime::new(),
 //!     RetryRequest::get("http://example.invalid/"),
-//!     |attempt| async move {
+//!     |attempt: backstop::Attempt| async move {
 //!         // Send `attempt.request` with your client; here, answer 200 at once.
 //!         let _ = attempt.request;
 //!         Ok::<_, std::io::Error>(http::Response::new(()))

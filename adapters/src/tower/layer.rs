@@ -13,8 +13,8 @@ use core::task::{Context, Poll};
 
 use crate::tokio::TokioRuntime;
 use crate::{
-    drain_body, ensure_idempotency_key, run_when_ready, Abort, OperationName, Retrier, RetryError,
-    RetryRequest, Runtime, IDEMPOTENCY_KEY,
+    drain_body, ensure_idempotency_key, run, Abort, Attempt, DrainLimits, OperationName, Retrier,
+    RetryError, RetryRequest, Runtime, Transport, IDEMPOTENCY_KEY,
 };
 use tower_layer::Layer;
 use tower_service::Service;
@@ -120,18 +120,12 @@ where
             // The request (and a `ReplayBody`'s factory) is cloned only when an attempt is
             // sent. A discarded response's body is read to its end when small and quick, so
             // the inner client can send the next attempt on the same connection.
-            let ready = move || ready(inner.clone());
-            let attempt = move |_attempt, service| call(service, request.clone());
-            let done = run_when_ready(
-                &retrier,
-                &runtime,
-                plan,
-                error_kind_of,
-                ready,
-                attempt,
-                drain_body,
-            )
-            .await?;
+            let calls = Calls {
+                inner,
+                ready: None,
+                request,
+            };
+            let done = run(&retrier, &runtime, plan, calls).await?;
             let mut response = done.response;
             response.extensions_mut().insert(done.outcome);
             Ok(response)
@@ -139,32 +133,56 @@ where
     }
 }
 
-/// Readies `service` for one attempt. Its error is the attempt's (see [`call`]).
-async fn ready<S, B>(mut service: S) -> Result<S, ServiceError>
-where
-    S: Service<http::Request<B>>,
-    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-{
-    poll_fn(|cx| service.poll_ready(cx))
-        .await
-        .map_err(ServiceError::new)?;
-    Ok(service)
-}
-
-/// One attempt: calls the service [`ready`] made ready, or returns the error it failed with.
-async fn call<S, B, R>(
-    service: Result<S, ServiceError>,
+/// One operation's attempts through the inner service: each readies a clone of it, then
+/// calls it with a clone of the request.
+struct Calls<S, B> {
+    inner: S,
+    /// The clone `ready` made ready, or the error it failed with (the attempt's: see `send`).
+    ready: Option<Result<S, ServiceError>>,
     request: http::Request<B>,
-) -> Result<http::Response<R>, ServiceError>
-where
-    S: Service<http::Request<B>, Response = http::Response<R>>,
-    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-{
-    service?.call(request).await.map_err(ServiceError::new)
 }
 
-fn error_kind_of(error: &ServiceError) -> crate::ErrorKind {
-    error_kind(error)
+impl<S, B, R> Transport for Calls<S, B>
+where
+    S: Service<http::Request<B>, Response = http::Response<R>> + Clone,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: Clone,
+    R: http_body::Body,
+{
+    type Body = R;
+    type Error = ServiceError;
+
+    /// Calls the service `ready` made ready, or returns the error it failed with. The request
+    /// (and a `ReplayBody`'s factory) is cloned only when an attempt is sent.
+    fn send(
+        &mut self,
+        _: Attempt,
+    ) -> impl Future<Output = Result<http::Response<R>, ServiceError>> {
+        // The loop readies the transport before every send, so `ready` is always filled here.
+        let service = self.ready.take().unwrap_or_else(|| Ok(self.inner.clone()));
+        let request = self.request.clone();
+        async move { service?.call(request).await.map_err(ServiceError::new) }
+    }
+
+    fn error_kind(&self, error: &ServiceError) -> crate::ErrorKind {
+        error_kind(error)
+    }
+
+    /// A discarded response's body is read to its end when small and quick, so the inner
+    /// client can send the next attempt on the same connection.
+    async fn drain(&mut self, body: R, limits: DrainLimits) {
+        drain_body(body, limits).await;
+    }
+
+    /// Readies a clone of the inner service for one attempt.
+    async fn ready(&mut self) {
+        let mut service = self.inner.clone();
+        let readied = poll_fn(|cx| service.poll_ready(cx))
+            .await
+            .map(|()| service)
+            .map_err(ServiceError::new);
+        self.ready = Some(readied);
+    }
 }
 
 /// The facts the loop needs about `request`: method, URI (for events, redacted there), its

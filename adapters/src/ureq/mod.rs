@@ -77,7 +77,7 @@ pub use tls::tls_config;
 use core::time::Duration;
 use std::net::IpAddr;
 
-use crate::{run_draining, Attempt};
+use crate::{run, Attempt, DrainLimits, ErrorKind, Transport};
 use ureq::config::ConfigBuilder;
 use ureq::http::{Method, Request, Response};
 use ureq::typestate::AgentScope;
@@ -200,16 +200,11 @@ impl<RT: Runtime> Client<RT> {
     pub fn run(&self, request: RetryRequest) -> Result {
         let abort = request.abort_handle().cloned();
         let abort = abort.as_ref();
-        futures_lite::future::block_on(run_draining(
-            &self.retrier,
-            &self.runtime,
-            request,
-            HttpError::kind,
-            // Blocking: the attempt completes within the loop's first poll of it.
-            |attempt| async move { self.send(attempt, abort).map_err(HttpError::from) },
-            // Blocking too, bounded by the limits' time itself.
-            |body, limits| async move { drain::drain(body, limits, abort) },
-        ))
+        let exchanges = Exchanges {
+            client: self,
+            abort,
+        };
+        futures_lite::future::block_on(run(&self.retrier, &self.runtime, request, exchanges))
     }
 
     /// One attempt: the request as ureq takes it, with no body (and no `Content-Length: 0`)
@@ -259,6 +254,33 @@ impl<RT: Runtime> Client<RT> {
                 .build()
         };
         interruptible(abort, || self.agent.run(request))
+    }
+}
+
+/// One operation's attempts through a [`Client`], interrupted by its abort.
+struct Exchanges<'c, RT> {
+    client: &'c Client<RT>,
+    abort: Option<&'c Abort>,
+}
+
+impl<RT: Runtime> Transport for Exchanges<'_, RT> {
+    type Body = Body;
+    type Error = HttpError;
+
+    /// Blocking: the attempt completes within the loop's first poll of it.
+    async fn send(&mut self, attempt: Attempt) -> core::result::Result<Response<Body>, HttpError> {
+        self.client
+            .send(attempt, self.abort)
+            .map_err(HttpError::from)
+    }
+
+    fn error_kind(&self, error: &HttpError) -> ErrorKind {
+        error.kind()
+    }
+
+    /// Blocking too, bounded by the limits' time itself.
+    async fn drain(&mut self, body: Body, limits: DrainLimits) {
+        drain::drain(body, limits, self.abort);
     }
 }
 

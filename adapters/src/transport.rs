@@ -1,0 +1,108 @@
+//! What a client supplies to the retry loop: one attempt, its error's kind, and how to drain
+//! a discarded body.
+//!
+//! Rule: the loop ([`run`](crate::run)) is written once, over this small trait; a front door
+//! is an implementation of it, and any closure that makes one attempt is one too.
+
+use core::future::Future;
+
+use crate::classify::default_error_kind;
+use crate::drain::DrainLimits;
+use crate::request::Attempt;
+use crate::ErrorKind;
+
+/// One client, as the retry loop drives it.
+///
+/// Only [`send`](Self::send) is required; a closure `FnMut(Attempt) -> impl Future<Output =
+/// Result<http::Response<B>, E>>` is a `Transport` with every other method at its default
+/// (name its argument's type, `|attempt: Attempt|`, when the closure reads it: `run` takes
+/// any `Transport`, so it cannot tell the compiler).
+///
+/// ```
+/// use backstop::{run, Attempt, DrainLimits, ErrorKind, Retrier, RetryRequest, StdRuntime};
+/// use backstop::{Transport, VirtualTime};
+///
+/// /// A client whose every error happens before the request leaves.
+/// struct Queue;
+///
+/// impl Transport for Queue {
+///     type Body = ();
+///     type Error = std::io::Error;
+///
+///     async fn send(&mut self, _: Attempt) -> Result<http::Response<()>, std::io::Error> {
+///         Err(std::io::Error::other("queue full"))
+///     }
+///
+///     fn error_kind(&self, _: &std::io::Error) -> ErrorKind {
+///         ErrorKind::ConnectionRefused // never sent: retried for any method
+///     }
+/// }
+///
+/// let result = futures_lite::future::block_on(run(
+///     &Retrier::default(),
+///     &VirtualTime::new(StdRuntime::new()),
+///     RetryRequest::post("http://127.0.0.1:1/orders"),
+///     Queue,
+/// ));
+/// let Err(backstop::RetryError::Failed { kind, outcome, .. }) = result else { panic!() };
+/// assert_eq!((kind, outcome.attempts), (ErrorKind::ConnectionRefused, 4));
+/// ```
+pub trait Transport {
+    /// The response body.
+    type Body;
+    /// The client's error.
+    type Error: std::error::Error + 'static;
+
+    /// Performs one attempt: one HTTP exchange up to the response head. The loop races it
+    /// against the attempt's timeout and the operation's abort, and drops the future when
+    /// either wins, which cancels the request in flight.
+    fn send(
+        &mut self,
+        attempt: Attempt,
+    ) -> impl Future<Output = Result<http::Response<Self::Body>, Self::Error>>;
+
+    /// The kind of the client's error (default: [`default_error_kind`], which reads its
+    /// chain: a TLS failure, a host that did not resolve, the socket's I/O error). The
+    /// retrier's override, if any, then picks the class.
+    fn error_kind(&self, error: &Self::Error) -> ErrorKind {
+        default_error_kind(error)
+    }
+
+    /// Reads a discarded response's body to its end, so that the client can send the next
+    /// attempt on the same connection (default: drop it, which closes its connection). It
+    /// reads at most `limits.max_bytes()` (see [`drain_body`](crate::drain_body) for any
+    /// `http_body::Body`); the loop races it against `limits.max_time()` and the abort and
+    /// drops the body when either wins. A blocking drain, which completes within the loop's
+    /// first poll of it, must bound its own time by `max_time`.
+    fn drain(&mut self, body: Self::Body, limits: DrainLimits) -> impl Future<Output = ()> {
+        let _ = limits;
+        drop(body);
+        core::future::ready(())
+    }
+
+    /// Resolves when the client can take the next attempt (default: at once): a `tower`
+    /// service's `poll_ready`, whose ready service the implementation keeps for `send`.
+    ///
+    /// Readiness is backpressure, not an attempt: the wait for it is not timed by the
+    /// attempt's timeout, not counted in [`Outcome::attempts`](crate::Outcome), and sends
+    /// nothing. It is bounded by the operation's deadline and ended by the abort: when either
+    /// comes first, the future is dropped and the operation ends, with reason `deadline` or
+    /// `aborted`. A readiness that fails is `send`'s to return, as the attempt's error.
+    fn ready(&mut self) -> impl Future<Output = ()> {
+        core::future::ready(())
+    }
+}
+
+impl<F, Fut, B, E> Transport for F
+where
+    F: FnMut(Attempt) -> Fut,
+    Fut: Future<Output = Result<http::Response<B>, E>>,
+    E: std::error::Error + 'static,
+{
+    type Body = B;
+    type Error = E;
+
+    fn send(&mut self, attempt: Attempt) -> impl Future<Output = Result<http::Response<B>, E>> {
+        self(attempt)
+    }
+}
