@@ -92,6 +92,22 @@ mod backstop_cycle {
         bencher.bench_local(|| cycle(&mut m, &mut now, Response::new(black_box(503))));
     }
 
+    /// The same with a one-day window: the cycle's waits (at most 5 s) stay in one slot
+    /// (2.4 h) for thousands of cycles, so this is the budget's cost without slot rotations.
+    #[divan::bench]
+    fn status_503_backoff_ratio_budget_one_slot(bencher: Bencher) {
+        let budget = RatioBudget::new(20, 1_000_000, Duration::from_secs(86_400)).expect("valid");
+        let mut m = RetryMachine::with_budget(
+            endless_policy(),
+            Request::new(Method::Get),
+            Pcg64Mcg::seed_from_u64(1),
+            &budget,
+            Instant::ZERO,
+        );
+        let mut now = Instant::ZERO;
+        bencher.bench_local(|| cycle(&mut m, &mut now, Response::new(black_box(503))));
+    }
+
     /// 503 with `Retry-After: 1` (delay-seconds): parsing, ceiling, spread.
     #[divan::bench]
     fn status_503_retry_after_seconds(bencher: Bencher) {

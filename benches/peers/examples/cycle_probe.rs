@@ -7,6 +7,13 @@
 //! valgrind --tool=callgrind target/release/examples/cycle_probe 100000   # this, / 100000
 //! ```
 //!
+//! `cycle_probe N --ratio-budget` runs the same cycle with a shared `RatioBudget` (20%, a
+//! reserve of 1,000,000 retries a second so it never denies, a 10 s window), as the peers
+//! bench's `status_503_backoff_ratio_budget` does; `cycle_probe N --ratio-budget-day` uses a
+//! one-day window instead, so that the cycle's waits (at most 5 s) stay in one slot for
+//! thousands of cycles (the slot-rotation path out of the count). Any other argument after `N`
+//! is a `Retry-After` value.
+//!
 //! Add `--dump-instr=yes` to see where they go. `backon_probe` is the same for backon's
 //! `next()`. The count includes this loop's own work, about 35 instructions a cycle: building
 //! the `Response` (from an opaque status, as a driver builds one from each attempt's head),
@@ -19,7 +26,10 @@
 
 use core::time::Duration;
 
-use backstop_core::{Decision, Event, Instant, Method, Policy, Request, Response, RetryMachine};
+use backstop_core::{
+    Budget, Decision, Event, Instant, Method, Policy, RatioBudget, Request, Response, RetryMachine,
+    Unlimited,
+};
 use rand_core::SeedableRng;
 
 fn main() {
@@ -27,16 +37,36 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(1_000_000);
-    let retry_after = std::env::args().nth(2);
+    let mut retry_after = None;
+    let mut window = None;
+    for arg in std::env::args().skip(2) {
+        match arg.as_str() {
+            "--ratio-budget" => window = Some(Duration::from_secs(10)),
+            "--ratio-budget-day" => window = Some(Duration::from_secs(86_400)),
+            _ => retry_after = Some(arg),
+        }
+    }
+    let retry_after = retry_after.as_deref();
+    match window {
+        None => run(n, retry_after, Unlimited),
+        Some(window) => {
+            let budget = RatioBudget::new(20, 1_000_000, window).expect("a valid budget");
+            run(n, retry_after, &budget);
+        }
+    }
+}
+
+fn run<B: Budget>(n: u64, retry_after: Option<&str>, budget: B) {
     let policy = Policy::builder()
         .max_attempts(u32::MAX)
         .max_elapsed(Duration::from_secs(u64::MAX / 4_000_000_000))
         .build()
         .expect("valid policy");
-    let mut m = RetryMachine::new(
+    let mut m = RetryMachine::with_budget(
         policy,
         Request::new(Method::Get),
         rand_pcg::Pcg64Mcg::seed_from_u64(1),
+        budget,
         Instant::ZERO,
     );
     let mut now = Instant::ZERO;
@@ -46,7 +76,7 @@ fn main() {
         core::hint::black_box(&send);
         m.handle(now, Event::AttemptStarted).expect("a send is due");
         let mut r = Response::new(core::hint::black_box(503));
-        if let Some(v) = &retry_after {
+        if let Some(v) = retry_after {
             r = r.retry_after(v.as_bytes());
         }
         m.handle(now, Event::Response(r)).expect("in flight");
