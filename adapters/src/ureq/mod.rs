@@ -109,18 +109,12 @@ mod abort;
 mod classify;
 mod drain;
 mod resolve;
-#[cfg(feature = "rustls")]
-mod tls;
 
 pub use crate::{
     http, Abort, Metrics, Retried, Retrier, RetryError, RetryEvent, RetryRequest, Runtime,
     StatusError, StdRuntime, VirtualTime,
 };
-#[cfg(feature = "rustls")]
-pub use crate::{Roots, TlsConfigError};
 pub use classify::{error_kind, HttpError};
-#[cfg(feature = "rustls")]
-pub use tls::tls_config;
 
 use core::time::Duration;
 use std::net::IpAddr;
