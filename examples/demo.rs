@@ -10,8 +10,9 @@
 //! retrying them), `--body TEXT`, `--client ureq|smol|tokio|reqwest|tower` [ureq] (the adapter
 //! that sends it: `reqwest` is a reqwest client with `backstop::reqwest::RetryMiddleware`,
 //! `tower` a hyper-util client behind `backstop::tower::RetryLayer`; both name the operation
-//! through an `OperationName` in the request's extensions), `--ca-file PEM` (also trust
-//! this private CA, besides Mozilla's roots). An error summary names a TLS failure's cause
+//! through an `OperationName` in the request's extensions), `--ca-file PEM` (trust the CAs
+//! in this file instead of the client's default roots, handed to each client through its own
+//! TLS API). An error summary names a TLS failure's cause
 //! (`certificate rejected: UnknownIssuer`).
 //!
 //! `--explain` (with or without `--url`) first prints the policy's worst case
@@ -21,10 +22,11 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
+use backstop::rustls::pki_types::pem::PemObject;
+use backstop::rustls::pki_types::CertificateDer;
 use backstop::{Backoff, Outcome, Policy};
 use backstop::{
-    EventKind, OperationName, Retried, Retrier, RetryError, RetryEvent, RetryRequest, Roots,
-    TlsBuilder, TlsFailure,
+    EventKind, OperationName, Retried, Retrier, RetryError, RetryEvent, RetryRequest, TlsFailure,
 };
 use backstop_tests::server::{Reply, Server};
 use bytes::Bytes;
@@ -283,16 +285,21 @@ fn any_url(o: &Options, explain: bool) -> Result<(), String> {
 /// The final status and outcome, or the error's summary text and outcome.
 type Sent = Result<(u16, Outcome), (String, Outcome)>;
 
-/// Sends the operation through the chosen adapter, trusting the CA file if one is given.
+/// Sends the operation through the chosen adapter; with `--ca-file`, it trusts the CAs in
+/// that file alone, given to the client through its own TLS API.
 fn send(o: &Options, retrier: Retrier, request: RetryRequest) -> Result<Sent, String> {
-    let ca = o.ca_file.as_deref();
+    let cas = o.ca_file.as_deref().map(ca_certificates).transpose()?;
     match o.client {
         Client::Ureq => {
-            let client = match ca {
-                Some(path) => {
-                    let pem = std::fs::read(path).map_err(|e| format!("--ca-file {path}: {e}"))?;
-                    let tls = backstop::ureq::tls_config(Roots::Bundled, Some(&pem))
-                        .map_err(|e| format!("--ca-file: {e}"))?;
+            let client = match cas {
+                Some(cas) => {
+                    let cas: Vec<_> = cas
+                        .iter()
+                        .map(|c| ureq::tls::Certificate::from_der(c).to_owned())
+                        .collect();
+                    let tls = ureq::tls::TlsConfig::builder()
+                        .root_certs(ureq::tls::RootCerts::new_with_certs(&cas))
+                        .build();
                     backstop::ureq::Client::with_tls(retrier, tls)
                 }
                 None => backstop::ureq::Client::new(retrier),
@@ -300,32 +307,36 @@ fn send(o: &Options, retrier: Retrier, request: RetryRequest) -> Result<Sent, St
             Ok(summary(client.run(request)))
         }
         Client::Smol => {
-            let client = match ca {
-                Some(path) => {
-                    backstop::smol::Client::with_tls(retrier, rustls_trusting(Some(path))?)
-                }
+            let client = match cas {
+                Some(cas) => backstop::smol::Client::with_tls(retrier, rustls_trusting(cas)?),
                 None => backstop::smol::Client::new(retrier),
             };
             Ok(summary(smol::block_on(client.run(request))))
         }
         Client::Tokio => {
-            let client = match ca {
-                Some(path) => {
-                    backstop::tokio::Client::with_tls(retrier, rustls_trusting(Some(path))?)
-                }
+            let client = match cas {
+                Some(cas) => backstop::tokio::Client::with_tls(retrier, rustls_trusting(cas)?),
                 None => backstop::tokio::Client::new(retrier),
             };
             Ok(summary(on_tokio(client.run(request))?))
         }
-        Client::Reqwest => {
-            let tls = rustls_trusting(ca)?;
-            on_tokio(through_reqwest(retrier, tls, http_request(request)))?
-        }
+        Client::Reqwest => on_tokio(through_reqwest(retrier, cas, http_request(request)))?,
         Client::Tower => {
-            let tls = rustls_trusting(ca)?;
+            let tls = cas.map(rustls_trusting).transpose()?;
             on_tokio(through_tower(retrier, tls, http_request(request)))?
         }
     }
+}
+
+/// The CA certificates in the PEM file at `path`, read by rustls-pki-types.
+fn ca_certificates(path: &str) -> Result<Vec<CertificateDer<'static>>, String> {
+    let cas = CertificateDer::pem_file_iter(path)
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| format!("--ca-file {path}: {e}"))?;
+    if cas.is_empty() {
+        return Err(format!("--ca-file {path}: no CERTIFICATE in it"));
+    }
+    Ok(cas)
 }
 
 /// Runs `f` to its end on a current-thread tokio runtime.
@@ -337,13 +348,17 @@ fn on_tokio<T>(f: impl core::future::Future<Output = T>) -> Result<T, String> {
     Ok(runtime.block_on(f))
 }
 
-/// Mozilla's roots, and the CA in the PEM file at `path` if there is one.
-fn rustls_trusting(path: Option<&str>) -> Result<backstop::rustls::ClientConfig, String> {
-    let builder = match path {
-        Some(path) => TlsBuilder::new().ca_pem_file(path),
-        None => TlsBuilder::new(),
-    };
-    builder.build().map_err(|e| format!("--ca-file: {e}"))
+/// rustls trusting `cas` alone (for smol, tokio and tower).
+fn rustls_trusting(
+    cas: Vec<CertificateDer<'static>>,
+) -> Result<backstop::rustls::ClientConfig, String> {
+    let mut roots = backstop::rustls::RootCertStore::empty();
+    for ca in cas {
+        roots.add(ca).map_err(|e| format!("--ca-file: {e}"))?;
+    }
+    Ok(backstop::rustls::ClientConfig::builder()
+        .with_root_certificates(roots)
+        .with_no_client_auth())
 }
 
 /// The operation as the `http::Request` a reqwest or tower client takes: the same method, URL,
@@ -359,17 +374,23 @@ fn http_request(mut request: RetryRequest) -> http::Request<Bytes> {
     http
 }
 
-/// One operation through a reqwest client (rustls on ring, trusting `tls`) with the retry
-/// middleware. An error that did not come from the retry loop is the demo's own failure.
+/// One operation through a reqwest client (rustls on ring, trusting `cas` alone when given,
+/// else reqwest's default: the platform's verifier) with the retry middleware. An error that
+/// did not come from the retry loop is the demo's own failure.
 async fn through_reqwest(
     retrier: Retrier,
-    tls: backstop::rustls::ClientConfig,
+    cas: Option<Vec<CertificateDer<'static>>>,
     request: http::Request<Bytes>,
 ) -> Result<Sent, String> {
-    let http = reqwest::Client::builder()
-        .tls_backend_preconfigured(tls)
-        .build()
-        .map_err(|e| format!("reqwest client: {e}"))?;
+    // reqwest is built with `rustls-no-provider`: ring is the process default.
+    let _ = backstop::rustls::crypto::ring::default_provider().install_default();
+    let mut http = reqwest::Client::builder();
+    if let Some(cas) = cas {
+        let cas = cas.iter().map(|c| reqwest::Certificate::from_der(c));
+        let cas = cas.collect::<Result<Vec<_>, _>>();
+        http = http.tls_certs_only(cas.map_err(|e| format!("--ca-file: {e}"))?);
+    }
+    let http = http.build().map_err(|e| format!("reqwest client: {e}"))?;
     let client = reqwest_middleware::ClientBuilder::new(http)
         .with(backstop::reqwest::RetryMiddleware::new(retrier))
         .build();
@@ -394,20 +415,21 @@ async fn through_reqwest(
     }
 }
 
-/// One operation through a hyper-util client (http, and https trusting `tls`) behind the
-/// retry layer.
+/// One operation through a hyper-util client (http, and https trusting `tls`, else
+/// hyper-rustls's Mozilla roots) behind the retry layer.
 async fn through_tower(
     retrier: Retrier,
-    tls: backstop::rustls::ClientConfig,
+    tls: Option<backstop::rustls::ClientConfig>,
     request: http::Request<Bytes>,
 ) -> Result<Sent, String> {
     let mut tcp = HttpConnector::new();
     tcp.enforce_http(false);
-    let https = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_tls_config(tls)
-        .https_or_http()
-        .enable_http1()
-        .wrap_connector(tcp);
+    let https = hyper_rustls::HttpsConnectorBuilder::new();
+    let https = match tls {
+        Some(tls) => https.with_tls_config(tls),
+        None => https.with_webpki_roots(),
+    };
+    let https = https.https_or_http().enable_http1().wrap_connector(tcp);
     let http = hyper_util::client::legacy::Client::builder(TokioExecutor::new()).build(https);
     let client = tower::ServiceBuilder::new()
         .layer(backstop::tower::RetryLayer::new(retrier))

@@ -44,10 +44,10 @@
 //!   which an async client's connector tells the loop whether an attempt its timer ends was
 //!   still connecting (`ConnectTimeout`, never sent) or had a connection (`Timeout`);
 //! - `tokio`, `smol`, `tower`: `exchange_error_kind`, hyper's errors once connected;
-//! - `rustls`: `TlsBuilder` makes a rustls `ClientConfig` (bundled or platform `Roots`,
-//!   private CAs from PEM); `TlsFailure` finds and names a TLS failure in an error chain,
-//!   and with this feature [`connect_error_kind`] and `exchange_error_kind` say
-//!   [`ErrorKind::Tls`]: permanent, never retried.
+//! - `rustls`: `TlsFailure` finds and names a TLS failure in an error chain, and with this
+//!   feature [`connect_error_kind`] and `exchange_error_kind` say [`ErrorKind::Tls`]:
+//!   permanent, never retried. TLS itself is configured with each client's own API (each
+//!   front door's docs trust a private CA); backstop builds no TLS configuration.
 //!
 //! ```
 //! use backstop::{run, Retrier, RetryRequest, StdRuntime, VirtualTime};
@@ -110,8 +110,6 @@ mod runtime;
 mod thread_timer;
 mod timed_out;
 #[cfg(feature = "rustls")]
-mod tls_config;
-#[cfg(feature = "rustls")]
 mod tls_error;
 mod transport;
 mod virtual_time;
@@ -144,12 +142,11 @@ pub use response_view::{ClassifyResponse, ResponseView};
 pub use retrier::{ClassifyOverride, Retrier};
 pub use run::run;
 pub use runtime::{Epoch, Runtime, Sleep, StdRuntime};
-/// The rustls crate these helpers are built on, so callers name its types in the same version.
+/// The rustls crate of the TLS failures and of `with_tls`, so callers name its types in the
+/// same version.
 #[cfg(feature = "rustls")]
 pub use rustls;
 pub use timed_out::AttemptTimedOut;
-#[cfg(feature = "rustls")]
-pub use tls_config::{Roots, TlsBuilder, TlsConfigError};
 #[cfg(feature = "rustls")]
 pub use tls_error::{find_tls_error, TlsFailure};
 pub use transport::Transport;
@@ -158,12 +155,13 @@ pub use wall_clock::{SkewedClock, SystemClock, WallClock};
 
 /// What an async adapter re-exports whole (`pub use backstop::prelude::*`), so that its
 /// users name one crate: the request, the retrier, the loop, the results and errors, the
-/// runtime trait and virtual time, `http`, and with the `rustls` feature the TLS setup.
+/// runtime trait and virtual time, `http`, and with the `rustls` feature `rustls` (whose
+/// `ClientConfig` the clients' `with_tls` take).
 pub mod prelude {
+    #[cfg(feature = "rustls")]
+    pub use crate::rustls;
     pub use crate::{
         http, run, Abort, Attempt, BodyError, Metrics, Retried, Retrier, RetryError, RetryEvent,
         RetryRequest, Runtime, StatusError, Transport, VirtualTime,
     };
-    #[cfg(feature = "rustls")]
-    pub use crate::{rustls, Roots, TlsBuilder, TlsConfigError};
 }

@@ -196,7 +196,7 @@ impl Adapter {
                 }),
             Adapter::Reqwest | Adapter::Tower => {
                 let ((result, _text), skipped) =
-                    stack_run(self, retrier, request, clock, middleware::default_tls());
+                    stack_run(self, retrier, request, clock, &middleware::default_tls());
                 (result, skipped)
             }
         };
@@ -254,7 +254,7 @@ pub(crate) fn stack_run(
     retrier: &Retrier,
     mut request: RetryRequest,
     clock: Clock,
-    tls: rustls::ClientConfig,
+    tls: &crate::https::Trust,
 ) -> ((Result<Answer, Failure>, Option<String>), Duration) {
     assert!(
         request.error().is_none(),

@@ -1,52 +1,94 @@
 //! HTTPS scenarios on every adapter: the same uniform [`Run`] as [`crate::adapters`], with the
 //! client trusting what the scenario says (a private CA made at test time, see
-//! [`crate::certs`]), in each client's own form ([`Trust`]).
+//! [`crate::certs`]), handed to each client through its own TLS API ([`Trust`]).
 //!
 //! An adapter joins by being listed in [`HTTPS_ADAPTERS`] and given an arm in
 //! [`run_https`] that builds its client with the configuration.
 
 use std::time::Duration;
 
-use backstop::{
-    Retried, Retrier, RetryError, RetryRequest, Roots, StdRuntime, TlsBuilder, VirtualTime,
-};
+use backstop::{Retried, Retrier, RetryError, RetryRequest, StdRuntime, VirtualTime};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::CertificateDer;
 
 use crate::adapters::{hyper_answer, stack_run, ureq_answer, Adapter, Answer, Clock, Failure, Run};
 
 /// The adapters that speak HTTPS: all of them.
 pub const HTTPS_ADAPTERS: [Adapter; 5] = Adapter::ALL;
 
-/// What a client trusts, in each client's form: a rustls `ClientConfig` (smol, tokio, reqwest,
-/// tower) and ureq's TLS settings.
-#[derive(Clone)]
+/// What a client trusts, handed to each client through its own TLS API: a rustls
+/// `ClientConfig` (smol, tokio, and hyper-rustls under tower), ureq's `TlsConfig`, reqwest's
+/// `Certificate`s. The default trusts no certificate at all (for plain-HTTP scenarios).
+#[derive(Clone, Default)]
 pub struct Trust {
-    rustls: rustls::ClientConfig,
-    ureq: ureq::tls::TlsConfig,
+    /// The trusted CAs' certificates in PEM; `None`: nothing is trusted.
+    ca_pem: Option<String>,
 }
 
 impl Trust {
     /// Trusts the CA in `pem` and nothing else.
-    ///
-    /// # Panics
-    ///
-    /// If `pem` holds no valid certificate.
     #[must_use]
     pub fn only_ca(pem: &str) -> Self {
         Trust {
-            rustls: TlsBuilder::new()
-                .roots(Roots::Custom)
-                .ca_pem(pem)
-                .build()
-                .expect("a TLS configuration"),
-            ureq: backstop::ureq::tls_config(Roots::Custom, Some(pem.as_bytes()))
-                .expect("ureq's TLS configuration"),
+            ca_pem: Some(pem.to_owned()),
         }
     }
 
-    /// The rustls configuration (for smol, tokio, reqwest and tower).
+    /// The CAs' certificates, as rustls reads them from PEM.
+    fn certificates(&self) -> Vec<CertificateDer<'static>> {
+        let pem = self.ca_pem.as_deref().unwrap_or_default();
+        CertificateDer::pem_slice_iter(pem.as_bytes())
+            .collect::<Result<_, _>>()
+            .expect("the CA's PEM is valid")
+    }
+
+    /// rustls' configuration (for smol, tokio and tower): a root store of the CAs alone.
+    ///
+    /// # Panics
+    ///
+    /// If the PEM holds an invalid certificate.
     #[must_use]
-    pub fn rustls(&self) -> &rustls::ClientConfig {
-        &self.rustls
+    pub fn rustls(&self) -> rustls::ClientConfig {
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in self.certificates() {
+            roots.add(cert).expect("rustls takes the CA");
+        }
+        rustls::ClientConfig::builder()
+            .with_root_certificates(roots)
+            .with_no_client_auth()
+    }
+
+    /// ureq's TLS configuration: the CAs as its only roots.
+    ///
+    /// # Panics
+    ///
+    /// If the PEM holds an invalid certificate.
+    #[must_use]
+    pub fn ureq(&self) -> ureq::tls::TlsConfig {
+        let certs: Vec<_> = self
+            .certificates()
+            .iter()
+            .map(|c| ureq::tls::Certificate::from_der(c).to_owned())
+            .collect();
+        ureq::tls::TlsConfig::builder()
+            .root_certs(ureq::tls::RootCerts::new_with_certs(&certs))
+            .build()
+    }
+
+    /// `builder` trusting the CAs alone, with reqwest's own `Certificate`s, on ring (installed
+    /// as the process default: reqwest is built with `rustls-no-provider`).
+    ///
+    /// # Panics
+    ///
+    /// If reqwest refuses the PEM.
+    pub fn reqwest(&self, builder: reqwest::ClientBuilder) -> reqwest::ClientBuilder {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let certs = match &self.ca_pem {
+            Some(pem) => reqwest::Certificate::from_pem_bundle(pem.as_bytes())
+                .expect("reqwest reads the CA's PEM"),
+            None => Vec::new(),
+        };
+        builder.tls_certs_only(certs)
     }
 }
 
@@ -86,17 +128,16 @@ pub fn run_https(
     trust: &Trust,
 ) -> HttpsRun {
     let started = std::time::Instant::now();
-    let tls = &trust.rustls;
     let ((result, error), skipped) = match adapter {
         Adapter::Ureq => {
-            let client = backstop::ureq::Client::with_tls(retrier.clone(), trust.ureq.clone())
+            let client = backstop::ureq::Client::with_tls(retrier.clone(), trust.ureq())
                 .with_runtime(VirtualTime::new(StdRuntime::new()));
             let result = client.run(request);
             let error = failed_text(&result);
             ((ureq_answer(result), error), client.runtime().skipped())
         }
         Adapter::Smol => smol::block_on(async {
-            let client = backstop::smol::Client::with_tls(retrier.clone(), tls.clone())
+            let client = backstop::smol::Client::with_tls(retrier.clone(), trust.rustls())
                 .with_runtime(VirtualTime::new(backstop::smol::SmolRuntime::new()));
             let result = answer(client.run(request).await).await;
             (result, client.runtime().skipped())
@@ -106,13 +147,13 @@ pub fn run_https(
             .build()
             .expect("a tokio runtime")
             .block_on(async {
-                let client = backstop::tokio::Client::with_tls(retrier.clone(), tls.clone())
+                let client = backstop::tokio::Client::with_tls(retrier.clone(), trust.rustls())
                     .with_runtime(VirtualTime::new(backstop::tokio::TokioRuntime::new()));
                 let result = answer(client.run(request).await).await;
                 (result, client.runtime().skipped())
             }),
         Adapter::Reqwest | Adapter::Tower => {
-            stack_run(adapter, retrier, request, Clock::Virtual, tls.clone())
+            stack_run(adapter, retrier, request, Clock::Virtual, trust)
         }
     };
     HttpsRun {

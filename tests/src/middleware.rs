@@ -11,6 +11,7 @@ use http_body_util::{BodyExt, Full};
 use tower::ServiceExt;
 
 use crate::adapters::{failure_of as failure, Answer, Failure};
+use crate::https::Trust;
 
 /// The clock of a scenario: tokio's, with the waits between attempts skipped.
 pub type Clock = VirtualTime<TokioRuntime>;
@@ -28,19 +29,14 @@ pub fn block_on<T>(f: impl core::future::Future<Output = T>) -> T {
         .block_on(f)
 }
 
-/// A rustls configuration trusting the bundled roots (nothing on loopback), on ring.
-///
-/// # Panics
-///
-/// If the driver cannot build one (it always can with the bundled roots).
+/// What the plain-HTTP scenarios' reqwest and tower clients trust: nothing (they never meet a
+/// certificate).
 #[must_use]
-pub fn default_tls() -> rustls::ClientConfig {
-    backstop::TlsBuilder::new()
-        .build()
-        .expect("a TLS configuration")
+pub fn default_tls() -> Trust {
+    Trust::default()
 }
 
-/// A reqwest client (rustls on ring with `tls`) with the retry middleware on `clock` (a
+/// A reqwest client (rustls on ring, trusting `tls` through reqwest's own certificates) with the retry middleware on `clock` (a
 /// [`Clock`], or tokio's own [`TokioRuntime`]), and a connect timeout below the attempt
 /// timeout, as `backstop::reqwest`'s docs ask: a connect that never completes is then reqwest's
 /// own connect time-out, `ConnectTimeout` (never sent), not the loop's `Timeout`.
@@ -52,10 +48,10 @@ pub fn default_tls() -> rustls::ClientConfig {
 pub fn reqwest_client<RT: Runtime + Clone + Send + Sync + 'static>(
     retrier: &Retrier,
     clock: &RT,
-    tls: rustls::ClientConfig,
+    tls: &Trust,
 ) -> reqwest_middleware::ClientWithMiddleware {
-    let http = reqwest::Client::builder()
-        .tls_backend_preconfigured(tls)
+    let http = tls
+        .reqwest(reqwest::Client::builder())
         .connect_timeout(connect_timeout(retrier))
         .build()
         .expect("a reqwest client");
@@ -129,13 +125,13 @@ pub type TowerClient<RT = Clock> = backstop::tower::Retry<
 pub fn tower_client<RT: Runtime + Clone + Send + Sync + 'static>(
     retrier: &Retrier,
     clock: &RT,
-    tls: rustls::ClientConfig,
+    tls: &Trust,
 ) -> TowerClient<RT> {
     let mut tcp = hyper_util::client::legacy::connect::HttpConnector::new();
     tcp.enforce_http(false);
     tcp.set_connect_timeout(Some(connect_timeout(retrier)));
     let https = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_tls_config(tls)
+        .with_tls_config(tls.rustls())
         .https_or_http()
         .enable_http1()
         .wrap_connector(tcp);
@@ -224,7 +220,7 @@ impl Stack {
         self,
         retrier: &Retrier,
         clock: &Clock,
-        tls: rustls::ClientConfig,
+        tls: &Trust,
         method: http::Method,
         url: &str,
         headers: &[(&'static str, &'static str)],

@@ -53,7 +53,7 @@ fn a_port_out_of_range_is_an_invalid_request_on_every_adapter() {
             // the middleware runs, so nothing is sent.
             let clock = StackClock::new(backstop::tokio::TokioRuntime::new());
             let error = block_on(async {
-                let client = reqwest_client(&Retrier::default(), &clock, default_tls());
+                let client = reqwest_client(&Retrier::default(), &clock, &default_tls());
                 client.get(url).send().await
             })
             .expect_err("a port out of range");
@@ -66,7 +66,7 @@ fn a_port_out_of_range_is_an_invalid_request_on_every_adapter() {
             // `http::Uri` takes the port; the layer refuses it before the inner service.
             let clock = StackClock::new(backstop::tokio::TokioRuntime::new());
             let (result, _) = block_on(async {
-                let client = tower_client(&Retrier::default(), &clock, default_tls());
+                let client = tower_client(&Retrier::default(), &clock, &default_tls());
                 tower_answer(client, tower_request(http::Method::GET, url)).await
             });
             let refused = matches!(result, Err(Failure::Failed { kind, outcome })

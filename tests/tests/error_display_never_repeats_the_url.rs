@@ -59,7 +59,7 @@ fn error_texts(adapter: Adapter, url: &str) -> Vec<String> {
         }),
         Adapter::Reqwest => block_on(async {
             let clock = VirtualTime::new(backstop::tokio::TokioRuntime::new());
-            let client = reqwest_client(&retrier, &clock, default_tls());
+            let client = reqwest_client(&retrier, &clock, &default_tls());
             let error = client.get(url).send().await.expect_err("a failure");
             // The attempt error here is reqwest's own (the source), which names the URL: the
             // middleware cuts it to scheme, host, port and path, so the whole chain is checked,
@@ -76,7 +76,7 @@ fn error_texts(adapter: Adapter, url: &str) -> Vec<String> {
         }),
         Adapter::Tower => block_on(async {
             let clock = VirtualTime::new(backstop::tokio::TokioRuntime::new());
-            let client = tower_client(&retrier, &clock, default_tls());
+            let client = tower_client(&retrier, &clock, &default_tls());
             let request = http::Request::get(url)
                 .body(Full::new(Bytes::new()))
                 .expect("a request");

@@ -43,7 +43,7 @@ fn reqwest_refuses_a_bad_header_before_the_middleware_sends() {
     let server = Server::always(Reply::status(200));
     let clock = VirtualTime::new(backstop::tokio::TokioRuntime::new());
     let error = block_on(async {
-        let client = reqwest_client(&Retrier::default(), &clock, default_tls());
+        let client = reqwest_client(&Retrier::default(), &clock, &default_tls());
         client
             .get(server.url("/"))
             .header("authorization", "Bearer s3cret\r\n")

@@ -123,7 +123,7 @@ fn a_reset_post_without_a_key_names_the_missing_key_in_its_error_text() {
     );
     let error = block_on(async {
         let clock = backstop::tokio::TokioRuntime::new();
-        let client = reqwest_client(&Retrier::default(), &clock, default_tls());
+        let client = reqwest_client(&Retrier::default(), &clock, &default_tls());
         client.post(server.url("/orders")).send().await
     })
     .expect_err("a reset");
@@ -162,8 +162,8 @@ fn the_reqwest_middleware_can_give_each_post_a_key_of_its_own() {
     let server = busy_then_created();
     let url = server.url("/orders");
     let status = block_on(async {
-        let http = reqwest::Client::builder()
-            .tls_backend_preconfigured(default_tls())
+        let http = default_tls()
+            .reqwest(reqwest::Client::builder())
             .build()
             .expect("a reqwest client");
         let middleware = backstop::reqwest::RetryMiddleware::new(Retrier::default())

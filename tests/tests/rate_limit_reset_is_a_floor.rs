@@ -53,10 +53,10 @@ fn a_429_with_only_a_rate_limit_reset_is_waited_out_through_reqwest_and_tower() 
         let retrier = Retrier::default();
         let (result, _) = block_on(async {
             if tower {
-                let client = tower_client(&retrier, &clock, default_tls());
+                let client = tower_client(&retrier, &clock, &default_tls());
                 tower_answer(client, tower_request(http::Method::GET, &url)).await
             } else {
-                let client = reqwest_client(&retrier, &clock, default_tls());
+                let client = reqwest_client(&retrier, &clock, &default_tls());
                 reqwest_answer(client.request(reqwest::Method::GET, &url).send().await).await
             }
         });

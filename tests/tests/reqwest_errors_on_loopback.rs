@@ -16,7 +16,7 @@ fn a_redirect_loop_is_permanent_after_one_attempt() {
     let server = Server::always(Reply::status(302).header("Location", "/loop"));
     let clock = VirtualTime::new(backstop::tokio::TokioRuntime::new());
     let (result, text) = block_on(async {
-        let client = reqwest_client(&Retrier::default(), &clock, default_tls());
+        let client = reqwest_client(&Retrier::default(), &clock, &default_tls());
         reqwest_answer(client.get(server.url("/loop")).send().await).await
     });
     let Err(Failure::Failed { kind, outcome }) = result else {
@@ -41,8 +41,8 @@ fn reqwests_own_time_out_is_a_time_out_and_a_get_is_retried() {
         .expect("policy");
     let clock = VirtualTime::new(backstop::tokio::TokioRuntime::new());
     let (result, text) = block_on(async {
-        let http = reqwest::Client::builder()
-            .tls_backend_preconfigured(default_tls())
+        let http = default_tls()
+            .reqwest(reqwest::Client::builder())
             .timeout(Duration::from_millis(200))
             .build()
             .expect("a reqwest client");
@@ -74,7 +74,7 @@ fn a_body_cut_short_reads_as_an_unexpected_end_of_file() {
     let server = Server::always(Action::CloseMidBody(Reply::status(200).body("0123456789")));
     let clock = VirtualTime::new(backstop::tokio::TokioRuntime::new());
     let kind = block_on(async {
-        let client = reqwest_client(&Retrier::default(), &clock, default_tls());
+        let client = reqwest_client(&Retrier::default(), &clock, &default_tls());
         let response = client
             .get(server.url("/cut"))
             .send()

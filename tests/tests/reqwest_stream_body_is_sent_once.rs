@@ -19,7 +19,7 @@ fn a_streamed_body_is_sent_once_and_the_503_returned_with_its_reason() {
     let clock = VirtualTime::new(backstop::tokio::TokioRuntime::new());
     let url = server.url("/upload");
     let response = block_on(async {
-        let client = reqwest_client(&Retrier::default(), &clock, default_tls());
+        let client = reqwest_client(&Retrier::default(), &clock, &default_tls());
         client.get(&url).body(stream("payload")).send().await
     })
     .expect("the 503 is returned");
@@ -40,7 +40,7 @@ fn a_replayable_body_is_retried() {
     let clock = VirtualTime::new(backstop::tokio::TokioRuntime::new());
     let url = server.url("/upload");
     let response = block_on(async {
-        let client = reqwest_client(&Retrier::default(), &clock, default_tls());
+        let client = reqwest_client(&Retrier::default(), &clock, &default_tls());
         client.get(&url).body("payload").send().await
     })
     .expect("a response");
@@ -62,7 +62,7 @@ fn a_streamed_body_is_not_retried_after_a_refused_connection() {
         .port();
     let clock = VirtualTime::new(backstop::tokio::TokioRuntime::new());
     let error = block_on(async {
-        let client = reqwest_client(&Retrier::default(), &clock, default_tls());
+        let client = reqwest_client(&Retrier::default(), &clock, &default_tls());
         let url = format!("http://127.0.0.1:{port}/upload");
         client.post(url).body(stream("payload")).send().await
     })

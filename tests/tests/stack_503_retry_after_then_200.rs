@@ -21,7 +21,7 @@ fn a_503_with_retry_after_is_waited_out_and_the_200_returned() {
         let (result, _) = stack.send(
             &Retrier::default(),
             &clock,
-            default_tls(),
+            &default_tls(),
             http::Method::GET,
             &url,
             &[],

@@ -78,18 +78,67 @@
 //! - **Logs.** With the feature `tracing`, every attempt, wait and outcome is a `tracing` event
 //!   (target `backstop`, redacted; a first-try success at DEBUG only).
 //!
-//! reqwest's TLS is the caller's: with reqwest's default features (rustls on aws-lc)
-//! `reqwest::Client::new()` works as it is. To stay on ring, enable reqwest's
-//! `rustls-no-provider` and install ring as the process default (as the example does), or give
-//! `ClientBuilder::tls_backend_preconfigured` a configuration from [`TlsBuilder`].
+//! reqwest's TLS is the caller's, configured with reqwest's own API. With reqwest's default
+//! features (rustls on aws-lc) `reqwest::Client::new()` works as it is. To stay on ring, enable
+//! reqwest's `rustls-no-provider` and install ring as the process default (as the examples do).
+//! A TLS failure is `ErrorKind::Tls` (feature `rustls`): permanent, never retried.
+//!
+//! ## Trusting a private CA
+//!
+//! reqwest's `Certificate` and `ClientBuilder::tls_certs_only` (or `tls_certs_merge`, which
+//! adds the CA to the platform's roots) need one of reqwest's TLS features (`rustls`,
+//! `rustls-no-provider`, `native-tls`).
+//!
+//! ```
+//! # let _ = rustls::crypto::ring::default_provider().install_default();
+//! # // A private CA, a certificate it signs for 127.0.0.1, and one HTTPS answer on loopback.
+//! # let ca_key = rcgen::KeyPair::generate()?;
+//! # let mut ca = rcgen::CertificateParams::new(Vec::<String>::new())?;
+//! # ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+//! # let ca_pem = ca.self_signed(&ca_key)?.pem();
+//! # let key = rcgen::KeyPair::generate()?;
+//! # let cert = rcgen::CertificateParams::new(["127.0.0.1".to_owned()])?
+//! #     .signed_by(&key, &rcgen::Issuer::new(ca, ca_key))?;
+//! # let key = rustls::pki_types::PrivatePkcs8KeyDer::from(key.serialize_der());
+//! # let server = rustls::ServerConfig::builder()
+//! #     .with_no_client_auth()
+//! #     .with_single_cert(vec![cert.der().clone()], key.into())?;
+//! # let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+//! # let url = format!("https://{}/", listener.local_addr()?);
+//! # std::thread::spawn(move || {
+//! #     let (tcp, _) = listener.accept().unwrap();
+//! #     let connection = rustls::ServerConnection::new(std::sync::Arc::new(server)).unwrap();
+//! #     let mut tls = rustls::StreamOwned::new(connection, tcp);
+//! #     let _ = std::io::Read::read(&mut tls, &mut [0; 4096]);
+//! #     let ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
+//! #     let _ = std::io::Write::write_all(&mut tls, ok);
+//! #     tls.conn.send_close_notify();
+//! #     let _ = std::io::Write::flush(&mut tls);
+//! # });
+//! use backstop::reqwest::{Retrier, RetryMiddleware};
+//!
+//! // reqwest's own API: the private CA's PEM (here `ca_pem`, e.g. `std::fs::read("ca.pem")?`)
+//! // as the only root.
+//! let ca = reqwest::Certificate::from_pem(ca_pem.as_bytes())?;
+//! let http = reqwest::Client::builder().tls_certs_only([ca]).build()?;
+//! let client = reqwest_middleware::ClientBuilder::new(http)
+//!     .with(RetryMiddleware::new(Retrier::default()))
+//!     .build();
+//!
+//! let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+//! rt.block_on(async {
+//!     let response = client.get(&url).send().await?;
+//!     assert_eq!(response.status(), 200);
+//!     Ok::<(), Box<dyn std::error::Error>>(())
+//! })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod error;
 mod middleware;
 
 pub use crate::tokio::TokioRuntime;
 pub use crate::{http, Abort, Metrics, OperationName, Retrier, RetryError, RetryEvent};
-#[cfg(feature = "rustls")]
-pub use crate::{rustls, Roots, TlsBuilder};
 pub use error::{error_kind, retry_error, Error};
 pub use middleware::RetryMiddleware;
 

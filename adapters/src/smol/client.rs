@@ -40,37 +40,20 @@ pub struct Client<RT = SmolRuntime> {
 
 impl Client<SmolRuntime> {
     /// A client for `http://` URLs, and with the `rustls` feature for `https://` ones too,
-    /// trusting Mozilla's roots (`webpki-roots`); see [`Client::with_tls`] for other roots or
-    /// a private CA.
+    /// trusting Mozilla's roots (the `webpki-roots` crate, which futures-rustls does not
+    /// bundle; on ring); see [`Client::with_tls`] for a private CA.
     #[must_use]
     pub fn new(retrier: Retrier) -> Self {
         Client {
             retrier,
             runtime: SmolRuntime::new(),
             #[cfg(feature = "rustls")]
-            tls: Arc::new(
-                crate::TlsBuilder::new().build().expect(
-                    "bundled roots and ring's default protocol versions always make a config",
-                ),
-            ),
+            tls: Arc::new(mozilla_roots()),
         }
     }
 
-    /// A client for `http://` and `https://` with the caller's TLS configuration: one from
-    /// [`TlsBuilder`](crate::smol::TlsBuilder) (platform roots, a private CA) or any rustls
-    /// `ClientConfig`.
-    ///
-    /// ```
-    /// use backstop::smol::{Client, Retrier, Roots, TlsBuilder};
-    /// # let ca = rcgen::generate_simple_self_signed(["ca.internal".to_owned()])?;
-    /// # let ca_pem = ca.cert.pem();
-    ///
-    /// // Trust a private CA only (its PEM text, or `ca_pem_file(path)`).
-    /// let tls = TlsBuilder::new().roots(Roots::Custom).ca_pem(ca_pem).build()?;
-    /// let client = Client::with_tls(Retrier::default(), tls);
-    /// # let _ = client;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
+    /// A client for `http://` and `https://` with a rustls `ClientConfig` of the caller's,
+    /// built with rustls' own API: the module docs trust a private CA with it.
     #[cfg(feature = "rustls")]
     #[must_use]
     pub fn with_tls(retrier: Retrier, tls: crate::rustls::ClientConfig) -> Self {
@@ -80,6 +63,20 @@ impl Client<SmolRuntime> {
             tls: Arc::new(tls),
         }
     }
+}
+
+/// rustls on ring, its default protocol versions, trusting Mozilla's roots.
+#[cfg(feature = "rustls")]
+fn mozilla_roots() -> crate::rustls::ClientConfig {
+    let roots = crate::rustls::RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    let ring = Arc::new(crate::rustls::crypto::ring::default_provider());
+    crate::rustls::ClientConfig::builder_with_provider(ring)
+        .with_safe_default_protocol_versions()
+        .expect("ring supports rustls' default protocol versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth()
 }
 
 impl<RT: Runtime> Client<RT> {

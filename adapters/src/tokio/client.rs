@@ -41,15 +41,16 @@ pub struct Client<RT = TokioRuntime, C = DefaultConnector> {
 
 impl Client {
     /// A client with hyper-util's defaults (HTTP/1, connection pool). With the `rustls`
-    /// feature it speaks `https://` too, trusting Mozilla's roots (`webpki-roots`); see
-    /// [`Client::with_tls`] for other roots or a private CA.
+    /// feature it speaks `https://` too, trusting Mozilla's roots (hyper-rustls's own
+    /// `with_provider_and_webpki_roots`, on ring); see [`Client::with_tls`] for a private CA.
     #[must_use]
     pub fn new(retrier: Retrier) -> Self {
         #[cfg(feature = "rustls")]
         let connector = {
-            let tls = crate::TlsBuilder::new()
-                .build()
-                .expect("bundled roots and ring's default protocol versions always make a config");
+            let ring = crate::rustls::crypto::ring::default_provider();
+            let tls = hyper_rustls::HttpsConnectorBuilder::new()
+                .with_provider_and_webpki_roots(ring)
+                .expect("ring supports rustls' default protocol versions");
             https_connector(tls)
         };
         #[cfg(not(feature = "rustls"))]
@@ -57,30 +58,13 @@ impl Client {
         Client::with_http(retrier, pooled(connector))
     }
 
-    /// A client for `http://` and `https://` with the caller's TLS configuration: one from
-    /// [`TlsBuilder`](crate::tokio::TlsBuilder) (platform roots, a private CA) or any rustls
-    /// `ClientConfig`.
-    ///
-    /// ```
-    /// use backstop::tokio::{Client, Retrier, Roots, TlsBuilder};
-    /// # let dir = std::env::temp_dir().join(format!("backstop-tokio-doc-{}", std::process::id()));
-    /// # std::fs::create_dir_all(&dir)?;
-    /// # let ca = rcgen::generate_simple_self_signed(["ca.internal".to_owned()])?;
-    /// # let ca_file = dir.join("ca.pem");
-    /// # std::fs::write(&ca_file, ca.cert.pem())?;
-    ///
-    /// // Trust the operating system's roots and a private CA from a PEM file.
-    /// let tls = TlsBuilder::new().roots(Roots::Platform).ca_pem_file(&ca_file).build();
-    /// # // A machine without a platform store still trusts the private CA alone.
-    /// # let tls = tls.or_else(|_| TlsBuilder::new().roots(Roots::Custom).ca_pem_file(&ca_file).build());
-    /// let client = Client::with_tls(Retrier::default(), tls?);
-    /// # let _ = client;
-    /// # std::fs::remove_dir_all(&dir)?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
+    /// A client for `http://` and `https://` with a rustls `ClientConfig` of the caller's,
+    /// built with rustls' own API: the module docs trust a private CA with it. Its ALPN
+    /// protocols must be empty (hyper-rustls sets them).
     #[cfg(feature = "rustls")]
     #[must_use]
     pub fn with_tls(retrier: Retrier, tls: crate::rustls::ClientConfig) -> Self {
+        let tls = hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(tls);
         Client::with_http(retrier, pooled(https_connector(tls)))
     }
 }
@@ -186,16 +170,15 @@ fn pooled<C: Connect + Clone>(connector: C) -> hyper_util::client::legacy::Clien
     hyper_util::client::legacy::Client::builder(TokioExecutor::new()).build(connector)
 }
 
+/// hyper-rustls over the DNS-marking TCP connector, `http://` and `https://`, HTTP/1.
 #[cfg(feature = "rustls")]
-fn https_connector(tls: crate::rustls::ClientConfig) -> DefaultConnector {
+fn https_connector(
+    tls: hyper_rustls::HttpsConnectorBuilder<hyper_rustls::builderstates::WantsSchemes>,
+) -> DefaultConnector {
     let mut tcp = HttpConnector::new_with_resolver(Resolver::new());
     // hyper-rustls hands `https://` URIs down to the TCP connector.
     tcp.enforce_http(false);
-    hyper_rustls::HttpsConnectorBuilder::new()
-        .with_tls_config(tls)
-        .https_or_http()
-        .enable_http1()
-        .wrap_connector(tcp)
+    tls.https_or_http().enable_http1().wrap_connector(tcp)
 }
 
 /// A URI the client can send to: a host, and a scheme it speaks. Checked here so that a bad

@@ -4,12 +4,12 @@
 //! and timers ([`TokioRuntime`], which follows `tokio::time::pause()`), for any async request
 //! function ([`run`]) and ready-made over hyper-util's pooled client ([`Client`]).
 //!
-//! `https://` works with the `rustls` feature (hyper-rustls on rustls'
-//! `ring` provider, Mozilla's roots). [`Client::with_tls`] takes a configuration from
-//! [`TlsBuilder`] (the platform's roots, a private CA's PEM) or any rustls `ClientConfig`;
-//! [`Client::with_http`] takes any hyper-util client. A TLS failure (a rejected certificate,
-//! a failed handshake) is `ErrorKind::Tls`: permanent, never retried, and the error's text
-//! names the cause.
+//! `https://` works with the `rustls` feature: hyper-rustls on rustls' `ring` provider, trusting
+//! Mozilla's roots (hyper-rustls's own, its `webpki-roots` feature). TLS is configured with
+//! rustls' own API: [`Client::with_tls`] takes any rustls `ClientConfig` (see [Trusting a private
+//! CA](#trusting-a-private-ca)), and [`Client::with_http`] any hyper-util client. A TLS failure
+//! (a rejected certificate, a failed handshake) is `ErrorKind::Tls`: permanent, never retried,
+//! and the error's text names the cause.
 //!
 //! Each attempt races its timeout and the operation's [`Abort`]; the loser is dropped, which
 //! cancels the request in flight (hyper closes its connection). After an abort nothing is sent.
@@ -62,6 +62,60 @@
 //!     },
 //! ))?;
 //! assert_eq!(done.outcome.attempts, 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ## Trusting a private CA
+//!
+//! ```
+//! # #[cfg(feature = "rustls")] {
+//! # // A private CA, a certificate it signs for 127.0.0.1, and one HTTPS answer on loopback.
+//! # let ca_key = rcgen::KeyPair::generate()?;
+//! # let mut ca = rcgen::CertificateParams::new(Vec::<String>::new())?;
+//! # ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+//! # let ca_pem = ca.self_signed(&ca_key)?.pem();
+//! # let key = rcgen::KeyPair::generate()?;
+//! # let cert = rcgen::CertificateParams::new(["127.0.0.1".to_owned()])?
+//! #     .signed_by(&key, &rcgen::Issuer::new(ca, ca_key))?;
+//! # let key = rustls::pki_types::PrivatePkcs8KeyDer::from(key.serialize_der());
+//! # let server = rustls::ServerConfig::builder()
+//! #     .with_no_client_auth()
+//! #     .with_single_cert(vec![cert.der().clone()], key.into())?;
+//! # let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+//! # let url = format!("https://{}/", listener.local_addr()?);
+//! # std::thread::spawn(move || {
+//! #     let (tcp, _) = listener.accept().unwrap();
+//! #     let connection = rustls::ServerConnection::new(std::sync::Arc::new(server)).unwrap();
+//! #     let mut tls = rustls::StreamOwned::new(connection, tcp);
+//! #     let _ = std::io::Read::read(&mut tls, &mut [0; 4096]);
+//! #     let ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
+//! #     let _ = std::io::Write::write_all(&mut tls, ok);
+//! #     tls.conn.send_close_notify();
+//! #     let _ = std::io::Write::flush(&mut tls);
+//! # });
+//! use backstop::tokio::{Client, Retrier, RetryRequest};
+//! use rustls::pki_types::{pem::PemObject, CertificateDer};
+//!
+//! // rustls' own API: the private CA's PEM (here `ca_pem`; `CertificateDer::pem_file_iter(path)?`
+//! // reads a file) in a root store of its own.
+//! let mut roots = rustls::RootCertStore::empty();
+//! for cert in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
+//!     roots.add(cert?)?;
+//! }
+//! let tls = rustls::ClientConfig::builder()
+//!     .with_root_certificates(roots)
+//!     .with_no_client_auth();
+//! // To trust Mozilla's roots as well, start from
+//! // `RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() }`.
+//!
+//! let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+//! rt.block_on(async {
+//!     let client = Client::with_tls(Retrier::default(), tls);
+//!     let done = client.run(RetryRequest::get(url)).await?;
+//!     assert_eq!(done.response.status(), 200);
+//!     Ok::<(), Box<dyn std::error::Error>>(())
+//! })?;
+//! # }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 

@@ -73,6 +73,75 @@
 //!   or hyper says.
 //! - With the feature `tracing`, every attempt, wait and outcome is a `tracing` event (target
 //!   `backstop`, redacted; a first-try success at DEBUG only).
+//!
+//! ## Trusting a private CA
+//!
+//! TLS is the inner client's: for hyper-util, hyper-rustls's own builder (with the `rustls`
+//! feature, whose TLS failures are `ErrorKind::Tls`: permanent, never retried).
+//!
+//! ```
+//! # #[cfg(feature = "rustls")] {
+//! # // A private CA, a certificate it signs for 127.0.0.1, and one HTTPS answer on loopback.
+//! # let ca_key = rcgen::KeyPair::generate()?;
+//! # let mut ca = rcgen::CertificateParams::new(Vec::<String>::new())?;
+//! # ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+//! # let ca_pem = ca.self_signed(&ca_key)?.pem();
+//! # let key = rcgen::KeyPair::generate()?;
+//! # let cert = rcgen::CertificateParams::new(["127.0.0.1".to_owned()])?
+//! #     .signed_by(&key, &rcgen::Issuer::new(ca, ca_key))?;
+//! # let key = rustls::pki_types::PrivatePkcs8KeyDer::from(key.serialize_der());
+//! # let server = rustls::ServerConfig::builder()
+//! #     .with_no_client_auth()
+//! #     .with_single_cert(vec![cert.der().clone()], key.into())?;
+//! # let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+//! # let url = format!("https://{}/", listener.local_addr()?);
+//! # std::thread::spawn(move || {
+//! #     let (tcp, _) = listener.accept().unwrap();
+//! #     let connection = rustls::ServerConnection::new(std::sync::Arc::new(server)).unwrap();
+//! #     let mut tls = rustls::StreamOwned::new(connection, tcp);
+//! #     let _ = std::io::Read::read(&mut tls, &mut [0; 4096]);
+//! #     let ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
+//! #     let _ = std::io::Write::write_all(&mut tls, ok);
+//! #     tls.conn.send_close_notify();
+//! #     let _ = std::io::Write::flush(&mut tls);
+//! # });
+//! use backstop::tower::{Retrier, RetryLayer};
+//! use bytes::Bytes;
+//! use http_body_util::Full;
+//! use tower::{ServiceBuilder, ServiceExt};
+//! use rustls::pki_types::{pem::PemObject, CertificateDer};
+//!
+//! // rustls' own API: the private CA's PEM (here `ca_pem`; `CertificateDer::pem_file_iter(path)?`
+//! // reads a file) in a root store of its own.
+//! let mut roots = rustls::RootCertStore::empty();
+//! for cert in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
+//!     roots.add(cert?)?;
+//! }
+//! let tls = rustls::ClientConfig::builder()
+//!     .with_root_certificates(roots)
+//!     .with_no_client_auth();
+//!
+//! // hyper-rustls's own builder, over hyper-util's connector.
+//! let https = hyper_rustls::HttpsConnectorBuilder::new()
+//!     .with_tls_config(tls)
+//!     .https_or_http()
+//!     .enable_http1()
+//!     .build();
+//!
+//! let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+//! rt.block_on(async {
+//!     let http = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+//!         .build::<_, Full<Bytes>>(https);
+//!     let client = ServiceBuilder::new()
+//!         .layer(RetryLayer::new(Retrier::default()))
+//!         .service(http);
+//!     let response = client.oneshot(http::Request::get(&url).body(Full::new(Bytes::new()))?).await?;
+//!     assert_eq!(response.status(), 200);
+//!     Ok::<(), Box<dyn std::error::Error>>(())
+//! })?;
+//! # }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod body;
 mod error;

@@ -24,11 +24,13 @@
 //!   `DrainLimits`: 64 KiB within 250 ms by default), so that ureq's pool hands its connection
 //!   to the next attempt (no new TCP or TLS handshake); a longer or slower one is dropped,
 //!   closing its connection. The returned response's body is unread: it is the caller's.
-//! - **HTTPS** (with the `rustls` feature): ureq's own rustls stack (on `ring`) with
-//!   Mozilla's roots; [`Client::with_tls`] with [`tls_config`] trusts a private CA (or the
-//!   platform's roots). A TLS failure (a rejected certificate, a failed handshake, no common
-//!   protocol version) is `ErrorKind::Tls`: permanent, never retried, and [`HttpError`]'s
-//!   text names the cause. An unknown host is `ErrorKind::Dns`, as on the other adapters.
+//! - **HTTPS** (with the `rustls` feature): ureq's own rustls stack (on `ring`) with its
+//!   default roots, Mozilla's. TLS is configured with ureq's own API: [`Client::with_tls`] takes
+//!   a `ureq::tls::TlsConfig` (see [Trusting a private CA](#trusting-a-private-ca)), and
+//!   [`Client::with_config`] a whole ureq configuration. A TLS failure (a rejected
+//!   certificate, a failed handshake, no common protocol version) is `ErrorKind::Tls`:
+//!   permanent, never retried, and [`HttpError`]'s text names the cause. An unknown host is
+//!   `ErrorKind::Dns`, as on the other adapters.
 //! - **Statuses**: every status comes back as a response (`http_status_as_error(false)` on
 //!   every request), so the retry policy sees 429 and 503.
 //!
@@ -56,23 +58,63 @@
 //! assert_eq!(done.response.body_mut().read_to_string()?, "ok");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! ## Trusting a private CA
+//!
+//! ```
+//! # #[cfg(feature = "rustls")] {
+//! # // A private CA, a certificate it signs for 127.0.0.1, and one HTTPS answer on loopback.
+//! # let ca_key = rcgen::KeyPair::generate()?;
+//! # let mut ca = rcgen::CertificateParams::new(Vec::<String>::new())?;
+//! # ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+//! # let ca_pem = ca.self_signed(&ca_key)?.pem();
+//! # let key = rcgen::KeyPair::generate()?;
+//! # let cert = rcgen::CertificateParams::new(["127.0.0.1".to_owned()])?
+//! #     .signed_by(&key, &rcgen::Issuer::new(ca, ca_key))?;
+//! # let key = rustls::pki_types::PrivatePkcs8KeyDer::from(key.serialize_der());
+//! # let server = rustls::ServerConfig::builder()
+//! #     .with_no_client_auth()
+//! #     .with_single_cert(vec![cert.der().clone()], key.into())?;
+//! # let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+//! # let url = format!("https://{}/", listener.local_addr()?);
+//! # std::thread::spawn(move || {
+//! #     let (tcp, _) = listener.accept().unwrap();
+//! #     let connection = rustls::ServerConnection::new(std::sync::Arc::new(server)).unwrap();
+//! #     let mut tls = rustls::StreamOwned::new(connection, tcp);
+//! #     let _ = std::io::Read::read(&mut tls, &mut [0; 4096]);
+//! #     let ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
+//! #     let _ = std::io::Write::write_all(&mut tls, ok);
+//! #     tls.conn.send_close_notify();
+//! #     let _ = std::io::Write::flush(&mut tls);
+//! # });
+//! use backstop::ureq::{Client, Retrier, RetryRequest};
+//! use ureq::tls::{Certificate, RootCerts, TlsConfig};
+//!
+//! // ureq's own API: the private CA's PEM (here `ca_pem`, e.g. `std::fs::read("ca.pem")?`) as
+//! // the roots. `RootCerts::PlatformVerifier` trusts the platform's instead (ureq's
+//! // `platform-verifier` feature).
+//! let ca = Certificate::from_pem(ca_pem.as_bytes())?;
+//! let tls = TlsConfig::builder()
+//!     .root_certs(RootCerts::new_with_certs(&[ca]))
+//!     .build();
+//!
+//! let client = Client::with_tls(Retrier::default(), tls);
+//! let done = client.run(RetryRequest::get(url))?;
+//! assert_eq!(done.response.status(), 200);
+//! # }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod abort;
 mod classify;
 mod drain;
 mod resolve;
-#[cfg(feature = "rustls")]
-mod tls;
 
 pub use crate::{
     http, Abort, Metrics, Retried, Retrier, RetryError, RetryEvent, RetryRequest, Runtime,
     StatusError, StdRuntime, VirtualTime,
 };
-#[cfg(feature = "rustls")]
-pub use crate::{Roots, TlsConfigError};
 pub use classify::{error_kind, HttpError};
-#[cfg(feature = "rustls")]
-pub use tls::tls_config;
 
 use core::time::Duration;
 use std::net::IpAddr;
@@ -107,25 +149,15 @@ impl Client<StdRuntime> {
     /// phase of an exchange up to the response head (see the crate docs).
     ///
     /// With the `rustls` feature it speaks `https://` too, through ureq's own
-    /// rustls stack, trusting Mozilla's roots; see [`Client::with_tls`] for a private CA.
+    /// rustls stack, trusting its default roots (Mozilla's); see [`Client::with_tls`] for a
+    /// private CA.
     #[must_use]
     pub fn new(retrier: Retrier) -> Self {
         Client::timed(retrier, |config| config)
     }
 
-    /// [`Client::new`] with ureq's TLS settings of the caller's: from [`tls_config`] (a
-    /// private CA, the platform's roots) or any `ureq::tls::TlsConfig`.
-    ///
-    /// ```
-    /// use backstop::ureq::{tls_config, Client, Retrier, Roots};
-    /// # let ca = rcgen::generate_simple_self_signed(["ca.internal".to_owned()])?;
-    /// # let ca_pem = ca.cert.pem();
-    ///
-    /// // Trust a private CA only.
-    /// let client = Client::with_tls(Retrier::default(), tls_config(Roots::Custom, Some(ca_pem.as_bytes()))?);
-    /// # let _ = client;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
+    /// [`Client::new`] with ureq's TLS settings of the caller's, made with ureq's own API: the
+    /// module docs trust a private CA with them.
     #[cfg(feature = "rustls")]
     #[must_use]
     pub fn with_tls(retrier: Retrier, tls: ureq::tls::TlsConfig) -> Self {
