@@ -16,6 +16,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method, Uri, Version};
 use crate::abort::Abort;
 use crate::invalid::{port_out_of_range, Part, RequestError};
 use crate::observe::redact::{DebugHeaderNames, DebugRequest, DebugUri};
+use crate::Policy;
 
 /// The `Idempotency-Key` header name.
 pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
@@ -180,6 +181,8 @@ pub struct RetryRequest {
     headers: HeaderMap,
     body: RequestBody,
     pub(crate) abort: Option<Abort>,
+    /// This request's policy, in place of the retrier's.
+    pub(crate) policy: Option<Policy>,
     /// The attempt function sends a body it cannot send again (a stream of the caller's).
     pub(crate) body_not_replayable: bool,
     error: Option<RequestError>,
@@ -195,6 +198,7 @@ impl fmt::Debug for RetryRequest {
             .field("headers", &DebugHeaderNames(&self.headers))
             .field("body", &self.body)
             .field("abort", &self.abort.is_some())
+            .field("policy", &self.policy)
             .field("body_not_replayable", &self.body_not_replayable)
             .field("error", &self.error)
             .finish()
@@ -223,6 +227,7 @@ impl RetryRequest {
             headers: HeaderMap::new(),
             body: RequestBody::Empty,
             abort: None,
+            policy: None,
             body_not_replayable: false,
             error,
         }
@@ -284,6 +289,7 @@ impl RetryRequest {
             headers: parts.headers,
             body: RequestBody::Bytes(body),
             abort: None,
+            policy: None,
             body_not_replayable: false,
             error,
         }
@@ -444,6 +450,31 @@ impl RetryRequest {
     pub fn abort_on(mut self, abort: &Abort) -> Self {
         self.abort = Some(abort.clone());
         self
+    }
+
+    /// Runs this request under `policy` instead of the retrier's (every other part of the
+    /// retrier stays: observers, metrics, budget, hooks). Through reqwest and tower, put the
+    /// [`Policy`] in the request's extensions instead: one shared client, a policy per
+    /// request.
+    ///
+    /// ```
+    /// use backstop::{Policy, RetryRequest};
+    ///
+    /// let once = Policy::builder().max_attempts(1).build()?;
+    /// let request = RetryRequest::post("http://127.0.0.1:1/charge").policy(once);
+    /// assert_eq!(request.request_policy().map(|p| p.max_attempts()), Some(1));
+    /// # Ok::<(), backstop::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn policy(mut self, policy: Policy) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+
+    /// This request's own policy, if it has one.
+    #[must_use]
+    pub fn request_policy(&self) -> Option<&Policy> {
+        self.policy.as_ref()
     }
 
     /// The abort handle, if the request has one.

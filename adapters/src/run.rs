@@ -92,7 +92,8 @@ where
             &request.uri,
         ),
         machine: RetryMachine::with_budget(
-            *retrier.policy(),
+            // The request's own policy, else the retrier's.
+            *request.policy.as_ref().unwrap_or(retrier.policy()),
             facts,
             retrier.next_rng(),
             retrier.budget.clone(),
@@ -416,7 +417,7 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
     ) -> Instant {
         // No longer than the longest wait `Policy::worst_case` counts between two attempts:
         // this drain takes the place of a wait of zero, so the bound holds for the loop too.
-        let end = now.saturating_add(self.retrier.policy().worst_case().wait);
+        let end = now.saturating_add(self.machine.policy().worst_case().wait);
         let Some((body, limits)) = self.body_to_drain(now, end, last) else {
             return now;
         };
@@ -455,7 +456,7 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
     /// not retry, or one without any of the fields) looks up one or two header names only.
     fn response_facts<'r, B>(&self, response: &'r http::Response<B>) -> Response<'r> {
         let headers = response.headers();
-        let policy = self.retrier.policy();
+        let policy = self.machine.policy();
         let status = response.status().as_u16();
         let class = match (&self.retrier.classify_response, &self.answers) {
             (Some(f), Some((method, uri))) => f(&ResponseView {

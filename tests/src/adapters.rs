@@ -262,6 +262,7 @@ pub(crate) fn stack_run(
          expressed there (use Adapter::CLIENTS)"
     );
     let abort = request.abort_handle().cloned();
+    let policy = request.request_policy().copied();
     let name = request
         .operation_name()
         .map(|n| backstop::OperationName::new(n.to_owned()));
@@ -281,6 +282,9 @@ pub(crate) fn stack_run(
                 if let Some(name) = name {
                     extensions.insert(name);
                 }
+                if let Some(policy) = policy {
+                    extensions.insert(policy);
+                }
                 let request = reqwest::Request::try_from(head).expect("a reqwest request");
                 let result = client
                     .execute_with_extensions(request, &mut extensions)
@@ -293,6 +297,9 @@ pub(crate) fn stack_run(
                 }
                 if let Some(name) = name {
                     head.extensions_mut().insert(name);
+                }
+                if let Some(policy) = policy {
+                    head.extensions_mut().insert(policy);
                 }
                 let request = head.map(Full::new);
                 match clock {

@@ -11,7 +11,7 @@ use core::future::Future;
 use crate::tokio::TokioRuntime;
 use crate::{
     drain_body, ensure_idempotency_key, run, Abort, Attempt, DrainLimits, ErrorKind, OperationName,
-    Retried, Retrier, RetryRequest, Runtime, Transport, IDEMPOTENCY_KEY,
+    Policy, Retried, Retrier, RetryRequest, Runtime, Transport, IDEMPOTENCY_KEY,
 };
 use http::Extensions;
 use reqwest::{Body, Request, Response};
@@ -142,6 +142,9 @@ fn plan(request: &Request, extensions: &Extensions, needs_uri: bool) -> RetryReq
     }
     if let Some(name) = extensions.get::<OperationName>() {
         plan = plan.name(name.as_str());
+    }
+    if let Some(policy) = extensions.get::<Policy>() {
+        plan = plan.policy(*policy);
     }
     plan
 }

@@ -71,6 +71,9 @@
 //! - **Abort.** Put an [`Abort`] in the request's extensions
 //!   (`client.get(url).with_extension(abort.clone())`) to cancel the operation from elsewhere;
 //!   an [`OperationName`] there names the operation in events.
+//! - **A policy per request.** A [`Policy`](crate::Policy) in the request's extensions
+//!   (`client.post(url).with_extension(once)`) replaces the retrier's for that request only:
+//!   one shared client, a policy per endpoint (the rest of the retrier stays).
 //! - **Keys.** [`RetryMiddleware::generate_idempotency_key`] gives each POST and PATCH without
 //!   an `Idempotency-Key` one of its own, for servers that deduplicate by it.
 //! - **Errors as kinds** ([`error_kind`]): connect failures never sent, TLS permanent (feature

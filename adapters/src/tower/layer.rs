@@ -13,8 +13,8 @@ use core::task::{Context, Poll};
 
 use crate::tokio::TokioRuntime;
 use crate::{
-    drain_body, ensure_idempotency_key, run, Abort, Attempt, DrainLimits, OperationName, Retrier,
-    RetryError, RetryRequest, Runtime, Transport, IDEMPOTENCY_KEY,
+    drain_body, ensure_idempotency_key, run, Abort, Attempt, DrainLimits, OperationName, Policy,
+    Retrier, RetryError, RetryRequest, Runtime, Transport, IDEMPOTENCY_KEY,
 };
 use tower_layer::Layer;
 use tower_service::Service;
@@ -199,6 +199,9 @@ fn plan<B>(request: &http::Request<B>) -> RetryRequest {
     }
     if let Some(name) = request.extensions().get::<OperationName>() {
         plan = plan.name(name.as_str());
+    }
+    if let Some(policy) = request.extensions().get::<Policy>() {
+        plan = plan.policy(*policy);
     }
     plan
 }
