@@ -181,8 +181,9 @@ pub struct RetryRequest {
     headers: HeaderMap,
     body: RequestBody,
     pub(crate) abort: Option<Abort>,
-    /// This request's policy, in place of the retrier's.
-    pub(crate) policy: Option<Policy>,
+    /// This request's policy, in place of the retrier's (boxed: a request without one, the
+    /// usual case, stays small).
+    pub(crate) policy: Option<Box<Policy>>,
     /// The attempt function sends a body it cannot send again (a stream of the caller's).
     pub(crate) body_not_replayable: bool,
     error: Option<RequestError>,
@@ -467,14 +468,14 @@ impl RetryRequest {
     /// ```
     #[must_use]
     pub fn policy(mut self, policy: Policy) -> Self {
-        self.policy = Some(policy);
+        self.policy = Some(Box::new(policy));
         self
     }
 
     /// This request's own policy, if it has one.
     #[must_use]
     pub fn request_policy(&self) -> Option<&Policy> {
-        self.policy.as_ref()
+        self.policy.as_deref()
     }
 
     /// The abort handle, if the request has one.

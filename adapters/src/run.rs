@@ -93,7 +93,7 @@ where
         ),
         machine: RetryMachine::with_budget(
             // The request's own policy, else the retrier's.
-            *request.policy.as_ref().unwrap_or(retrier.policy()),
+            *request.policy.as_deref().unwrap_or(retrier.policy()),
             facts,
             retrier.next_rng(),
             retrier.budget.clone(),
@@ -104,7 +104,7 @@ where
         answers: retrier
             .classify_response
             .is_some()
-            .then(|| (request.method.clone(), request.uri.clone())),
+            .then(|| Box::new((request.method.clone(), request.uri.clone()))),
     };
     let mut last = Last::Nothing;
     // The clock as last read. It is read again after every attempt and every wait; a reading
@@ -166,14 +166,26 @@ where
                     }
                 }
                 is_ready = false;
-                let attempt = Attempt {
-                    number: attempt,
-                    timeout,
-                    request: request.to_http(),
+                // Pinned here, where it lives until it ends; dropped before its error is read
+                // (the transport is lent to it meanwhile).
+                let raced = {
+                    let future = pin!(transport.send(Attempt {
+                        number: attempt,
+                        timeout,
+                        request: request.to_http(),
+                    }));
+                    operation.attempt(now, timeout, future).await
                 };
-                operation
-                    .attempt(now, attempt, &mut transport, &mut last)
-                    .await
+                match raced {
+                    Some(raced) => operation.attempt_ended(
+                        now,
+                        (attempt, timeout),
+                        raced,
+                        &transport,
+                        &mut last,
+                    ),
+                    None => now,
+                }
             }
             Decision::Wait {
                 until,
@@ -203,6 +215,9 @@ enum Last<B, E> {
     TimedOut,
 }
 
+/// How a raced attempt ended, with the client's result when it ended by itself.
+type Sent<B, E> = Raced<Result<http::Response<B>, E>>;
+
 /// How a raced attempt ended.
 enum Raced<T> {
     Done(T),
@@ -220,8 +235,9 @@ struct Operation<'a, RT: ?Sized> {
     start: Instant,
     /// Whether the attempt in flight is still connecting, as its client says.
     progress: Progress,
-    /// The request's method and URI, kept for the response hook when there is one.
-    answers: Option<(http::Method, http::Uri)>,
+    /// The request's method and URI, kept for the response hook when there is one (boxed:
+    /// the operation's future stays small without a hook).
+    answers: Option<Box<(http::Method, http::Uri)>>,
 }
 
 impl<RT: Runtime + ?Sized> Operation<'_, RT> {
@@ -233,29 +249,25 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         now.saturating_duration_since(self.start)
     }
 
-    /// Sends `attempt`, decided at `now`, through `transport`, races it against its timeout
-    /// and the abort, and reports how it ended. Returns the clock after.
-    async fn attempt<T: Transport>(
+    /// Starts attempt `number`, decided at `now`: its `future`, raced against its `timeout`
+    /// and the abort. Returns how the race ended and the clock after, or `None` when an
+    /// abort came first (reported; the attempt is neither sent nor counted).
+    async fn attempt<B, E>(
         &mut self,
         now: Instant,
-        attempt: Attempt,
-        transport: &mut T,
-        last: &mut Last<T::Body, T::Error>,
-    ) -> Instant {
-        let (number, timeout) = (attempt.number, attempt.timeout);
+        timeout: Duration,
+        future: Pin<&mut impl Future<Output = Result<http::Response<B>, E>>>,
+    ) -> Option<(Sent<B, E>, Instant)> {
         if self.aborted() {
-            // An abort that came first wins: the attempt is neither sent nor counted.
             let _ = self.machine.handle(now, Event::Abort);
-            return now;
+            return None;
         }
         // Cannot fail: the machine has just decided to send.
         let _ = self.machine.handle(now, Event::AttemptStarted);
-        let raced = {
-            let future = pin!(transport.send(attempt));
-            let mut scoped = self.progress.scope(future);
-            self.race(now.saturating_add(timeout), Pin::new(&mut scoped))
-                .await
-        };
+        let mut scoped = self.progress.scope(future);
+        let raced = self
+            .race(now.saturating_add(timeout), Pin::new(&mut scoped))
+            .await;
         let ended = self.runtime.now();
         // An abort wins over whatever the attempt ended with: a blocking client reports the
         // abort that interrupted it as an error of its own.
@@ -264,6 +276,20 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         } else {
             raced
         };
+        Some((raced, ended))
+    }
+
+    /// Reports how attempt `number` with its `timeout`, sent at `now`, ended (`raced`, the
+    /// clock read `ended` after it), its error's kind from `transport`. Returns the clock
+    /// after.
+    fn attempt_ended<T: Transport>(
+        &mut self,
+        now: Instant,
+        (number, timeout): (u32, Duration),
+        (raced, ended): (Sent<T::Body, T::Error>, Instant),
+        transport: &T,
+        last: &mut Last<T::Body, T::Error>,
+    ) -> Instant {
         let classify = |e: &T::Error| transport.error_kind(e);
         let result = self.report(classify, (number, timeout), ended, raced, last);
         self.emitter.emit(EventKind::AttemptEnded {
@@ -458,7 +484,7 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         let headers = response.headers();
         let policy = self.machine.policy();
         let status = response.status().as_u16();
-        let class = match (&self.retrier.classify_response, &self.answers) {
+        let class = match (&self.retrier.classify_response, self.answers.as_deref()) {
             (Some(f), Some((method, uri))) => f(&ResponseView {
                 method,
                 uri,

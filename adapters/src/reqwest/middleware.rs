@@ -105,13 +105,15 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
         if spare.is_none() {
             plan = plan.body_not_replayable();
         }
-        let sends = Sends {
+        // Lent to the loop, not moved into it: moved, it would take its room twice in this
+        // future (once here, once in the loop's).
+        let mut sends = Sends {
             first: Some(request),
             spare,
             extensions,
             next,
         };
-        let result = run(&self.retrier, &self.runtime, plan, sends).await;
+        let result = run(&self.retrier, &self.runtime, plan, &mut sends).await;
         finish(result, extensions)
     }
 }
@@ -226,7 +228,7 @@ struct Sends<'a> {
     next: Next<'a>,
 }
 
-impl Transport for Sends<'_> {
+impl Transport for &mut Sends<'_> {
     type Body = Exchange;
     type Error = reqwest_middleware::Error;
 

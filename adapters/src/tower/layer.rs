@@ -120,12 +120,13 @@ where
             // The request (and a `ReplayBody`'s factory) is cloned only when an attempt is
             // sent. A discarded response's body is read to its end when small and quick, so
             // the inner client can send the next attempt on the same connection.
-            let calls = Calls {
+            // Lent to the loop, not moved into it (moved, it would take its room twice).
+            let mut calls = Calls {
                 inner,
                 ready: None,
                 request,
             };
-            let done = run(&retrier, &runtime, plan, calls).await?;
+            let done = run(&retrier, &runtime, plan, &mut calls).await?;
             let mut response = done.response;
             response.extensions_mut().insert(done.outcome);
             Ok(response)
@@ -142,7 +143,7 @@ struct Calls<S, B> {
     request: http::Request<B>,
 }
 
-impl<S, B, R> Transport for Calls<S, B>
+impl<S, B, R> Transport for &mut Calls<S, B>
 where
     S: Service<http::Request<B>, Response = http::Response<R>> + Clone,
     S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
