@@ -4,6 +4,14 @@
 //! timers ([`SmolRuntime`]), for any async request function ([`run`]) and ready-made over
 //! hyper's HTTP/1 client on smol's TCP through `smol-hyper` ([`Client`]).
 //!
+//! Why backstop keeps a small client of its own here, when the other front doors wrap the
+//! caller's: smol has no pooled HTTP client or `tower` service to wrap (hyper-util's pool and
+//! connector are tokio's; reqwest is tokio's). [`Client`] is the least that retries need on
+//! smol: hyper's connection-level API over `smol::net::TcpStream`, one connection kept per
+//! operation so a retry reuses it, and the connector's report of whether an attempt was still
+//! connecting (`ConnectTimeout`, never sent) or had a connection. Any other client plugs into
+//! [`run`] with [`SmolRuntime`] as a `Transport`.
+//!
 //! `https://` works with the `rustls` feature: futures-rustls on rustls' `ring` provider,
 //! trusting Mozilla's roots (the `webpki-roots` crate: futures-rustls brings no roots of its
 //! own). TLS is configured with rustls' own API: [`Client::with_tls`] takes any rustls
