@@ -315,23 +315,26 @@ impl PolicyBuilder {
     /// assert!(!p.retryable_statuses().contains(500));
     /// # Ok::<(), backstop_core::ConfigError>(())
     /// ```
-    pub const fn add_retryable_status(mut self, code: u16) -> Self {
-        if StatusSet::in_range(code) {
-            self.policy.retryable_statuses = self.policy.retryable_statuses.with_const(code);
-        } else {
-            self.error = Some(ConfigError::StatusOutOfRange(code));
-        }
-        self
+    pub const fn add_retryable_status(self, code: u16) -> Self {
+        self.edit_retryable_status(code, true)
     }
 
     /// Removes one status from the retryable ones; the others stay. A status that is not
     /// retryable stays so; one outside 100 to 599 is an error
     /// ([`ConfigError::StatusOutOfRange`]).
-    pub const fn remove_retryable_status(mut self, code: u16) -> Self {
-        if StatusSet::in_range(code) {
-            self.policy.retryable_statuses = self.policy.retryable_statuses.without_const(code);
-        } else {
+    pub const fn remove_retryable_status(self, code: u16) -> Self {
+        self.edit_retryable_status(code, false)
+    }
+
+    /// Adds (`add`) or removes one retryable status; one outside 100 to 599 is an error.
+    const fn edit_retryable_status(mut self, code: u16, add: bool) -> Self {
+        let set = self.policy.retryable_statuses;
+        if !StatusSet::in_range(code) {
             self.error = Some(ConfigError::StatusOutOfRange(code));
+        } else if add {
+            self.policy.retryable_statuses = set.with_const(code);
+        } else {
+            self.policy.retryable_statuses = set.without_const(code);
         }
         self
     }

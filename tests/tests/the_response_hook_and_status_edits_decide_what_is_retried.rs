@@ -3,7 +3,7 @@
 //! back at once) and the policy's `add_retryable_status` / `remove_retryable_status`.
 
 use backstop::{Policy, ResponseClass, Retrier, RetryRequest, StopReason};
-use backstop_tests::adapters::{for_each_adapter, Clock};
+use backstop_tests::adapters::{for_each_adapter, Adapter, Clock, Run};
 use backstop_tests::server::{Reply, Server};
 
 /// The hook these scenarios share: a `200` with `X-Not-Ready` and a `404` under `/jobs/` are
@@ -20,6 +20,17 @@ fn hooked() -> Retrier {
             ResponseClass::ByStatus
         }
     })
+}
+
+/// The response came back after one request, as the final status.
+fn returned_at_once(adapter: Adapter, run: &Run, server: &Server, status: u16) {
+    let outcome = run.outcome();
+    assert_eq!(
+        (run.status(), outcome.attempts, outcome.reason),
+        (Some(status), 1, StopReason::FinalStatus),
+        "{adapter:?}: {run:?}"
+    );
+    assert_eq!(server.requests(), 1, "{adapter:?}");
 }
 
 #[test]
@@ -65,13 +76,7 @@ fn a_not_found_is_retried_for_one_endpoint_only() {
             RetryRequest::get(elsewhere.url("/missing")),
             Clock::Virtual,
         );
-        let outcome = run.outcome();
-        assert_eq!(
-            (run.status(), outcome.attempts, outcome.reason),
-            (Some(404), 1, StopReason::FinalStatus),
-            "{adapter:?}"
-        );
-        assert_eq!(elsewhere.requests(), 1, "{adapter:?}");
+        returned_at_once(adapter, &run, &elsewhere, 404);
     });
 }
 
@@ -84,13 +89,7 @@ fn a_service_unavailable_the_hook_calls_final_is_returned_at_once() {
             RetryRequest::get(server.url("/fail-fast/now")),
             Clock::Virtual,
         );
-        let outcome = run.outcome();
-        assert_eq!(
-            (run.status(), outcome.attempts, outcome.reason),
-            (Some(503), 1, StopReason::FinalStatus),
-            "{adapter:?}: {run:?}"
-        );
-        assert_eq!(server.requests(), 1, "{adapter:?}");
+        returned_at_once(adapter, &run, &server, 503);
     });
 }
 
@@ -119,12 +118,6 @@ fn an_added_status_is_retried_and_a_removed_one_is_not() {
         );
         let server = Server::always(Reply::status(503));
         let run = adapter.run(&removed, RetryRequest::get(server.url("/")), Clock::Virtual);
-        let outcome = run.outcome();
-        assert_eq!(
-            (run.status(), outcome.attempts, outcome.reason),
-            (Some(503), 1, StopReason::FinalStatus),
-            "{adapter:?}: {run:?}"
-        );
-        assert_eq!(server.requests(), 1, "{adapter:?}");
+        returned_at_once(adapter, &run, &server, 503);
     });
 }
