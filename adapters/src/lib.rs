@@ -133,7 +133,7 @@ pub use observe::redact::redact_uri;
 pub use observe::Observer;
 pub use outcome::{Retried, RetryError};
 pub use progress::{mark_connected, mark_connecting};
-pub use read::{BodyError, StatusError};
+pub use read::StatusError;
 pub use request::{
     ensure_idempotency_key, needs_idempotency_key, new_idempotency_key, Attempt, OperationName,
     RetryRequest, IDEMPOTENCY_KEY,
@@ -161,7 +161,7 @@ pub mod prelude {
     #[cfg(feature = "rustls")]
     pub use crate::rustls;
     pub use crate::{
-        http, run, Abort, Attempt, BodyError, Metrics, Retried, Retrier, RetryError, RetryEvent,
-        RetryRequest, Runtime, StatusError, Transport, VirtualTime,
+        http, run, Abort, Attempt, Metrics, Retried, Retrier, RetryError, RetryEvent, RetryRequest,
+        Runtime, StatusError, Transport, VirtualTime,
     };
 }

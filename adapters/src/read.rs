@@ -1,13 +1,12 @@
-//! The returned response, read: its status as an error, its body as bytes, text or JSON.
+//! The returned response's status as an error.
 //!
-//! Rule: nothing the server said is lost. A status that is an error keeps its response and
-//! the outcome; reading a body that fails says why, never what the body held.
+//! Rule: nothing the server said is lost. A status that is an error keeps its response (body
+//! unread) and the outcome. The body is the client's: read it with `http_body_util::BodyExt`
+//! (`collect`) or the client's own helpers, and parse it with `serde_json`.
 
 use core::fmt;
 
 use crate::Outcome;
-use bytes::Bytes;
-use http_body_util::BodyExt;
 
 use crate::outcome::Retried;
 
@@ -47,44 +46,6 @@ impl<B> Retried<B> {
         } else {
             Ok(self)
         }
-    }
-}
-
-impl<B> Retried<B>
-where
-    B: http_body::Body,
-{
-    /// The whole body, read to its end.
-    ///
-    /// # Errors
-    ///
-    /// When reading fails (the connection closed early, a time-out of the client's).
-    pub async fn bytes(self) -> Result<Bytes, BodyError<B::Error>> {
-        let collected = self.response.into_body().collect().await;
-        collected
-            .map(http_body_util::Collected::to_bytes)
-            .map_err(BodyError::Read)
-    }
-
-    /// The whole body as text: UTF-8, with any invalid sequence replaced by `U+FFFD`.
-    ///
-    /// # Errors
-    ///
-    /// When reading fails.
-    pub async fn text(self) -> Result<String, BodyError<B::Error>> {
-        let bytes = self.bytes().await?;
-        Ok(String::from_utf8_lossy(&bytes).into_owned())
-    }
-
-    /// The whole body, deserialized from JSON (feature `json`).
-    ///
-    /// # Errors
-    ///
-    /// When reading fails, or the body is not JSON of type `T`.
-    #[cfg(feature = "json")]
-    pub async fn json<T: serde::de::DeserializeOwned>(self) -> Result<T, BodyError<B::Error>> {
-        let bytes = self.bytes().await?;
-        serde_json::from_slice(&bytes).map_err(BodyError::Json)
     }
 }
 
@@ -130,35 +91,3 @@ impl<B> fmt::Display for StatusError<B> {
 }
 
 impl<B> std::error::Error for StatusError<B> {}
-
-/// Reading a returned response's body failed.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum BodyError<E> {
-    /// The body could not be read: the client's error.
-    Read(E),
-    /// The body is not JSON of the type asked for (feature `json`).
-    #[cfg(feature = "json")]
-    Json(serde_json::Error),
-}
-
-impl<E: fmt::Display> fmt::Display for BodyError<E> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BodyError::Read(e) => write!(f, "reading the response body failed: {e}"),
-            // serde_json's text names the place and the problem, not the content.
-            #[cfg(feature = "json")]
-            BodyError::Json(e) => write!(f, "the response body is not the JSON expected: {e}"),
-        }
-    }
-}
-
-impl<E: std::error::Error + 'static> std::error::Error for BodyError<E> {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            BodyError::Read(e) => Some(e),
-            #[cfg(feature = "json")]
-            BodyError::Json(e) => Some(e),
-        }
-    }
-}
