@@ -235,6 +235,25 @@ impl fmt::Display for BodyNotReplayableError {
 
 impl std::error::Error for BodyNotReplayableError {}
 
+/// A copy of `request` to send again, or `None` for a body that cannot be copied (a stream).
+///
+/// Without a body it is made field by field: reqwest's `try_clone` puts the timeout in the new
+/// request's extensions, then replaces them with a clone of the original's, a map made and
+/// dropped per copy. Those extensions are reqwest's own (private): the timeout is all it keeps
+/// there. With a body, `try_clone` shares its bytes.
+fn copy(request: &Request) -> Option<Request> {
+    if request.body().is_some() {
+        return request.try_clone();
+    }
+    let mut copy = Request::new(request.method().clone(), request.url().clone());
+    *copy.headers_mut() = request.headers().clone();
+    *copy.version_mut() = request.version();
+    if let Some(timeout) = request.timeout() {
+        *copy.timeout_mut() = Some(*timeout);
+    }
+    Some(copy)
+}
+
 /// One operation's attempts down the rest of the middleware chain.
 struct Sends<'a> {
     /// The caller's request until the first attempt sends it; from then on, the copy each
@@ -252,11 +271,11 @@ impl Sends<'_> {
     /// other); a copy of that copy for each retry.
     fn next_request(&mut self) -> Option<Request> {
         if self.sent {
-            return self.request.as_ref().and_then(Request::try_clone);
+            return self.request.as_ref().and_then(copy);
         }
         self.sent = true;
         let first = self.request.take()?;
-        self.request = first.try_clone();
+        self.request = copy(&first);
         Some(first)
     }
 }
