@@ -177,7 +177,11 @@ where
                         let future = pin!(transport.send(Attempt {
                             number: attempt,
                             timeout,
-                            request: request.to_http(),
+                            request: if T::READS_REQUEST {
+                                request.to_http()
+                            } else {
+                                http::Request::default()
+                            },
                         }));
                         operation.attempt(now, timeout, future).await
                     };

@@ -284,6 +284,9 @@ impl Transport for &mut Sends<'_> {
     type Body = Exchange;
     type Error = reqwest_middleware::Error;
 
+    // Each attempt sends the caller's reqwest request (or its copy), not the loop's.
+    const READS_REQUEST: bool = false;
+
     fn send(
         &mut self,
         _: Attempt,
