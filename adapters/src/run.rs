@@ -62,6 +62,9 @@ use crate::transport::Transport;
 /// else why there is none. A request the builder could not make (see
 /// [`RetryRequest::error`]) is returned as [`RetryError::InvalidRequest`] without sending.
 /// See the crate docs for an example.
+// Not an `async fn`, whose future would hold the request and the transport twice (the
+// arguments, and the bindings they move to): the block works on what it captured.
+#[allow(clippy::manual_async_fn)]
 pub fn run<'a, RT, T>(
     retrier: &'a Retrier,
     runtime: &'a RT,
@@ -72,8 +75,6 @@ where
     RT: Runtime + ?Sized,
     T: Transport,
 {
-    // Not an `async fn`: its future would hold the request and the transport twice (the
-    // arguments, and the bindings they move to); the block works on what it captured.
     async move {
         if let Some(error) = request.take_error() {
             return Err(RetryError::invalid_request(error));
