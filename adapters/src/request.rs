@@ -536,7 +536,8 @@ pub struct Attempt {
     /// enforces it by racing the attempt against a timer; a blocking client, which completes
     /// its attempt within the loop's first poll of it, must apply it itself.
     pub timeout: Duration,
-    /// The request to send.
+    /// The request to send (empty for a transport that sends a request of its own:
+    /// [`Transport::READS_REQUEST`](crate::Transport::READS_REQUEST)).
     pub request: http::Request<Bytes>,
 }
 

@@ -62,147 +62,157 @@ use crate::transport::Transport;
 /// else why there is none. A request the builder could not make (see
 /// [`RetryRequest::error`]) is returned as [`RetryError::InvalidRequest`] without sending.
 /// See the crate docs for an example.
-pub async fn run<RT, T>(
-    retrier: &Retrier,
-    runtime: &RT,
+// Not an `async fn`, whose future would hold the request and the transport twice (the
+// arguments, and the bindings they move to): the block works on what it captured.
+#[allow(clippy::manual_async_fn)]
+pub fn run<'a, RT, T>(
+    retrier: &'a Retrier,
+    runtime: &'a RT,
     mut request: RetryRequest,
     mut transport: T,
-) -> Result<Retried<T::Body>, RetryError<T::Error>>
+) -> impl Future<Output = Result<Retried<T::Body>, RetryError<T::Error>>> + use<'a, RT, T>
 where
     RT: Runtime + ?Sized,
     T: Transport,
 {
-    if let Some(error) = request.take_error() {
-        return Err(RetryError::invalid_request(error));
-    }
-    let abort = request.abort.clone();
-    let start = runtime.now();
-    let facts = Request::new(Method::from(&request.method))
-        .with_idempotency_key(request.has_idempotency_key())
-        .with_replayable_body(!request.body_not_replayable);
-    let mut operation = Operation {
-        retrier,
-        runtime,
-        abort: abort.as_ref(),
-        emitter: Emitter::new(
-            &retrier.observers,
-            retrier.metrics.as_ref(),
-            request.name.as_deref(),
-            &request.method,
-            &request.uri,
-        ),
-        machine: RetryMachine::with_budget(
-            // The request's own policy, else the retrier's.
-            *request.policy.as_deref().unwrap_or(retrier.policy()),
-            facts,
-            retrier.next_rng(),
-            retrier.budget.clone(),
+    async move {
+        if let Some(error) = request.take_error() {
+            return Err(RetryError::invalid_request(error));
+        }
+        let abort = request.abort.clone();
+        let start = runtime.now();
+        let facts = Request::new(Method::from(&request.method))
+            .with_idempotency_key(request.has_idempotency_key())
+            .with_replayable_body(!request.body_not_replayable);
+        let mut operation = Operation {
+            retrier,
+            runtime,
+            abort: abort.as_ref(),
+            emitter: Emitter::new(
+                &retrier.observers,
+                retrier.metrics.as_ref(),
+                request.name.as_deref(),
+                &request.method,
+                &request.uri,
+            ),
+            machine: RetryMachine::with_budget(
+                // The request's own policy, else the retrier's.
+                *request.policy.as_deref().unwrap_or(retrier.policy()),
+                facts,
+                retrier.next_rng(),
+                retrier.budget.clone(),
+                start,
+            ),
             start,
-        ),
-        start,
-        progress: Progress::default(),
-        answers: retrier
-            .classify_response
-            .is_some()
-            .then(|| Box::new((request.method.clone(), request.uri.clone()))),
-    };
-    let mut last = Last::Nothing;
-    // The clock as last read. It is read again after every attempt and every wait; a reading
-    // is reused for the next decision only when nothing but bookkeeping ran in between (no
-    // observer callback, which may take any time).
-    let mut now = start;
-    // The transport was made ready for the next attempt, while the machine decides again
-    // after a wait for readiness.
-    let mut is_ready = false;
-    // The attempt whose zero wait was last reported (0: none).
-    let mut told_zero_wait = 0;
-    // Bounded by the machine: every pass sends an attempt or waits, and both end by the
-    // deadline, after which the machine returns or gives up.
-    loop {
-        now = match operation.machine.poll(now) {
-            Decision::Send {
-                attempt,
-                timeout,
-                reason,
-            } => {
-                // A retry at once had a wait of zero: reported like any wait, once (this
-                // decision repeats until the attempt starts).
-                if let SendReason::RetryAtOnce(wait) = reason {
-                    if told_zero_wait != attempt {
-                        told_zero_wait = attempt;
-                        now = operation.zero_wait(now, wait);
-                    }
-                }
-                // The previous response will not be returned: release it before sending again
-                // (its connection with it, when it is read to its end), then decide again on
-                // the clock after.
-                if matches!(last, Last::Response(_)) {
-                    now = operation.discard(now, &mut last, &mut transport).await;
-                    continue;
-                }
-                // Before the attempt is made, not only before it is reported: a transport that
-                // starts its request (or makes its body) when called would otherwise send
-                // after the abort.
-                if operation.aborted() {
-                    let _ = operation.machine.handle(now, Event::Abort);
-                    continue;
-                }
-                if !is_ready {
-                    match operation.ready(pin!(transport.ready())).await {
-                        // Ready at once: the decision stands.
-                        Ok(None) => {}
-                        // Time passed: decide again on the clock after (the deadline may have
-                        // come, the timeout is shorter), keeping the transport ready.
-                        Ok(Some(after)) => {
-                            is_ready = true;
-                            now = after;
-                            continue;
-                        }
-                        // Aborted, or the deadline came first: the machine ends the operation.
-                        Err(after) => {
-                            now = after;
-                            continue;
-                        }
-                    }
-                }
-                is_ready = false;
-                // Pinned here, where it lives until it ends; dropped before its error is read
-                // (the transport is lent to it meanwhile).
-                let raced = {
-                    let future = pin!(transport.send(Attempt {
-                        number: attempt,
-                        timeout,
-                        request: request.to_http(),
-                    }));
-                    operation.attempt(now, timeout, future).await
-                };
-                match raced {
-                    Some(raced) => operation.attempt_ended(
-                        now,
-                        (attempt, timeout),
-                        raced,
-                        &transport,
-                        &mut last,
-                    ),
-                    None => now,
-                }
-            }
-            Decision::Wait {
-                until,
-                delay,
-                reason,
-            } => {
-                operation
-                    .wait(now, (until, delay, reason), &mut last, &mut transport)
-                    .await
-            }
-            Decision::Return(outcome) | Decision::GiveUp(outcome) => {
-                return operation.finish(outcome, last);
-            }
-            // The loop awaits every attempt where it sends it, so the machine never has one in
-            // flight (`AwaitResponse`), and it has no other decision.
-            other => unreachable!("the retry loop cannot act on `{other}`"),
+            progress: Progress::default(),
+            answers: retrier
+                .classify_response
+                .is_some()
+                .then(|| Box::new((request.method.clone(), request.uri.clone()))),
         };
+        let mut last = Last::Nothing;
+        // The clock as last read. It is read again after every attempt and every wait; a reading
+        // is reused for the next decision only when nothing but bookkeeping ran in between (no
+        // observer callback, which may take any time).
+        let mut now = start;
+        // The transport was made ready for the next attempt, while the machine decides again
+        // after a wait for readiness.
+        let mut is_ready = false;
+        // The attempt whose zero wait was last reported (0: none).
+        let mut told_zero_wait = 0;
+        // Bounded by the machine: every pass sends an attempt or waits, and both end by the
+        // deadline, after which the machine returns or gives up.
+        loop {
+            now = match operation.machine.poll(now) {
+                Decision::Send {
+                    attempt,
+                    timeout,
+                    reason,
+                } => {
+                    // A retry at once had a wait of zero: reported like any wait, once (this
+                    // decision repeats until the attempt starts).
+                    if let SendReason::RetryAtOnce(wait) = reason {
+                        if told_zero_wait != attempt {
+                            told_zero_wait = attempt;
+                            now = operation.zero_wait(now, wait);
+                        }
+                    }
+                    // The previous response will not be returned: release it before sending again
+                    // (its connection with it, when it is read to its end), then decide again on
+                    // the clock after.
+                    if matches!(last, Last::Response(_)) {
+                        // Retries only: boxed, so that the success path's future does not carry
+                        // the room of a drain (nor of the wait's, below).
+                        now = Box::pin(operation.discard(now, &mut last, &mut transport)).await;
+                        continue;
+                    }
+                    // Before the attempt is made, not only before it is reported: a transport that
+                    // starts its request (or makes its body) when called would otherwise send
+                    // after the abort.
+                    if operation.aborted() {
+                        let _ = operation.machine.handle(now, Event::Abort);
+                        continue;
+                    }
+                    if !is_ready {
+                        match operation.ready(pin!(transport.ready())).await {
+                            // Ready at once: the decision stands.
+                            Ok(None) => {}
+                            // Time passed: decide again on the clock after (the deadline may have
+                            // come, the timeout is shorter), keeping the transport ready.
+                            Ok(Some(after)) => {
+                                is_ready = true;
+                                now = after;
+                                continue;
+                            }
+                            // Aborted, or the deadline came first: the machine ends the operation.
+                            Err(after) => {
+                                now = after;
+                                continue;
+                            }
+                        }
+                    }
+                    is_ready = false;
+                    // Pinned here, where it lives until it ends; dropped before its error is read
+                    // (the transport is lent to it meanwhile).
+                    let raced = {
+                        let future = pin!(transport.send(Attempt {
+                            number: attempt,
+                            timeout,
+                            request: if T::READS_REQUEST {
+                                request.to_http()
+                            } else {
+                                http::Request::default()
+                            },
+                        }));
+                        operation.attempt(now, timeout, future).await
+                    };
+                    match raced {
+                        Some(raced) => operation.attempt_ended(
+                            now,
+                            (attempt, timeout),
+                            raced,
+                            &transport,
+                            &mut last,
+                        ),
+                        None => now,
+                    }
+                }
+                Decision::Wait {
+                    until,
+                    delay,
+                    reason,
+                } => {
+                    Box::pin(operation.wait(now, (until, delay, reason), &mut last, &mut transport))
+                        .await
+                }
+                Decision::Return(outcome) | Decision::GiveUp(outcome) => {
+                    return operation.finish(outcome, last);
+                }
+                // The loop awaits every attempt where it sends it, so the machine never has one in
+                // flight (`AwaitResponse`), and it has no other decision.
+                other => unreachable!("the retry loop cannot act on `{other}`"),
+            };
+        }
     }
 }
 

@@ -53,6 +53,12 @@ pub trait Transport {
     /// The client's error.
     type Error: std::error::Error + 'static;
 
+    /// Whether [`send`](Self::send) reads [`Attempt::request`] (default: it does). A client
+    /// that sends a request of its own (a middleware, which forwards the caller's) says
+    /// `false`, and the loop does not build an `http::Request` per attempt that nobody reads:
+    /// its attempts carry an empty one (`http::Request::default()`).
+    const READS_REQUEST: bool = true;
+
     /// Performs one attempt: one HTTP exchange up to the response head. The loop races it
     /// against the attempt's timeout and the operation's abort, and drops the future when
     /// either wins, which cancels the request in flight.

@@ -7,6 +7,7 @@
 
 use core::fmt;
 use core::future::Future;
+use core::pin::Pin;
 
 use crate::tokio::TokioRuntime;
 use crate::{
@@ -84,37 +85,48 @@ struct Exchange {
     extensions: Extensions,
 }
 
-#[async_trait::async_trait]
+// Written out rather than with `async_trait`, whose future would hold the request it was
+// called with for its whole life, beside the copies the attempts send: the future
+// reqwest-middleware boxes per request captures only what the loop needs.
 impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
-    async fn handle(
-        &self,
+    fn handle<'s, 'e, 'n, 'f>(
+        &'s self,
         mut request: Request,
-        extensions: &mut Extensions,
-        next: Next<'_>,
-    ) -> reqwest_middleware::Result<Response> {
+        extensions: &'e mut Extensions,
+        next: Next<'n>,
+    ) -> Pin<Box<dyn Future<Output = reqwest_middleware::Result<Response>> + Send + 'f>>
+    where
+        's: 'f,
+        'e: 'f,
+        'n: 'f,
+        Self: 'f,
+    {
         if self.generate_keys {
             let method = request.method().clone();
             ensure_idempotency_key(&method, request.headers_mut());
         }
-        // The one copy made before the first attempt: kept for the retries, each of which
-        // sends a copy of it, while the first attempt sends the caller's request itself.
-        let spare = request.try_clone();
-        // The URL is converted only when something reads it: the events or the response hook.
-        let needs_uri = self.retrier.reports_events() || self.retrier.classify_response.is_some();
-        let mut plan = plan(&request, extensions, needs_uri);
-        if spare.is_none() {
-            plan = plan.body_not_replayable();
-        }
-        // Lent to the loop, not moved into it: moved, it would take its room twice in this
-        // future (once here, once in the loop's).
+        // A stream cannot be copied: sent once, never re-sent (`try_clone` would say `None`).
+        let replayable = request.body().is_none_or(|body| body.as_bytes().is_some());
         let mut sends = Sends {
-            first: Some(request),
-            spare,
+            request: Some(request),
+            sent: false,
             extensions,
             next,
         };
-        let result = run(&self.retrier, &self.runtime, plan, &mut sends).await;
-        finish(result, extensions)
+        Box::pin(async move {
+            // The URL is converted only when something reads it: the events or the response
+            // hook.
+            let needs_uri =
+                self.retrier.reports_events() || self.retrier.classify_response.is_some();
+            let mut plan = plan(&sends, needs_uri);
+            if !replayable {
+                plan = plan.body_not_replayable();
+            }
+            // Lent to the loop, not moved into it: moved, it would take its room twice in this
+            // future (once here, once in the loop's).
+            let result = run(&self.retrier, &self.runtime, plan, &mut sends).await;
+            finish(result, sends.extensions)
+        })
     }
 }
 
@@ -123,7 +135,12 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
 /// the plan), its
 /// `Idempotency-Key`, and an [`Abort`] and an [`OperationName`] from the extensions. The body
 /// stays in the request.
-fn plan(request: &Request, extensions: &Extensions, needs_uri: bool) -> RetryRequest {
+fn plan(sends: &Sends<'_>, needs_uri: bool) -> RetryRequest {
+    let extensions = &*sends.extensions;
+    // Cannot fail: no attempt has been sent yet.
+    let Some(request) = sends.request.as_ref() else {
+        return RetryRequest::new(http::Method::GET, http::Uri::default());
+    };
     // A URL reqwest accepts but `http` does not only names the operation in events.
     let uri = if needs_uri {
         request
@@ -218,30 +235,63 @@ impl fmt::Display for BodyNotReplayableError {
 
 impl std::error::Error for BodyNotReplayableError {}
 
+/// A copy of `request` to send again, or `None` for a body that cannot be copied (a stream).
+///
+/// Without a body it is made field by field: reqwest's `try_clone` puts the timeout in the new
+/// request's extensions, then replaces them with a clone of the original's, a map made and
+/// dropped per copy. Those extensions are reqwest's own (private): the timeout is all it keeps
+/// there. With a body, `try_clone` shares its bytes.
+fn copy(request: &Request) -> Option<Request> {
+    if request.body().is_some() {
+        return request.try_clone();
+    }
+    let mut copy = Request::new(request.method().clone(), request.url().clone());
+    *copy.headers_mut() = request.headers().clone();
+    *copy.version_mut() = request.version();
+    if let Some(timeout) = request.timeout() {
+        *copy.timeout_mut() = Some(*timeout);
+    }
+    Some(copy)
+}
+
 /// One operation's attempts down the rest of the middleware chain.
 struct Sends<'a> {
-    /// The caller's request, sent by the first attempt.
-    first: Option<Request>,
-    /// The copy kept for the retries (none for a body that cannot be copied).
-    spare: Option<Request>,
-    extensions: &'a Extensions,
+    /// The caller's request until the first attempt sends it; from then on, the copy each
+    /// retry sends a copy of (none for a body that cannot be copied).
+    request: Option<Request>,
+    /// The first attempt has taken the caller's request.
+    sent: bool,
+    extensions: &'a mut Extensions,
     next: Next<'a>,
+}
+
+impl Sends<'_> {
+    /// The request attempt `number` sends: the caller's for the first, keeping a copy for the
+    /// retries (only ever of a replayable one: the machine makes no second attempt of the
+    /// other); a copy of that copy for each retry.
+    fn next_request(&mut self) -> Option<Request> {
+        if self.sent {
+            return self.request.as_ref().and_then(copy);
+        }
+        self.sent = true;
+        let first = self.request.take()?;
+        self.request = copy(&first);
+        Some(first)
+    }
 }
 
 impl Transport for &mut Sends<'_> {
     type Body = Exchange;
     type Error = reqwest_middleware::Error;
 
-    /// The first attempt sends the request; a retry (only ever of a replayable one: the
-    /// machine makes no second attempt of the other) sends a copy of the spare.
+    // Each attempt sends the caller's reqwest request (or its copy), not the loop's.
+    const READS_REQUEST: bool = false;
+
     fn send(
         &mut self,
         _: Attempt,
     ) -> impl Future<Output = Result<http::Response<Exchange>, reqwest_middleware::Error>> {
-        let request = self
-            .first
-            .take()
-            .or_else(|| self.spare.as_ref().and_then(Request::try_clone));
+        let request = self.next_request();
         let mut own = self.extensions.clone();
         let next = self.next.clone();
         async move {
