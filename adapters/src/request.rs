@@ -478,6 +478,33 @@ impl RetryRequest {
         self.policy.as_deref()
     }
 
+    /// The facts the loop needs about a request a front door sends itself (reqwest's,
+    /// tower's): `method` and `uri`, the `Idempotency-Key` of `headers` (a blank one kept as
+    /// sent: [`has_idempotency_key`](Self::has_idempotency_key) says it is no key), and an
+    /// [`Abort`], an [`OperationName`] and a [`Policy`] from `extensions`. The body stays in
+    /// the caller's request.
+    pub(crate) fn from_head(
+        method: Method,
+        uri: Uri,
+        headers: &HeaderMap,
+        extensions: &http::Extensions,
+    ) -> Self {
+        let mut plan = RetryRequest::new(method, uri);
+        if let Some(key) = headers.get(IDEMPOTENCY_KEY) {
+            plan = plan.idempotency_key(key.clone());
+        }
+        if let Some(abort) = extensions.get::<Abort>() {
+            plan = plan.abort_on(abort);
+        }
+        if let Some(name) = extensions.get::<OperationName>() {
+            plan = plan.name(name.as_str());
+        }
+        if let Some(policy) = extensions.get::<Policy>() {
+            plan = plan.policy(*policy);
+        }
+        plan
+    }
+
     /// The abort handle, if the request has one.
     #[must_use]
     pub fn abort_handle(&self) -> Option<&Abort> {

@@ -11,8 +11,8 @@ use core::pin::Pin;
 
 use crate::tokio::TokioRuntime;
 use crate::{
-    drain_body, ensure_idempotency_key, run, Abort, Attempt, DrainLimits, ErrorKind, OperationName,
-    Policy, Retried, Retrier, RetryRequest, Runtime, Transport, IDEMPOTENCY_KEY,
+    drain_body, ensure_idempotency_key, run, Attempt, DrainLimits, ErrorKind, Retried, Retrier,
+    RetryRequest, Runtime, Transport,
 };
 use http::Extensions;
 use reqwest::{Body, Request, Response};
@@ -151,21 +151,7 @@ fn plan(sends: &Sends<'_>, needs_uri: bool) -> RetryRequest {
     } else {
         http::Uri::default()
     };
-    let mut plan = RetryRequest::new(request.method().clone(), uri);
-    // A blank key is kept as sent: `RetryRequest::has_idempotency_key` says it is no key.
-    if let Some(key) = request.headers().get(IDEMPOTENCY_KEY) {
-        plan = plan.idempotency_key(key.clone());
-    }
-    if let Some(abort) = extensions.get::<Abort>() {
-        plan = plan.abort_on(abort);
-    }
-    if let Some(name) = extensions.get::<OperationName>() {
-        plan = plan.name(name.as_str());
-    }
-    if let Some(policy) = extensions.get::<Policy>() {
-        plan = plan.policy(*policy);
-    }
-    plan
+    RetryRequest::from_head(request.method().clone(), uri, request.headers(), extensions)
 }
 
 /// reqwest's error names the request's URL, userinfo and query included, in its text and its

@@ -13,8 +13,8 @@ use core::task::{Context, Poll};
 
 use crate::tokio::TokioRuntime;
 use crate::{
-    drain_body, ensure_idempotency_key, run, Abort, Attempt, DrainLimits, OperationName, Policy,
-    Retrier, RetryError, RetryRequest, Runtime, Transport, IDEMPOTENCY_KEY,
+    drain_body, ensure_idempotency_key, run, Attempt, DrainLimits, Retrier, RetryError,
+    RetryRequest, Runtime, Transport,
 };
 use tower_layer::Layer;
 use tower_service::Service;
@@ -190,19 +190,10 @@ where
 /// `Idempotency-Key`, and an [`Abort`] and an [`OperationName`] from its extensions. The body
 /// stays in the request.
 fn plan<B>(request: &http::Request<B>) -> RetryRequest {
-    let mut plan = RetryRequest::new(request.method().clone(), request.uri().clone());
-    // A blank key is kept as sent: `RetryRequest::has_idempotency_key` says it is no key.
-    if let Some(key) = request.headers().get(IDEMPOTENCY_KEY) {
-        plan = plan.idempotency_key(key.clone());
-    }
-    if let Some(abort) = request.extensions().get::<Abort>() {
-        plan = plan.abort_on(abort);
-    }
-    if let Some(name) = request.extensions().get::<OperationName>() {
-        plan = plan.name(name.as_str());
-    }
-    if let Some(policy) = request.extensions().get::<Policy>() {
-        plan = plan.policy(*policy);
-    }
-    plan
+    RetryRequest::from_head(
+        request.method().clone(),
+        request.uri().clone(),
+        request.headers(),
+        request.extensions(),
+    )
 }
