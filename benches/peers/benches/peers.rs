@@ -80,23 +80,19 @@ mod backstop_cycle {
     /// retry), which is what a fleet would run with.
     #[divan::bench]
     fn status_503_backoff_ratio_budget(bencher: Bencher) {
-        let budget = RatioBudget::new(20, 1_000_000, Duration::from_secs(10)).expect("valid");
-        let mut m = RetryMachine::with_budget(
-            endless_policy(),
-            Request::new(Method::Get),
-            Pcg64Mcg::seed_from_u64(1),
-            &budget,
-            Instant::ZERO,
-        );
-        let mut now = Instant::ZERO;
-        bencher.bench_local(|| cycle(&mut m, &mut now, Response::new(black_box(503))));
+        ratio_budget_cycles(bencher, Duration::from_secs(10));
     }
 
     /// The same with a one-day window: the cycle's waits (at most 5 s) stay in one slot
     /// (2.4 h) for thousands of cycles, so this is the budget's cost without slot rotations.
     #[divan::bench]
     fn status_503_backoff_ratio_budget_one_slot(bencher: Bencher) {
-        let budget = RatioBudget::new(20, 1_000_000, Duration::from_secs(86_400)).expect("valid");
+        ratio_budget_cycles(bencher, Duration::from_secs(86_400));
+    }
+
+    /// 503 cycles with a ratio budget over `window`.
+    fn ratio_budget_cycles(bencher: Bencher, window: Duration) {
+        let budget = RatioBudget::new(20, 1_000_000, window).expect("valid");
         let mut m = RetryMachine::with_budget(
             endless_policy(),
             Request::new(Method::Get),
