@@ -274,8 +274,8 @@ pub fn write_tls_cause(
     None
 }
 
-/// A URI an adapter's client cannot send to: no host, or a scheme other than `http` (and
-/// `https`, with the `rustls` feature). Nothing was sent.
+/// A URI an adapter's client cannot send to: no host, a port that is not a TCP port, or a
+/// scheme other than `http` (and `https`, with the `rustls` feature). Nothing was sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct UnsupportedUri;
 
@@ -291,9 +291,47 @@ impl fmt::Display for UnsupportedUri {
 
 impl Error for UnsupportedUri {}
 
+/// Whether `uri` names a port that is not a TCP port (`http` parses `host:99999`). An empty
+/// port (`host:`) is the default one (RFC 3986 §3.2.3), and an IPv6 literal's colons are not a
+/// port's.
+#[cfg_attr(not(any(feature = "ureq", feature = "smol")), allow(dead_code))]
+pub(crate) fn port_out_of_range(uri: &http::Uri) -> bool {
+    let Some(authority) = uri.authority() else {
+        return false;
+    };
+    let host_port = authority.as_str().rsplit('@').next().unwrap_or("");
+    let Some((_, port)) = host_port.rsplit_once(':') else {
+        return false;
+    };
+    !port.contains(']') && !port.is_empty() && port.parse::<u16>().is_err()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_port_out_of_range_is_refused_and_the_others_are_not() {
+        for bad in [
+            "http://127.0.0.1:99999/",
+            "http://a:b@example.com:65536/",
+            "http://[::1]:70000/",
+        ] {
+            let uri: http::Uri = bad.parse().expect("http parses it");
+            assert!(port_out_of_range(&uri), "{bad}");
+        }
+        for good in [
+            "http://127.0.0.1:65535/",
+            "http://example.com/",
+            "http://example.com:/",
+            "http://[::1]/",
+            "http://u:p@[::1]/",
+            "/relative",
+        ] {
+            let uri: http::Uri = good.parse().expect("a URI");
+            assert!(!port_out_of_range(&uri), "{good}");
+        }
+    }
 
     #[test]
     fn the_chain_steps_into_an_io_errors_payload() {

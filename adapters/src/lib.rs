@@ -7,8 +7,8 @@
 //! |---|---|
 //! | `reqwest` | [`reqwest::RetryMiddleware`], a reqwest-middleware `Middleware` |
 //! | `tower` | [`tower::RetryLayer`], a tower `Layer` for HTTP services |
-//! | `tokio` | [`tokio::Client`] and [`tokio::TokioRuntime`]: `tokio::time`, hyper-util |
-//! | `smol` | [`smol::Client`] and [`smol::SmolRuntime`]: async-io timers, smol-hyper |
+//! | `tokio` | [`tokio::TokioRuntime`]: the tower layer's clock and timers on `tokio::time` |
+//! | `smol` | [`smol::SmolRuntime`] (async-io timers) and [`smol::HttpService`], a minimal pooled HTTP/1 service over smol-hyper |
 //! | `ureq` | [`ureq::Client`], blocking retries over ureq 3 |
 //! | `tracing` | every retry event as a `tracing` event |
 //! | `json` | events and metrics as JSON lines |
@@ -17,10 +17,15 @@
 //! Every rule lives in [`backstop-core`](backstop_core)'s sans-IO [`RetryMachine`], which this
 //! crate re-exports at its root (`backstop::Policy`, `backstop::StopReason`, …).
 //!
+//! Every front door takes the caller's own request: an `http::Request<B>` ([`run`], the tower
+//! layer, ureq) or reqwest's. What backstop reads besides its head travels in its extensions:
+//! an [`Abort`], an [`OperationName`], a [`Policy`] for this request alone.
+//!
 //! [`run`] drives a [`RetryMachine`] against any [`Transport`] (a client, or a closure that
 //! makes one attempt): it turns each
 //! decision into an action (send, wait, return, give up), races every attempt against its
-//! timeout and an [`Abort`], replays the request body, keeps one `Idempotency-Key` across
+//! timeout and an [`Abort`], replays the request body ([`ReplayBody`] for one that cannot be
+//! cloned), keeps one `Idempotency-Key` across
 //! attempts, releases a discarded response before the next attempt (reading its body to its
 //! end when it is small and quick, [`Transport::drain`], so that the connection carries the
 //! next attempt: [`DrainLimits`]), and reports every attempt,
@@ -29,8 +34,8 @@
 //!
 //! A front door supplies only what differs between executors and clients, quinn-style:
 //!
-//! - a [`Runtime`]: its clock and its sleep (`ureq` blocks the thread, `smol` uses
-//!   `async-io` timers, `tokio` uses `tokio::time`);
+//! - a [`Runtime`]: its clock and its sleep (`ureq` blocks the thread, [`StdRuntime`]; `smol`
+//!   uses `async-io` timers, `tokio` uses `tokio::time`);
 //! - its HTTP client, as the [`Transport`] given to [`run`]: one attempt, the mapping of the
 //!   client's errors to an [`ErrorKind`], and how to drain a discarded body.
 //!
@@ -43,24 +48,24 @@
 //!   into the error an `io::Error` carries; [`mark_connecting`] and [`mark_connected`], with
 //!   which an async client's connector tells the loop whether an attempt its timer ends was
 //!   still connecting (`ConnectTimeout`, never sent) or had a connection (`Timeout`);
-//! - `tokio`, `smol`, `tower`: `exchange_error_kind`, hyper's errors once connected;
+//! - `smol`, `tower`: `exchange_error_kind`, hyper's errors once connected;
 //! - `rustls`: `TlsFailure` finds and names a TLS failure in an error chain, and with this
 //!   feature [`connect_error_kind`] and `exchange_error_kind` say [`ErrorKind::Tls`]:
 //!   permanent, never retried. TLS itself is configured with each client's own API (each
 //!   front door's docs trust a private CA); backstop builds no TLS configuration.
 //!
 //! ```
-//! use backstop::{run, Retrier, RetryRequest, StdRuntime, VirtualTime};
+//! use backstop::{run, Attempt, Retrier, StdRuntime, VirtualTime};
 //!
 //! let retrier = Retrier::new(backstop::Policy::default());
-//! let request = RetryRequest::get("http://127.0.0.1:1/");
+//! let request = http::Request::get("http://127.0.0.1:1/").body(())?;
 //! let mut statuses = [503_u16, 200].into_iter();
 //! // An attempt function that answers from a list instead of the network, on virtual time.
 //! let result = futures_lite::future::block_on(run(
 //!     &retrier,
 //!     &VirtualTime::new(StdRuntime::new()),
 //!     request,
-//!     |_attempt| {
+//!     |_attempt: Attempt<()>| {
 //!         let status = statuses.next().unwrap_or(500);
 //!         async move {
 //!             let response = http::Response::builder().status(status).body(());
@@ -97,11 +102,11 @@ mod classify;
 mod drain;
 #[cfg(feature = "hyper")]
 mod hyper_error;
-mod invalid;
 mod observe;
 mod outcome;
 mod progress;
 mod read;
+mod replay;
 mod request;
 mod response_view;
 mod retrier;
@@ -126,7 +131,6 @@ pub use drain::{drain_body, DrainLimits};
 pub use http;
 #[cfg(feature = "hyper")]
 pub use hyper_error::exchange_error_kind;
-pub use invalid::RequestError;
 pub use observe::events::{EventKind, RetryEvent};
 pub use observe::metrics::{Metrics, MetricsSnapshot};
 pub use observe::redact::redact_uri;
@@ -134,16 +138,17 @@ pub use observe::Observer;
 pub use outcome::{Retried, RetryError};
 pub use progress::{mark_connected, mark_connecting};
 pub use read::StatusError;
+pub use replay::ReplayBody;
 pub use request::{
     ensure_idempotency_key, needs_idempotency_key, new_idempotency_key, Attempt, OperationName,
-    RetryRequest, IDEMPOTENCY_KEY,
+    IDEMPOTENCY_KEY,
 };
 pub use response_view::{ClassifyResponse, ResponseView};
 pub use retrier::{ClassifyOverride, Retrier};
 pub use run::run;
 pub use runtime::{Epoch, Runtime, Sleep, StdRuntime};
-/// The rustls crate of the TLS failures and of `with_tls`, so callers name its types in the
-/// same version.
+/// The rustls crate of the TLS failures and of `smol::HttpService::with_tls`, so callers
+/// name its types in the same version.
 #[cfg(feature = "rustls")]
 pub use rustls;
 pub use timed_out::AttemptTimedOut;
@@ -153,15 +158,14 @@ pub use transport::Transport;
 pub use virtual_time::VirtualTime;
 pub use wall_clock::{SkewedClock, SystemClock, WallClock};
 
-/// What an async adapter re-exports whole (`pub use backstop::prelude::*`), so that its
-/// users name one crate: the request, the retrier, the loop, the results and errors, the
-/// runtime trait and virtual time, `http`, and with the `rustls` feature `rustls` (whose
-/// `ClientConfig` the clients' `with_tls` take).
+/// What a front door module re-exports whole, so that its users find the common items in
+/// one place: the retrier, the loop, the results and errors, the request's extensions, the
+/// runtime trait and virtual time, `http`, and with the `rustls` feature `rustls`.
 pub mod prelude {
     #[cfg(feature = "rustls")]
     pub use crate::rustls;
     pub use crate::{
-        http, run, Abort, Attempt, Metrics, Retried, Retrier, RetryError, RetryEvent, RetryRequest,
-        Runtime, StatusError, Transport, VirtualTime,
+        http, run, Abort, Attempt, Metrics, OperationName, Policy, ReplayBody, Retried, Retrier,
+        RetryError, RetryEvent, Runtime, StatusError, Transport, VirtualTime,
     };
 }

@@ -7,9 +7,8 @@
 
 use core::fmt;
 
-use crate::{ErrorKind, Outcome, StopReason};
+use crate::{ErrorKind, Outcome};
 
-use crate::invalid::RequestError;
 use crate::observe::redact::DebugResponse;
 
 /// The response the operation ended with, and how it ended. Its `Debug` shows the response's
@@ -51,14 +50,6 @@ pub enum RetryError<E> {
         /// Attempts, elapsed time, and why the loop stopped.
         outcome: Outcome,
     },
-    /// The request could not be built (a URL or header that did not convert): nothing was
-    /// sent.
-    InvalidRequest {
-        /// What was invalid.
-        error: RequestError,
-        /// No attempt: `attempts` is 0 and the reason `PermanentError`.
-        outcome: Outcome,
-    },
 }
 
 impl<B> fmt::Debug for Retried<B> {
@@ -81,38 +72,17 @@ impl<E> fmt::Debug for RetryError<E> {
                 .field("kind", kind)
                 .field("outcome", outcome)
                 .finish_non_exhaustive(),
-            RetryError::InvalidRequest { error, outcome } => f
-                .debug_struct("InvalidRequest")
-                .field("error", error)
-                .field("outcome", outcome)
-                .finish(),
         }
     }
 }
 
 impl<E> RetryError<E> {
-    /// The error for a request the builder could not make: no attempt was made.
-    pub(crate) fn invalid_request(error: RequestError) -> Self {
-        RetryError::InvalidRequest {
-            error,
-            outcome: Outcome {
-                attempts: 0,
-                elapsed: core::time::Duration::ZERO,
-                reason: StopReason::PermanentError,
-                last: None,
-                retry_after: None,
-            },
-        }
-    }
-
     /// How the operation ended.
     #[must_use]
     pub fn outcome(&self) -> &Outcome {
         match self {
             RetryError::Aborted(o) | RetryError::TimedOut(o) => o,
-            RetryError::Failed { outcome, .. } | RetryError::InvalidRequest { outcome, .. } => {
-                outcome
-            }
+            RetryError::Failed { outcome, .. } => outcome,
         }
     }
 
@@ -145,9 +115,6 @@ impl<E> fmt::Display for RetryError<E> {
                 "attempt {} failed: {kind} (stopped: {})",
                 o.attempts, o.reason
             ),
-            RetryError::InvalidRequest { error, .. } => {
-                write!(f, "nothing sent: {error}")
-            }
         }
     }
 }
@@ -156,7 +123,6 @@ impl<E: std::error::Error + 'static> std::error::Error for RetryError<E> {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             RetryError::Failed { error, .. } => Some(error),
-            RetryError::InvalidRequest { error, .. } => Some(error),
             _ => None,
         }
     }

@@ -16,12 +16,12 @@ impl<B> Retried<B> {
     /// `error_for_status`.
     ///
     /// ```
-    /// use backstop::{run, Retrier, RetryRequest, StdRuntime, VirtualTime};
+    /// use backstop::{run, Retrier, StdRuntime, VirtualTime};
     ///
     /// let done = futures_lite::future::block_on(run(
     ///     &Retrier::default(),
     ///     &VirtualTime::new(StdRuntime::new()),
-    ///     RetryRequest::get("http://127.0.0.1:1/"),
+    ///     http::Request::get("http://127.0.0.1:1/").body(())?,
     ///     |_attempt| async {
     ///         let response = http::Response::builder().status(503).body("busy");
     ///         response.map_err(std::io::Error::other)

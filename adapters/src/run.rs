@@ -25,7 +25,7 @@ use crate::observe::events::EventKind;
 use crate::observe::Emitter;
 use crate::outcome::{Retried, RetryError};
 use crate::progress::Progress;
-use crate::request::{Attempt, RetryRequest};
+use crate::request::{copy_for_attempt, Attempt, OperationName, Plan};
 use crate::response_view::ResponseView;
 use crate::retrier::{LazyRng, Retrier, SharedBudget};
 use crate::runtime::{Runtime, Sleep};
@@ -35,9 +35,15 @@ use crate::transport::Transport;
 /// Runs one operation: sends `request` through `transport` until the policy is satisfied.
 ///
 /// - The [`Transport`] performs one attempt (one HTTP exchange up to the response head) per
-///   call of its `send`, with a fresh [`Attempt`]; a closure `|attempt: Attempt| async { .. }` is one.
+///   call of its `send`, with a fresh [`Attempt`] carrying a copy of `request` (its body
+///   cloned: bytes are shared, a [`ReplayBody`](crate::ReplayBody) is made afresh); a
+///   closure `|attempt: Attempt<B>| async { .. }` is one.
 ///   The loop races it against the attempt's timeout and the request's [`Abort`]; when either
 ///   wins, the attempt's future is dropped, which cancels the request in flight.
+/// - The request's extensions may carry an [`Abort`] (which ends the operation), an
+///   [`OperationName`](crate::OperationName) (which names its events) and a
+///   [`Policy`](crate::Policy) (which replaces the retrier's for this request); every copy
+///   carries them to the transport too.
 /// - The client's error gets its [`ErrorKind`] from [`Transport::error_kind`] (by default
 ///   [`default_error_kind`](crate::default_error_kind), which reads its chain); the
 ///   retrier's override, if any, then picks the class.
@@ -59,30 +65,66 @@ use crate::transport::Transport;
 ///   bounded by the deadline and ended by the abort).
 ///
 /// Returns the last response whenever there is one (even a 503 after the attempts ran out),
-/// else why there is none. A request the builder could not make (see
-/// [`RetryRequest::error`]) is returned as [`RetryError::InvalidRequest`] without sending.
-/// See the crate docs for an example.
-// Not an `async fn`, whose future would hold the request and the transport twice (the
-// arguments, and the bindings they move to): the block works on what it captured.
-#[allow(clippy::manual_async_fn)]
-pub fn run<'a, RT, T>(
+/// else why there is none. See the crate docs for an example.
+pub fn run<'a, RT, B, T>(
     retrier: &'a Retrier,
     runtime: &'a RT,
-    mut request: RetryRequest,
-    mut transport: T,
+    request: http::Request<B>,
+    transport: T,
+) -> impl Future<Output = Result<Retried<T::Body>, RetryError<T::Error>>> + use<'a, RT, B, T>
+where
+    RT: Runtime + ?Sized,
+    B: Clone,
+    T: Transport<B>,
+{
+    let plan = Plan::of(&request);
+    drive(
+        retrier,
+        runtime,
+        plan,
+        move || copy_for_attempt(&request),
+        transport,
+    )
+}
+
+/// [`run`] for a front door that sends the caller's request itself (the reqwest middleware,
+/// the tower layer): the loop knows the request by its `plan`, and each attempt carries an
+/// empty request.
+pub(crate) fn run_planned<'a, RT, T>(
+    retrier: &'a Retrier,
+    runtime: &'a RT,
+    plan: Plan,
+    transport: T,
 ) -> impl Future<Output = Result<Retried<T::Body>, RetryError<T::Error>>> + use<'a, RT, T>
 where
     RT: Runtime + ?Sized,
-    T: Transport,
+    T: Transport<()>,
+{
+    drive(retrier, runtime, plan, || http::Request::new(()), transport)
+}
+
+/// The loop: `plan` says what the operation is, `next_request` makes each attempt's request.
+// Not an `async fn`, whose future would hold the request and the transport twice (the
+// arguments, and the bindings they move to): the block works on what it captured.
+#[allow(clippy::manual_async_fn)]
+fn drive<'a, RT, B, N, T>(
+    retrier: &'a Retrier,
+    runtime: &'a RT,
+    plan: Plan,
+    mut next_request: N,
+    mut transport: T,
+) -> impl Future<Output = Result<Retried<T::Body>, RetryError<T::Error>>> + use<'a, RT, B, N, T>
+where
+    RT: Runtime + ?Sized,
+    N: FnMut() -> http::Request<B>,
+    T: Transport<B>,
 {
     async move {
-        if let Some(error) = request.take_error() {
-            return Err(RetryError::invalid_request(error));
-        }
+        let request = plan;
         let abort = request.abort.clone();
         let start = runtime.now();
         let facts = Request::new(Method::from(&request.method))
-            .with_idempotency_key(request.has_idempotency_key())
+            .with_idempotency_key(request.has_idempotency_key)
             .with_replayable_body(!request.body_not_replayable);
         let mut operation = Operation {
             retrier,
@@ -91,7 +133,7 @@ where
             emitter: Emitter::new(
                 &retrier.observers,
                 retrier.metrics.as_ref(),
-                request.name.as_deref(),
+                request.name.as_ref().map(OperationName::as_str),
                 &request.method,
                 &request.uri,
             ),
@@ -143,7 +185,8 @@ where
                     if matches!(last, Last::Response(_)) {
                         // Retries only: boxed, so that the success path's future does not carry
                         // the room of a drain (nor of the wait's, below).
-                        now = Box::pin(operation.discard(now, &mut last, &mut transport)).await;
+                        now = Box::pin(operation.discard::<B, T>(now, &mut last, &mut transport))
+                            .await;
                         continue;
                     }
                     // Before the attempt is made, not only before it is reported: a transport that
@@ -178,16 +221,12 @@ where
                         let future = pin!(transport.send(Attempt {
                             number: attempt,
                             timeout,
-                            request: if T::READS_REQUEST {
-                                request.to_http()
-                            } else {
-                                http::Request::default()
-                            },
+                            request: next_request(),
                         }));
                         operation.attempt(now, timeout, future).await
                     };
                     match raced {
-                        Some(raced) => operation.attempt_ended(
+                        Some(raced) => operation.attempt_ended::<B, T>(
                             now,
                             (attempt, timeout),
                             raced,
@@ -202,8 +241,13 @@ where
                     delay,
                     reason,
                 } => {
-                    Box::pin(operation.wait(now, (until, delay, reason), &mut last, &mut transport))
-                        .await
+                    Box::pin(operation.wait::<B, T>(
+                        now,
+                        (until, delay, reason),
+                        &mut last,
+                        &mut transport,
+                    ))
+                    .await
                 }
                 Decision::Return(outcome) | Decision::GiveUp(outcome) => {
                     return operation.finish(outcome, last);
@@ -292,7 +336,7 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
     /// Reports how attempt `number` with its `timeout`, sent at `now`, ended (`raced`, the
     /// clock read `ended` after it), its error's kind from `transport`. Returns the clock
     /// after.
-    fn attempt_ended<T: Transport>(
+    fn attempt_ended<B, T: Transport<B>>(
         &mut self,
         now: Instant,
         (number, timeout): (u32, Duration),
@@ -445,7 +489,7 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
     /// Reads the body of the response in `last`, decided at `now` to be discarded before a
     /// retry at once, to its end within the drain limits, or drops it; `last` is left empty.
     /// Returns the clock after.
-    async fn discard<T: Transport>(
+    async fn discard<B, T: Transport<B>>(
         &self,
         now: Instant,
         last: &mut Last<T::Body, T::Error>,
@@ -542,7 +586,7 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
 
     /// Waits until `until` (decided at `now`), or until the abort, draining the discarded
     /// response in `last` meanwhile. Returns the clock after.
-    async fn wait<T: Transport>(
+    async fn wait<B, T: Transport<B>>(
         &mut self,
         now: Instant,
         (until, delay, reason): (Instant, Duration, WaitReason),

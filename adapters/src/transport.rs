@@ -13,23 +13,24 @@ use crate::ErrorKind;
 
 /// One client, as the retry loop drives it.
 ///
-/// Only [`send`](Self::send) is required; a closure `FnMut(Attempt) -> impl Future<Output =
-/// Result<http::Response<B>, E>>` is a `Transport` with every other method at its default
-/// (name its argument's type, `|attempt: Attempt|`, when the closure reads it: `run` takes
-/// any `Transport`, so it cannot tell the compiler).
+/// `B` is the request body's type (each attempt's [`Attempt::request`] is an
+/// `http::Request<B>`). Only [`send`](Self::send) is required; a closure `FnMut(Attempt<B>)
+/// -> impl Future<Output = Result<http::Response<R>, E>>` is a `Transport` with every other
+/// method at its default (name its argument's type, `|attempt: Attempt<Bytes>|`, when the
+/// closure reads it: `run` takes any `Transport`, so it cannot tell the compiler).
 ///
 /// ```
-/// use backstop::{run, Attempt, DrainLimits, ErrorKind, Retrier, RetryRequest, StdRuntime};
+/// use backstop::{run, Attempt, DrainLimits, ErrorKind, Retrier, StdRuntime};
 /// use backstop::{Transport, VirtualTime};
 ///
 /// /// A client whose every error happens before the request leaves.
 /// struct Queue;
 ///
-/// impl Transport for Queue {
+/// impl<B> Transport<B> for Queue {
 ///     type Body = ();
 ///     type Error = std::io::Error;
 ///
-///     async fn send(&mut self, _: Attempt) -> Result<http::Response<()>, std::io::Error> {
+///     async fn send(&mut self, _: Attempt<B>) -> Result<http::Response<()>, std::io::Error> {
 ///         Err(std::io::Error::other("queue full"))
 ///     }
 ///
@@ -41,30 +42,25 @@ use crate::ErrorKind;
 /// let result = futures_lite::future::block_on(run(
 ///     &Retrier::default(),
 ///     &VirtualTime::new(StdRuntime::new()),
-///     RetryRequest::post("http://127.0.0.1:1/orders"),
+///     http::Request::post("http://127.0.0.1:1/orders").body(())?,
 ///     Queue,
 /// ));
 /// let Err(backstop::RetryError::Failed { kind, outcome, .. }) = result else { panic!() };
 /// assert_eq!((kind, outcome.attempts), (ErrorKind::ConnectionRefused, 4));
+/// # Ok::<(), http::Error>(())
 /// ```
-pub trait Transport {
+pub trait Transport<B = bytes::Bytes> {
     /// The response body.
     type Body;
     /// The client's error.
     type Error: std::error::Error + 'static;
-
-    /// Whether [`send`](Self::send) reads [`Attempt::request`] (default: it does). A client
-    /// that sends a request of its own (a middleware, which forwards the caller's) says
-    /// `false`, and the loop does not build an `http::Request` per attempt that nobody reads:
-    /// its attempts carry an empty one (`http::Request::default()`).
-    const READS_REQUEST: bool = true;
 
     /// Performs one attempt: one HTTP exchange up to the response head. The loop races it
     /// against the attempt's timeout and the operation's abort, and drops the future when
     /// either wins, which cancels the request in flight.
     fn send(
         &mut self,
-        attempt: Attempt,
+        attempt: Attempt<B>,
     ) -> impl Future<Output = Result<http::Response<Self::Body>, Self::Error>>;
 
     /// The kind of the client's error (default: [`default_error_kind`], which reads its
@@ -99,16 +95,16 @@ pub trait Transport {
     }
 }
 
-impl<F, Fut, B, E> Transport for F
+impl<F, Fut, B, R, E> Transport<B> for F
 where
-    F: FnMut(Attempt) -> Fut,
-    Fut: Future<Output = Result<http::Response<B>, E>>,
+    F: FnMut(Attempt<B>) -> Fut,
+    Fut: Future<Output = Result<http::Response<R>, E>>,
     E: std::error::Error + 'static,
 {
-    type Body = B;
+    type Body = R;
     type Error = E;
 
-    fn send(&mut self, attempt: Attempt) -> impl Future<Output = Result<http::Response<B>, E>> {
+    fn send(&mut self, attempt: Attempt<B>) -> impl Future<Output = Result<http::Response<R>, E>> {
         self(attempt)
     }
 }

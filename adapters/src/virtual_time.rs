@@ -37,20 +37,23 @@ use crate::runtime::{Runtime, Sleep};
 /// one operation skips a 30 s wait, another one in flight on the same `VirtualTime` ages by
 /// 30 s too, and may end past its `max_elapsed` or give up on its deadline. Operations that
 /// run at the same time each need their own `VirtualTime` (each its own client, middleware or
-/// layer, made with `with_runtime(VirtualTime::new(..))`); operations one after another may
-/// share one.
+/// layer, given its own `VirtualTime::new(..)` as its runtime); operations one after another
+/// may share one.
 ///
 /// ```
-/// use backstop::{run, Retrier, RetryRequest, StdRuntime, VirtualTime};
+/// use backstop::{run, Retrier, StdRuntime, VirtualTime};
 /// use futures_lite::future;
 /// use std::time::Duration;
 ///
 /// let retrier = Retrier::default();
 /// // Two operations at the same time: one clock each.
 /// let (a, b) = (VirtualTime::new(StdRuntime::new()), VirtualTime::new(StdRuntime::new()));
-/// let one = |rt| run(&retrier, rt, RetryRequest::get("http://127.0.0.1:1/"), |_attempt| async {
-///     Ok::<_, std::io::Error>(http::Response::new(()))
-/// });
+/// let one = |rt| {
+///     let request = http::Request::get("http://127.0.0.1:1/").body(()).expect("a request");
+///     run(&retrier, rt, request, |_attempt| async {
+///         Ok::<_, std::io::Error>(http::Response::new(()))
+///     })
+/// };
 /// let (x, y) = future::block_on(future::zip(one(&a), one(&b)));
 /// assert!(x.is_ok() && y.is_ok());
 /// ```

@@ -1,12 +1,16 @@
 //! An attempt counts only when it is sent: an abort that fires while the attempt function
 //! builds the attempt leaves it unsent, and `Outcome::attempts` says so.
 
+#[path = "common/request.rs"]
+mod request;
+use request::*;
+
 mod common;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use backstop::StopReason;
-use backstop::{run, Abort, Retrier, RetryRequest};
+use backstop::{run, Abort, Retrier};
 use common::{response, ManualClock};
 use futures_lite::future;
 
@@ -17,7 +21,7 @@ fn attempts_count_the_requests_actually_sent() {
     let result = future::block_on(run(
         &Retrier::default(),
         &ManualClock::default(),
-        RetryRequest::get("http://example.invalid/").abort_on(&abort),
+        aborted_by(get("http://example.invalid/"), &abort),
         |_attempt| {
             // The caller aborts (from anywhere) while the attempt is being made.
             abort.abort();

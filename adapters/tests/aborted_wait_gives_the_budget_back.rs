@@ -2,12 +2,16 @@
 //! two operations aborted while waiting leave the quota as it was, and the next operation's
 //! retry is allowed.
 
+#[path = "common/request.rs"]
+mod request;
+use request::*;
+
 mod common;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use backstop::{run, Abort, Retrier, RetryRequest, Runtime, Sleep};
+use backstop::{run, Abort, Retrier, Runtime, Sleep};
 use backstop::{Instant, RetryQuota, StopReason};
 use common::{response, ManualClock};
 use futures_lite::future;
@@ -36,9 +40,9 @@ fn get_503_then_200<RT: Runtime>(
     abort: Option<&Abort>,
 ) -> (u32, StopReason) {
     let sent = AtomicU32::new(0);
-    let mut request = RetryRequest::get("http://example.invalid/");
+    let mut request = get("http://example.invalid/");
     if let Some(abort) = abort {
-        request = request.abort_on(abort);
+        request = aborted_by(request, abort);
     }
     let result = future::block_on(run(retrier, runtime, request, |_attempt| {
         let n = sent.fetch_add(1, Ordering::SeqCst);

@@ -3,6 +3,10 @@
 //! abort. Whenever the abort comes — before the first attempt, during a wait, as a wait ends,
 //! during a drain — the calls are the attempts sent before it.
 
+#[path = "common/request.rs"]
+mod request;
+use request::*;
+
 #[path = "common/jump.rs"]
 mod jump;
 
@@ -12,7 +16,7 @@ mod closures;
 use std::cell::Cell;
 use std::time::Duration;
 
-use backstop::{run, Abort, DrainLimits, EventKind, Retrier, RetryRequest, Runtime, Sleep};
+use backstop::{run, Abort, DrainLimits, EventKind, Retrier, Runtime, Sleep};
 use backstop::{Backoff, Jitter, Policy, StopReason};
 use closures::Closures;
 use futures_lite::future;
@@ -44,7 +48,7 @@ fn calls<RT: Runtime>(
     let result = future::block_on(run(
         retrier,
         runtime,
-        RetryRequest::get("http://127.0.0.1:1/").abort_on(abort),
+        aborted_by(get("http://127.0.0.1:1/"), abort),
         Closures {
             kind: |_: &std::io::Error| backstop::ErrorKind::Other,
             send: |_attempt| {

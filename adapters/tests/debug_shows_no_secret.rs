@@ -1,11 +1,11 @@
-//! No `Debug` of backstop's shows a secret: `RetryRequest`, the `Attempt` handed to the attempt
-//! function, the `Retried` response, the `RetryError` and the response hook's `ResponseView`
+//! No `Debug` of backstop's shows a secret: the `Attempt` handed to the attempt function, the `Retried` response, the `RetryError` and the response hook's `ResponseView`
 //! leave out the URL's userinfo, query and fragment, every header value (`Authorization`,
 //! `Cookie`, `Set-Cookie`, the raw `Idempotency-Key`) and the body.
 
 use std::sync::Mutex;
 
-use backstop::{run, Retrier, RetryError, RetryRequest, StdRuntime, VirtualTime};
+use backstop::{run, Retrier, RetryError, StdRuntime, VirtualTime};
+use bytes::Bytes;
 use futures_lite::future;
 
 const SECRETS: [&str; 7] = [
@@ -18,34 +18,21 @@ const SECRETS: [&str; 7] = [
     "SECRET-BODY",
 ];
 
-fn secret_request() -> RetryRequest {
-    RetryRequest::post(
+fn secret_request() -> http::Request<Bytes> {
+    // `http` keeps no fragment: the URI parser drops it.
+    http::Request::post(
         "http://alice:SECRET-PASSWORD@127.0.0.1:1/v1/orders?token=SECRET-QUERY#SECRET-FRAGMENT",
     )
     .header("authorization", "Bearer SECRET-AUTH")
     .header("cookie", "session=SECRET-COOKIE")
-    .idempotency_key("SECRET-KEY")
-    .body("SECRET-BODY")
+    .header("idempotency-key", "SECRET-KEY")
+    .body(Bytes::from_static(b"SECRET-BODY"))
+    .expect("a valid request")
 }
 
 fn assert_no_secret(text: &str) {
     for secret in SECRETS {
         assert!(!text.contains(secret), "{secret} in {text}");
-    }
-}
-
-#[test]
-fn a_retry_requests_debug_shows_no_secret() {
-    let text = format!("{:?}", secret_request());
-    assert_no_secret(&text);
-    // What it does show: enough to tell requests apart.
-    for shown in [
-        "POST",
-        "http://127.0.0.1:1/v1/orders",
-        "authorization",
-        "11 bytes",
-    ] {
-        assert!(text.contains(shown), "{shown} missing from {text}");
     }
 }
 
@@ -56,7 +43,7 @@ fn an_attempts_and_a_returned_responses_debug_show_no_secret() {
         &Retrier::default(),
         &VirtualTime::new(StdRuntime::new()),
         secret_request(),
-        |attempt| {
+        |attempt: backstop::Attempt| {
             seen.lock().expect("lock").push(format!("{attempt:?}"));
             let response = http::Response::builder()
                 .header("set-cookie", "session=SECRET-COOKIE")

@@ -3,6 +3,10 @@
 //! response's body never does; a body announced too long, limits turned off, a drain that
 //! outlasts its time, and an abort during the drain all end the drain and nothing else.
 
+#[path = "common/request.rs"]
+mod request;
+use request::*;
+
 #[allow(dead_code)]
 mod common;
 
@@ -12,7 +16,7 @@ mod closures;
 use std::cell::RefCell;
 use std::time::Duration;
 
-use backstop::{run, Abort, DrainLimits, Retrier, RetryRequest, StdRuntime, VirtualTime};
+use backstop::{run, Abort, DrainLimits, Retrier, StdRuntime, VirtualTime};
 use backstop::{Backoff, Jitter, Policy, StopReason};
 use closures::Closures;
 use common::ManualClock;
@@ -47,7 +51,7 @@ fn run_three(retrier: &Retrier, length: usize) -> (u32, Vec<(u32, DrainLimits)>)
     let done = future::block_on(run(
         retrier,
         &ManualClock::default(),
-        RetryRequest::get("http://127.0.0.1:1/"),
+        get("http://127.0.0.1:1/"),
         Closures {
             kind: |_: &std::io::Error| backstop::ErrorKind::Other,
             send: |_attempt| {
@@ -117,7 +121,7 @@ fn a_drain_that_outlasts_its_time_is_dropped_and_the_operation_goes_on() {
     let done = future::block_on(run(
         &retrier,
         &VirtualTime::new(StdRuntime::new()),
-        RetryRequest::get("http://127.0.0.1:1/"),
+        get("http://127.0.0.1:1/"),
         Closures {
             kind: |_: &std::io::Error| backstop::ErrorKind::Other,
             send: |_attempt| future::ready(Ok(tagged(answers.next().unwrap_or(500), 0, 0))),
@@ -144,7 +148,7 @@ fn an_abort_during_the_drain_ends_it_and_nothing_more_is_sent() {
     let result = future::block_on(run(
         &retrier,
         &VirtualTime::new(StdRuntime::new()),
-        RetryRequest::get("http://127.0.0.1:1/").abort_on(&abort),
+        aborted_by(get("http://127.0.0.1:1/"), &abort),
         Closures {
             kind: |_: &std::io::Error| backstop::ErrorKind::Other,
             send: |_attempt| {

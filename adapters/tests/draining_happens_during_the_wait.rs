@@ -2,6 +2,10 @@
 //! next attempt goes out when the wait ends, whatever the drain is doing, and the operation
 //! stays within `Policy::worst_case().elapsed` with a body that never ends.
 
+#[path = "common/request.rs"]
+mod request;
+use request::*;
+
 #[path = "common/jump.rs"]
 mod jump;
 
@@ -11,7 +15,7 @@ mod closures;
 use std::cell::{Cell, RefCell};
 use std::time::Duration;
 
-use backstop::{run, DrainLimits, EventKind, Retrier, RetryRequest, Runtime};
+use backstop::{run, DrainLimits, EventKind, Retrier, Runtime};
 use backstop::{Backoff, Jitter, Policy};
 use closures::Closures;
 use futures_lite::future;
@@ -51,10 +55,10 @@ fn draining_a_discarded_body_happens_during_the_wait() {
     let done = future::block_on(run(
         &retrier,
         &clock,
-        RetryRequest::get("http://127.0.0.1:1/"),
+        get("http://127.0.0.1:1/"),
         Closures {
             kind: |_: &std::io::Error| backstop::ErrorKind::Other,
-            send: |attempt: backstop::Attempt| {
+            send: |attempt: backstop::Attempt<()>| {
                 sent_at
                     .borrow_mut()
                     .push(clock.now().saturating_duration_since(start));
@@ -120,7 +124,7 @@ fn a_response_drained_during_a_wait_the_operation_ends_at_is_a_time_out() {
     let result = future::block_on(run(
         &Retrier::new(policy),
         &LateWake::default(),
-        RetryRequest::get("http://127.0.0.1:1/"),
+        get("http://127.0.0.1:1/"),
         Closures {
             kind: |_: &std::io::Error| backstop::ErrorKind::Other,
             send: |_attempt| future::ready(Ok(response(503))),
@@ -158,10 +162,10 @@ fn a_drain_before_a_retry_at_once_stays_within_the_worst_case() {
     let done = future::block_on(run(
         &Retrier::new(policy).drain(DrainLimits::new(1 << 20, Duration::from_secs(2))),
         &clock,
-        RetryRequest::get("http://127.0.0.1:1/"),
+        get("http://127.0.0.1:1/"),
         Closures {
             kind: |_: &std::io::Error| backstop::ErrorKind::Other,
-            send: |attempt: backstop::Attempt| {
+            send: |attempt: backstop::Attempt<()>| {
                 future::ready(Ok(response(if attempt.number == 1 { 503 } else { 200 })))
             },
             // A stalled body: its drain never ends by itself.

@@ -2,11 +2,15 @@
 //! a discarded response is released before the next attempt; an early timer is never trusted
 //! (neither for an attempt's timeout nor for a wait).
 
+#[path = "common/request.rs"]
+mod request;
+use request::*;
+
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use backstop::{run, Retrier, RetryRequest, Runtime, Sleep};
+use backstop::{run, Retrier, Runtime, Sleep};
 use backstop::{Instant, StopReason};
 use futures_lite::future;
 
@@ -65,8 +69,8 @@ fn discarded_response_is_released_before_the_next_attempt() {
     let done = future::block_on(run(
         &Retrier::default(),
         &rt,
-        RetryRequest::get("http://example.invalid/"),
-        |attempt: backstop::Attempt| {
+        get("http://example.invalid/"),
+        |attempt: backstop::Attempt<()>| {
             attempts += 1;
             let first = attempt.number == 1;
             // The second attempt may only start once the first response is gone.
@@ -96,8 +100,8 @@ fn early_timers_neither_time_out_an_attempt_nor_shorten_a_wait() {
     let done = future::block_on(run(
         &Retrier::default(),
         &rt,
-        RetryRequest::get("http://example.invalid/"),
-        |attempt: backstop::Attempt| {
+        get("http://example.invalid/"),
+        |attempt: backstop::Attempt<()>| {
             log.lock().expect("log").push(clock.now());
             let status = if attempt.number == 1 { 503 } else { 200 };
             async move {

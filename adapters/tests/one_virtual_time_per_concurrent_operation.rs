@@ -2,10 +2,14 @@
 //! flight on it (the documented rule), and operations that run at the same time, each on its
 //! own `VirtualTime`, keep their own time (the documented recipe).
 
+#[path = "common/request.rs"]
+mod request;
+use request::*;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use backstop::{run, Retried, Retrier, RetryError, RetryRequest, StdRuntime, VirtualTime};
+use backstop::{run, Retried, Retrier, RetryError, StdRuntime, VirtualTime};
 use backstop::{Policy, StopReason};
 use futures_lite::future;
 
@@ -40,35 +44,25 @@ fn a_waits_while_b_is_in_flight(
     );
     let op_a = async {
         let mut answers = [response(503, Some("30")), response(200, None)].into_iter();
-        let result = run(
-            &retrier_a,
-            a,
-            RetryRequest::get("http://127.0.0.1:1/a"),
-            |_| {
-                let answer = answers.next().expect("two attempts at most");
-                async move { Ok::<_, std::io::Error>(answer) }
-            },
-        )
+        let result = run(&retrier_a, a, get("http://127.0.0.1:1/a"), |_| {
+            let answer = answers.next().expect("two attempts at most");
+            async move { Ok::<_, std::io::Error>(answer) }
+        })
         .await;
         a_done.store(true, Ordering::SeqCst);
         result.map(|done| done.outcome.attempts)
     };
-    let op_b = run(
-        &retrier_b,
-        b,
-        RetryRequest::get("http://127.0.0.1:1/b"),
-        |_| async {
-            // A ends within a few polls on virtual time; the bound only stops a broken loop
-            // from spinning forever (A's own assertion then fails).
-            for _ in 0..100_000 {
-                if a_done.load(Ordering::SeqCst) {
-                    break;
-                }
-                future::yield_now().await;
+    let op_b = run(&retrier_b, b, get("http://127.0.0.1:1/b"), |_| async {
+        // A ends within a few polls on virtual time; the bound only stops a broken loop
+        // from spinning forever (A's own assertion then fails).
+        for _ in 0..100_000 {
+            if a_done.load(Ordering::SeqCst) {
+                break;
             }
-            Ok::<_, std::io::Error>(response(200, None))
-        },
-    );
+            future::yield_now().await;
+        }
+        Ok::<_, std::io::Error>(response(200, None))
+    });
     // B first: its attempt is in flight when A starts.
     let (b_result, a_attempts) = future::block_on(future::zip(op_b, op_a));
     assert_eq!(a_attempts.expect("A succeeds"), 2);

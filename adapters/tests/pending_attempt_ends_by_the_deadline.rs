@@ -1,10 +1,14 @@
 //! Every runtime the driver ships bounds an attempt whose future never completes: the attempt
 //! times out, and the operation ends by `max_elapsed` as a time-out.
 
+#[path = "common/request.rs"]
+mod request;
+use request::*;
+
 use std::sync::mpsc;
 use std::time::Duration;
 
-use backstop::{run, Retrier, RetryError, RetryRequest, Runtime, StdRuntime, VirtualTime};
+use backstop::{run, Retrier, RetryError, Runtime, StdRuntime, VirtualTime};
 use backstop::{AttemptOutcome, ErrorKind, Policy};
 use futures_lite::future;
 
@@ -22,7 +26,7 @@ fn run_never_answering(rt: impl Runtime + Send + 'static) -> Option<RetryError<s
         let result = future::block_on(run(
             &Retrier::new(policy),
             &rt,
-            RetryRequest::get("http://example.invalid/"),
+            get("http://example.invalid/"),
             |_attempt| future::pending::<Result<http::Response<()>, std::io::Error>>(),
         ));
         let _ = tx.send(result.err());

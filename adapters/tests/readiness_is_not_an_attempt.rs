@@ -2,13 +2,17 @@
 //! the deadline (not the attempt's timeout) and ended by the abort, and neither sends nor
 //! counts anything; a client ready later gets its attempt then, with what readiness gave.
 
+#[path = "common/request.rs"]
+mod request;
+use request::aborted_by;
+
 #[path = "common/jump.rs"]
 mod jump;
 
 use std::cell::Cell;
 use std::time::Duration;
 
-use backstop::{run, Abort, Attempt, ErrorKind, Retrier, RetryRequest, Transport};
+use backstop::{run, Abort, Attempt, ErrorKind, Retrier, Transport};
 use backstop::{Policy, StopReason};
 use futures_lite::future;
 use jump::JumpClock;
@@ -28,7 +32,7 @@ struct Gated<'a, R> {
     sent: &'a Cell<u32>,
 }
 
-impl<R, F> Transport for Gated<'_, R>
+impl<R, F> Transport<()> for Gated<'_, R>
 where
     R: FnMut() -> F,
     F: core::future::Future<Output = u32>,
@@ -38,7 +42,7 @@ where
 
     fn send(
         &mut self,
-        _: Attempt,
+        _: Attempt<()>,
     ) -> impl core::future::Future<Output = Result<http::Response<u32>, std::io::Error>> {
         self.sent.set(self.sent.get() + 1);
         let token = self.token.take().expect("made ready before the attempt");
@@ -56,7 +60,7 @@ where
 
 /// Runs a POST whose readiness is `ready`; returns the result and the attempts sent.
 fn post<F: core::future::Future<Output = u32>>(
-    request: RetryRequest,
+    request: http::Request<()>,
     ready: impl FnMut() -> F,
 ) -> (Result<u32, backstop::RetryError<std::io::Error>>, u32) {
     let sent = Cell::new(0);
@@ -76,7 +80,7 @@ fn post<F: core::future::Future<Output = u32>>(
 
 #[test]
 fn a_client_never_ready_sends_nothing_and_ends_at_the_deadline() {
-    let (result, sent) = post(RetryRequest::post("http://127.0.0.1:1/"), future::pending);
+    let (result, sent) = post(request::post("http://127.0.0.1:1/"), future::pending);
     let error = result.expect_err("never ready");
     assert!(error.is_timeout(), "{error:?}");
     let outcome = error.outcome();
@@ -91,7 +95,7 @@ fn a_client_never_ready_sends_nothing_and_ends_at_the_deadline() {
 #[test]
 fn an_abort_while_not_ready_sends_nothing() {
     let abort = Abort::new();
-    let request = RetryRequest::post("http://127.0.0.1:1/").abort_on(&abort);
+    let request = aborted_by(request::post("http://127.0.0.1:1/"), &abort);
     let (result, sent) = post(request, || {
         abort.abort();
         future::pending()
@@ -103,7 +107,7 @@ fn an_abort_while_not_ready_sends_nothing() {
 
 #[test]
 fn what_readiness_gives_goes_to_the_attempt() {
-    let (result, sent) = post(RetryRequest::get("http://127.0.0.1:1/"), || {
+    let (result, sent) = post(request::get("http://127.0.0.1:1/"), || {
         // Ready on the second poll: the loop waits, then decides again.
         let mut polled = false;
         future::poll_fn(move |cx| {

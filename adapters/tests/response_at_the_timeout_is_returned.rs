@@ -2,12 +2,16 @@
 //! attempt, has reached the attempt's timeout: no decision had reported the timeout yet, so
 //! the response wins (as an abort does at the deadline).
 
+#[path = "common/request.rs"]
+mod request;
+use request::*;
+
 mod common;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use backstop::{run, Retrier, RetryRequest, Runtime};
+use backstop::{run, Retrier, Runtime};
 use backstop::{AttemptOutcome, Policy, StopReason};
 use common::{response, ManualClock};
 use futures_lite::future;
@@ -34,8 +38,8 @@ fn run_with_answer_at_timeout(
     let result = future::block_on(run(
         &Retrier::new(policy(max_attempts)),
         &rt,
-        RetryRequest::get("http://example.invalid/"),
-        |attempt: backstop::Attempt| {
+        get("http://example.invalid/"),
+        |attempt: backstop::Attempt<()>| {
             sent.fetch_add(1, Ordering::SeqCst);
             let timeout_at = rt.now().saturating_add(attempt.timeout);
             let clock = rt.clone();

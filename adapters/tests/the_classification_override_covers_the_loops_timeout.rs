@@ -2,13 +2,17 @@
 //! included: a timeout mapped to permanent stops at once; a timeout mapped to not-sent makes
 //! a POST without an `Idempotency-Key` retryable.
 
+#[path = "common/request.rs"]
+mod request;
+use request::*;
+
 #[path = "common/jump.rs"]
 mod jump;
 
 use std::cell::Cell;
 use std::time::Duration;
 
-use backstop::{run, Retrier, RetryRequest};
+use backstop::{run, Retrier};
 use backstop::{AttemptOutcome, ErrorClass, ErrorKind, Policy, StopReason};
 use futures_lite::future;
 use jump::JumpClock;
@@ -22,7 +26,7 @@ fn policy() -> Policy {
 
 /// Runs `request` against a client that never answers (every attempt runs into the loop's
 /// timer); returns the outcome and the number of attempts made.
-fn never_answering(retrier: &Retrier, request: RetryRequest) -> (backstop::Outcome, u32) {
+fn never_answering(retrier: &Retrier, request: http::Request<()>) -> (backstop::Outcome, u32) {
     let calls = Cell::new(0);
     let result = future::block_on(run(retrier, &JumpClock::default(), request, |_attempt| {
         calls.set(calls.get() + 1);
@@ -36,7 +40,7 @@ fn never_answering(retrier: &Retrier, request: RetryRequest) -> (backstop::Outco
 fn the_classification_override_covers_the_loops_timeout() {
     let retrier = Retrier::new(policy())
         .classify(|kind, _error| (kind == ErrorKind::Timeout).then_some(ErrorClass::Permanent));
-    let (outcome, calls) = never_answering(&retrier, RetryRequest::get("http://127.0.0.1:1/"));
+    let (outcome, calls) = never_answering(&retrier, get("http://127.0.0.1:1/"));
     assert_eq!((calls, outcome.attempts), (1, 1), "{outcome:?}");
     assert_eq!(outcome.reason, StopReason::PermanentError);
     let Some(AttemptOutcome::Error(e)) = outcome.last else {
@@ -52,7 +56,7 @@ fn the_classification_override_covers_the_loops_timeout() {
 fn a_loop_timeout_classified_not_sent_retries_a_keyless_post() {
     let retrier = Retrier::new(policy())
         .classify(|kind, _error| (kind == ErrorKind::Timeout).then_some(ErrorClass::NotSent));
-    let (outcome, calls) = never_answering(&retrier, RetryRequest::post("http://127.0.0.1:1/"));
+    let (outcome, calls) = never_answering(&retrier, post("http://127.0.0.1:1/"));
     assert_eq!((calls, outcome.attempts), (4, 4), "{outcome:?}");
     assert_eq!(outcome.reason, StopReason::Attempts);
 }
@@ -69,7 +73,7 @@ fn the_override_is_shown_the_loops_timeout_as_an_attempt_timed_out() {
             .push((kind, timed_out.map(|t| (t.attempt(), t.timeout()))));
         None
     });
-    let (outcome, _) = never_answering(&retrier, RetryRequest::get("http://127.0.0.1:1/"));
+    let (outcome, _) = never_answering(&retrier, get("http://127.0.0.1:1/"));
     let seen = seen.lock().expect("lock").clone();
     assert_eq!(seen.len(), 4, "{seen:?}");
     assert_eq!(

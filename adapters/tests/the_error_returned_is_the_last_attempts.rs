@@ -1,6 +1,10 @@
 //! The error an operation returns is its last attempt's, the one `Outcome::last` describes:
 //! a reset followed by a loop timeout is a time-out, not the reset.
 
+#[path = "common/request.rs"]
+mod request;
+use request::*;
+
 #[path = "common/jump.rs"]
 mod jump;
 
@@ -10,7 +14,7 @@ mod closures;
 use std::cell::Cell;
 use std::time::Duration;
 
-use backstop::{run, Retrier, RetryError, RetryRequest};
+use backstop::{run, Retrier, RetryError};
 use backstop::{AttemptOutcome, ErrorKind, Policy, StopReason};
 use closures::Closures;
 use futures_lite::future;
@@ -28,7 +32,7 @@ fn two_attempts(first: Option<ErrorKind>, second: Option<ErrorKind>) -> RetryErr
     let result = future::block_on(run(
         &Retrier::new(policy),
         &JumpClock::default(),
-        RetryRequest::get("http://127.0.0.1:1/"),
+        get("http://127.0.0.1:1/"),
         Closures {
             // The test's error text is the kind's name: classify by it.
             kind: |e: &std::io::Error| match e.to_string().as_str() {

@@ -1,9 +1,13 @@
 //! The tokio adapter reads `tokio::time::Instant`: with the clock paused, a 30 s
 //! `Retry-After` passes in no real time, and the decisions see the full 30 s.
 
+#[path = "common/request.rs"]
+mod request;
+use request::*;
+
 use std::time::Duration;
 
-use backstop::tokio::{run, Retrier, RetryRequest};
+use backstop::tokio::{run, Retrier};
 use backstop::StopReason;
 
 #[test]
@@ -23,7 +27,7 @@ fn paused_tokio_clock_drives_the_waits() {
         .block_on(run(
             &Retrier::new(policy),
             &backstop::tokio::TokioRuntime::new(),
-            RetryRequest::get("http://example.invalid/"),
+            get("http://example.invalid/"),
             |_attempt| {
                 let status = statuses.next().unwrap_or(500);
                 async move {

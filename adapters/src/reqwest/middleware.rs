@@ -9,10 +9,12 @@ use core::fmt;
 use core::future::Future;
 use core::pin::Pin;
 
+use crate::request::Plan;
+use crate::run::run_planned;
 use crate::tokio::TokioRuntime;
 use crate::{
-    drain_body, ensure_idempotency_key, run, Attempt, DrainLimits, ErrorKind, Retried, Retrier,
-    RetryRequest, Runtime, Transport,
+    drain_body, ensure_idempotency_key, Attempt, DrainLimits, ErrorKind, Retried, Retrier, Runtime,
+    Transport,
 };
 use http::Extensions;
 use reqwest::{Body, Request, Response};
@@ -119,12 +121,10 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
             let needs_uri =
                 self.retrier.reports_events() || self.retrier.classify_response.is_some();
             let mut plan = plan(&sends, needs_uri);
-            if !replayable {
-                plan = plan.body_not_replayable();
-            }
+            plan.body_not_replayable = !replayable;
             // Lent to the loop, not moved into it: moved, it would take its room twice in this
             // future (once here, once in the loop's).
-            let result = run(&self.retrier, &self.runtime, plan, &mut sends).await;
+            let result = run_planned(&self.retrier, &self.runtime, plan, &mut sends).await;
             finish(result, sends.extensions)
         })
     }
@@ -132,14 +132,19 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
 
 /// The facts the loop needs about `request`: method, URL (for events, redacted there, and
 /// for the response hook; only when `needs_uri`: converting it costs more than the rest of
-/// the plan), its
-/// `Idempotency-Key`, and an [`Abort`] and an [`OperationName`] from the extensions. The body
-/// stays in the request.
-fn plan(sends: &Sends<'_>, needs_uri: bool) -> RetryRequest {
+/// the plan), its `Idempotency-Key`, and an [`Abort`](crate::Abort), an
+/// [`OperationName`](crate::OperationName) and a [`Policy`](crate::Policy) from the
+/// middleware chain's extensions. The body stays in the request.
+fn plan(sends: &Sends<'_>, needs_uri: bool) -> Plan {
     let extensions = &*sends.extensions;
     // Cannot fail: no attempt has been sent yet.
     let Some(request) = sends.request.as_ref() else {
-        return RetryRequest::new(http::Method::GET, http::Uri::default());
+        return Plan::from_head(
+            http::Method::GET,
+            http::Uri::default(),
+            &http::HeaderMap::new(),
+            extensions,
+        );
     };
     // A URL reqwest accepts but `http` does not only names the operation in events.
     let uri = if needs_uri {
@@ -151,7 +156,7 @@ fn plan(sends: &Sends<'_>, needs_uri: bool) -> RetryRequest {
     } else {
         http::Uri::default()
     };
-    RetryRequest::from_head(request.method().clone(), uri, request.headers(), extensions)
+    Plan::from_head(request.method().clone(), uri, request.headers(), extensions)
 }
 
 /// reqwest's error names the request's URL, userinfo and query included, in its text and its
@@ -266,16 +271,14 @@ impl Sends<'_> {
     }
 }
 
-impl Transport for &mut Sends<'_> {
+// Each attempt sends the caller's reqwest request (or its copy): the loop's is empty.
+impl Transport<()> for &mut Sends<'_> {
     type Body = Exchange;
     type Error = reqwest_middleware::Error;
 
-    // Each attempt sends the caller's reqwest request (or its copy), not the loop's.
-    const READS_REQUEST: bool = false;
-
     fn send(
         &mut self,
-        _: Attempt,
+        _: Attempt<()>,
     ) -> impl Future<Output = Result<http::Response<Exchange>, reqwest_middleware::Error>> {
         let request = self.next_request();
         let mut own = self.extensions.clone();

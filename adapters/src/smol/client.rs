@@ -16,8 +16,8 @@ use hyper::body::Incoming;
 use smol_hyper::rt::FuturesIo;
 
 use crate::{
-    drain_body, run, Attempt, DrainLimits, ErrorKind, Retried, Retrier, RetryError, RetryRequest,
-    Runtime, Transport,
+    drain_body, run, Attempt, DrainLimits, ErrorKind, Retried, Retrier, RetryError, Runtime,
+    Transport,
 };
 use hyper::client::conn::http1::SendRequest;
 
@@ -107,7 +107,7 @@ impl<RT: Runtime> Client<RT> {
     ///
     /// A discarded response's body is read to its end within the retrier's drain limits
     /// (`Retrier::drain`), and the next attempt is sent on the same connection.
-    pub async fn run(&self, request: RetryRequest) -> Result {
+    pub async fn run(&self, request: http::Request<Bytes>) -> Result {
         let exchanges = Exchanges {
             client: self,
             kept: Kept::default(),
@@ -157,13 +157,13 @@ struct Exchanges<'c, RT> {
     kept: Kept,
 }
 
-impl<RT: Runtime> Transport for Exchanges<'_, RT> {
+impl<RT: Runtime> Transport<Bytes> for Exchanges<'_, RT> {
     type Body = Incoming;
     type Error = HttpError;
 
     async fn send(
         &mut self,
-        attempt: Attempt,
+        attempt: Attempt<Bytes>,
     ) -> core::result::Result<http::Response<Incoming>, HttpError> {
         self.client.send(attempt.request, &self.kept).await
     }

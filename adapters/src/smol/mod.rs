@@ -23,7 +23,7 @@
 //! cancels the request in flight (hyper closes its connection). After an abort nothing is sent.
 //!
 //! ```
-//! use backstop::smol::{Client, Retrier, RetryRequest};
+//! use backstop::smol::{Client, Retrier};
 //! use http_body_util::BodyExt;
 //! # use std::io::{Read, Write};
 //! # let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
@@ -42,7 +42,7 @@
 //!
 //! smol::block_on(async {
 //!     let client = Client::new(Retrier::new(backstop::Policy::default()));
-//!     let done = client.run(RetryRequest::get(url)).await?;
+//!     let done = client.run(http::Request::get(url).body(bytes::Bytes::new())?).await?;
 //!     assert_eq!((done.response.status().as_u16(), done.outcome.attempts), (200, 2));
 //!     let body = done.response.into_body().collect().await?.to_bytes();
 //!     assert_eq!(&body[..], b"ok");
@@ -79,7 +79,7 @@
 //! #     tls.conn.send_close_notify();
 //! #     let _ = std::io::Write::flush(&mut tls);
 //! # });
-//! use backstop::smol::{Client, Retrier, RetryRequest};
+//! use backstop::smol::{Client, Retrier};
 //! use rustls::pki_types::{pem::PemObject, CertificateDer};
 //!
 //! // rustls' own API: the private CA's PEM (here `ca_pem`; `CertificateDer::pem_file_iter(path)?`
@@ -95,7 +95,7 @@
 //! // `RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() }`.
 //!
 //! let client = Client::with_tls(Retrier::default(), tls);
-//! let done = smol::block_on(client.run(RetryRequest::get(url)))?;
+//! let done = smol::block_on(client.run(http::Request::get(url).body(bytes::Bytes::new())?))?;
 //! assert_eq!(done.response.status(), 200);
 //! # }
 //! # Ok::<(), Box<dyn std::error::Error>>(())

@@ -11,10 +11,11 @@ use core::future::{poll_fn, Future};
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
-use crate::tokio::TokioRuntime;
+use crate::request::Plan;
+use crate::run::run_planned;
 use crate::{
-    drain_body, ensure_idempotency_key, run, Attempt, DrainLimits, Retrier, RetryError,
-    RetryRequest, Runtime, Transport,
+    drain_body, ensure_idempotency_key, Attempt, DrainLimits, Retrier, RetryError, Runtime,
+    Transport,
 };
 use tower_layer::Layer;
 use tower_service::Service;
@@ -22,34 +23,24 @@ use tower_service::Service;
 use crate::tower::error::{error_kind, ServiceError};
 
 /// Wraps a service in [`Retry`]: every request it calls is retried under the [`Retrier`]'s
-/// policy.
+/// policy, on the runtime's clock and timers.
 #[derive(Clone, Debug)]
-pub struct RetryLayer<RT = TokioRuntime> {
+pub struct RetryLayer<RT> {
     retrier: Retrier,
     runtime: RT,
     generate_keys: bool,
 }
 
-impl RetryLayer {
-    /// Retries under `retrier`, on tokio's clock (paused time counts).
+impl<RT: Runtime> RetryLayer<RT> {
+    /// Retries under `retrier`, on `runtime`: `backstop::tokio::TokioRuntime` (tokio's clock:
+    /// paused time counts), `backstop::smol::SmolRuntime`, or `VirtualTime` over either in
+    /// tests.
     #[must_use]
-    pub fn new(retrier: Retrier) -> Self {
+    pub fn new(retrier: Retrier, runtime: RT) -> Self {
         RetryLayer {
             retrier,
-            runtime: TokioRuntime::new(),
-            generate_keys: false,
-        }
-    }
-}
-
-impl<RT> RetryLayer<RT> {
-    /// The same layer on another clock and sleep (for example `VirtualTime`).
-    #[must_use]
-    pub fn with_runtime<R2: Runtime>(self, runtime: R2) -> RetryLayer<R2> {
-        RetryLayer {
-            retrier: self.retrier,
             runtime,
-            generate_keys: self.generate_keys,
+            generate_keys: false,
         }
     }
 
@@ -78,7 +69,7 @@ impl<S, RT: Clone> Layer<S> for RetryLayer<RT> {
 
 /// A service that retries the inner service `S` (made by [`RetryLayer`]).
 #[derive(Clone, Debug)]
-pub struct Retry<S, RT = TokioRuntime> {
+pub struct Retry<S, RT> {
     inner: S,
     retrier: Retrier,
     runtime: RT,
@@ -116,7 +107,7 @@ where
         let retrier = self.retrier.clone();
         let runtime = self.runtime.clone();
         Box::pin(async move {
-            let plan = plan(&request);
+            let plan = Plan::of(&request);
             // The request (and a `ReplayBody`'s factory) is cloned only when an attempt is
             // sent. A discarded response's body is read to its end when small and quick, so
             // the inner client can send the next attempt on the same connection.
@@ -126,7 +117,7 @@ where
                 ready: None,
                 request,
             };
-            let done = run(&retrier, &runtime, plan, &mut calls).await?;
+            let done = run_planned(&retrier, &runtime, plan, &mut calls).await?;
             let mut response = done.response;
             response.extensions_mut().insert(done.outcome);
             Ok(response)
@@ -143,7 +134,7 @@ struct Calls<S, B> {
     request: http::Request<B>,
 }
 
-impl<S, B, R> Transport for &mut Calls<S, B>
+impl<S, B, R> Transport<()> for &mut Calls<S, B>
 where
     S: Service<http::Request<B>, Response = http::Response<R>> + Clone,
     S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -157,7 +148,7 @@ where
     /// (and a `ReplayBody`'s factory) is cloned only when an attempt is sent.
     fn send(
         &mut self,
-        _: Attempt,
+        _: Attempt<()>,
     ) -> impl Future<Output = Result<http::Response<R>, ServiceError>> {
         // The loop readies the transport before every send, so `ready` is always filled here.
         let service = self.ready.take().unwrap_or_else(|| Ok(self.inner.clone()));
@@ -184,16 +175,4 @@ where
             .map_err(ServiceError::new);
         self.ready = Some(readied);
     }
-}
-
-/// The facts the loop needs about `request`: method, URI (for events, redacted there), its
-/// `Idempotency-Key`, and an [`Abort`] and an [`OperationName`] from its extensions. The body
-/// stays in the request.
-fn plan<B>(request: &http::Request<B>) -> RetryRequest {
-    RetryRequest::from_head(
-        request.method().clone(),
-        request.uri().clone(),
-        request.headers(),
-        request.extensions(),
-    )
 }

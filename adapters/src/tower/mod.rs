@@ -1,10 +1,14 @@
 //! # backstop::tower
 //!
 //! backstop's retries as a tower [`Layer`](tower_layer::Layer) for any HTTP service:
-//! [`RetryLayer::new(retrier)`](RetryLayer::new) in front of a hyper-util client, a tonic
-//! channel's HTTP stack, or a stack of tower-http layers.
+//! [`RetryLayer::new(retrier, runtime)`](RetryLayer::new) in front of a hyper-util client, a
+//! tonic channel's HTTP stack, a stack of tower-http layers, or on smol
+//! `backstop::smol::HttpService`. The runtime is the clock and timers the layer waits on:
+//! `backstop::tokio::TokioRuntime` or `backstop::smol::SmolRuntime` (features `tokio`,
+//! `smol`).
 //!
 //! ```
+//! use backstop::tokio::TokioRuntime;
 //! use backstop::tower::{Retrier, RetryLayer};
 //! use bytes::Bytes;
 //! use http_body_util::{BodyExt, Full};
@@ -29,7 +33,7 @@
 //!     let http = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
 //!         .build_http::<Full<Bytes>>();
 //!     let client = ServiceBuilder::new()
-//!         .layer(RetryLayer::new(Retrier::default()))
+//!         .layer(RetryLayer::new(Retrier::default(), TokioRuntime::new()))
 //!         .service(http);
 //!
 //!     let request = http::Request::get(&url).body(Full::new(Bytes::new()))?;
@@ -58,8 +62,8 @@
 //! - The last response is always returned, with the operation's [`Outcome`] in its
 //!   extensions; an operation without a response is a [`RetryError`] whose source is the
 //!   last attempt's error ([`ServiceError`]).
-//! - Each attempt races the machine's attempt timeout (bounded by the deadline) on tokio's
-//!   clock by default ([`TokioRuntime`]; `with_runtime` for virtual time).
+//! - Each attempt races the machine's attempt timeout (bounded by the deadline) on the
+//!   layer's runtime (`VirtualTime` over it in tests).
 //! - **A connect that never completes** is `ConnectTimeout` (never sent: retried for any
 //!   method) only when the inner client reports it: give hyper-util's `HttpConnector` a
 //!   connect timeout shorter than the policy's attempt timeout
@@ -106,6 +110,7 @@
 //! #     tls.conn.send_close_notify();
 //! #     let _ = std::io::Write::flush(&mut tls);
 //! # });
+//! use backstop::tokio::TokioRuntime;
 //! use backstop::tower::{Retrier, RetryLayer};
 //! use bytes::Bytes;
 //! use http_body_util::Full;
@@ -134,7 +139,7 @@
 //!     let http = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
 //!         .build::<_, Full<Bytes>>(https);
 //!     let client = ServiceBuilder::new()
-//!         .layer(RetryLayer::new(Retrier::default()))
+//!         .layer(RetryLayer::new(Retrier::default(), TokioRuntime::new()))
 //!         .service(http);
 //!     let response = client.oneshot(http::Request::get(&url).body(Full::new(Bytes::new()))?).await?;
 //!     assert_eq!(response.status(), 200);
@@ -144,13 +149,12 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-mod body;
 mod error;
 mod layer;
 
-pub use crate::tokio::TokioRuntime;
-pub use crate::{http, Abort, Metrics, OperationName, Retrier, RetryError, RetryEvent};
-pub use body::ReplayBody;
+pub use crate::{
+    http, Abort, Metrics, OperationName, Policy, ReplayBody, Retrier, RetryError, RetryEvent,
+};
 pub use error::{error_kind, ServiceError};
 pub use layer::{Retry, RetryFuture, RetryLayer};
 

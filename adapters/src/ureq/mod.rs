@@ -19,7 +19,11 @@
 //!   connection shutdown handles); other operations on the same [`Client`] carry on. A TCP
 //!   connect in progress is not interruptible (ureq's limit): it is bounded by the attempt
 //!   timeout.
-//! - **Bodies**: the request body is replayed per attempt. Before the next attempt, a
+//! - **Requests**: [`Client::run`] takes an `http::Request<B>` (ureq 3's own request type) whose
+//!   body ureq can send and that clones: `()`, `&str`, `String`, `&[u8]`, `Vec<u8>`. An
+//!   [`Abort`], an [`OperationName`] and a [`Policy`](crate::Policy) for this request alone go
+//!   in its extensions.
+//! - **Bodies**: the request body is replayed per attempt (cloned). Before the next attempt, a
 //!   discarded response's body is read to its end when it is small and quick (the retrier's
 //!   `DrainLimits`: 64 KiB within 250 ms by default), so that ureq's pool hands its connection
 //!   to the next attempt (no new TCP or TLS handshake); a longer or slower one is dropped,
@@ -35,7 +39,7 @@
 //!   every request), so the retry policy sees 429 and 503.
 //!
 //! ```
-//! use backstop::ureq::{Client, Retrier, RetryRequest};
+//! use backstop::ureq::{Client, Retrier};
 //! # use std::io::{Read, Write};
 //! # let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
 //! # let url = format!("http://{}/hello", listener.local_addr()?);
@@ -52,7 +56,7 @@
 //! # });
 //!
 //! let client = Client::new(Retrier::new(backstop::Policy::default()));
-//! let mut done = client.run(RetryRequest::get(url))?;
+//! let mut done = client.run(http::Request::get(url).body(())?)?;
 //! assert_eq!(done.response.status(), 200);
 //! assert_eq!(done.outcome.attempts, 2);
 //! assert_eq!(done.response.body_mut().read_to_string()?, "ok");
@@ -87,7 +91,7 @@
 //! #     tls.conn.send_close_notify();
 //! #     let _ = std::io::Write::flush(&mut tls);
 //! # });
-//! use backstop::ureq::{Client, Retrier, RetryRequest};
+//! use backstop::ureq::{Client, Retrier};
 //! use ureq::tls::{Certificate, RootCerts, TlsConfig};
 //!
 //! // ureq's own API: the private CA's PEM (here `ca_pem`, e.g. `std::fs::read("ca.pem")?`) as
@@ -99,7 +103,7 @@
 //!     .build();
 //!
 //! let client = Client::with_tls(Retrier::default(), tls);
-//! let done = client.run(RetryRequest::get(url))?;
+//! let done = client.run(http::Request::get(url).body(())?)?;
 //! assert_eq!(done.response.status(), 200);
 //! # }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -111,7 +115,7 @@ mod drain;
 mod resolve;
 
 pub use crate::{
-    http, Abort, Metrics, Retried, Retrier, RetryError, RetryEvent, RetryRequest, Runtime,
+    http, Abort, Metrics, OperationName, Retried, Retrier, RetryError, RetryEvent, Runtime,
     StatusError, StdRuntime, VirtualTime,
 };
 pub use classify::{error_kind, HttpError};
@@ -121,7 +125,7 @@ use std::net::IpAddr;
 
 use crate::{run, Attempt, DrainLimits, ErrorKind, Transport};
 use ureq::config::ConfigBuilder;
-use ureq::http::{Method, Request, Response};
+use ureq::http::{Request, Response};
 use ureq::typestate::AgentScope;
 use ureq::{Agent, AsSendBody, Body};
 
@@ -222,44 +226,22 @@ impl<RT: Runtime> Client<RT> {
         &self.runtime
     }
 
-    /// Runs one operation on this thread until the policy is satisfied or it is aborted.
+    /// Runs one operation on this thread until the policy is satisfied or it is aborted: each
+    /// attempt sends a copy of `request` (its body cloned). An [`Abort`] in its extensions
+    /// interrupts the operation, waits and request in flight alike.
     ///
     /// # Errors
     ///
     /// [`RetryError`] when the operation ends without a response: aborted, timed out, or the
     /// last attempt's ureq error. A final error status (the last 503, a 404) is `Ok`: look at
     /// the response's status and [`Retried::outcome`].
-    pub fn run(&self, request: RetryRequest) -> Result {
-        let abort = request.abort_handle().cloned();
-        let abort = abort.as_ref();
+    pub fn run<B: AsSendBody + Clone>(&self, request: Request<B>) -> Result {
+        let abort = request.extensions().get::<Abort>().cloned();
         let exchanges = Exchanges {
             client: self,
-            abort,
+            abort: abort.as_ref(),
         };
         futures_lite::future::block_on(run(&self.retrier, &self.runtime, request, exchanges))
-    }
-
-    /// One attempt: the request as ureq takes it, with no body (and no `Content-Length: 0`)
-    /// for a bodiless GET, HEAD, DELETE, OPTIONS or TRACE.
-    fn send(
-        &self,
-        attempt: Attempt,
-        abort: Option<&Abort>,
-    ) -> core::result::Result<Response<Body>, ureq::Error> {
-        let (parts, body) = attempt.request.into_parts();
-        let bodiless = matches!(
-            parts.method,
-            Method::GET | Method::HEAD | Method::DELETE | Method::OPTIONS | Method::TRACE
-        );
-        if body.is_empty() && bodiless {
-            self.exchange(Request::from_parts(parts, ()), attempt.timeout, abort)
-        } else {
-            self.exchange(
-                Request::from_parts(parts, &body[..]),
-                attempt.timeout,
-                abort,
-            )
-        }
     }
 
     /// One blocking exchange up to the response head, within `timeout` per phase (ureq's own
@@ -295,14 +277,17 @@ struct Exchanges<'c, RT> {
     abort: Option<&'c Abort>,
 }
 
-impl<RT: Runtime> Transport for Exchanges<'_, RT> {
+impl<RT: Runtime, B: AsSendBody> Transport<B> for Exchanges<'_, RT> {
     type Body = Body;
     type Error = HttpError;
 
     /// Blocking: the attempt completes within the loop's first poll of it.
-    async fn send(&mut self, attempt: Attempt) -> core::result::Result<Response<Body>, HttpError> {
+    async fn send(
+        &mut self,
+        attempt: Attempt<B>,
+    ) -> core::result::Result<Response<Body>, HttpError> {
         self.client
-            .send(attempt, self.abort)
+            .exchange(attempt.request, attempt.timeout, self.abort)
             .map_err(HttpError::from)
     }
 

@@ -12,9 +12,9 @@ pub struct Closures<S, K, D> {
     pub drain: D,
 }
 
-impl<S, K, D, Sent, Drained, B, E> Transport for Closures<S, K, D>
+impl<S, K, D, Sent, Drained, Q, B, E> Transport<Q> for Closures<S, K, D>
 where
-    S: FnMut(Attempt) -> Sent,
+    S: FnMut(Attempt<Q>) -> Sent,
     Sent: Future<Output = Result<http::Response<B>, E>>,
     K: Fn(&E) -> ErrorKind,
     D: FnMut(B, DrainLimits) -> Drained,
@@ -24,7 +24,7 @@ where
     type Body = B;
     type Error = E;
 
-    fn send(&mut self, attempt: Attempt) -> impl Future<Output = Result<http::Response<B>, E>> {
+    fn send(&mut self, attempt: Attempt<Q>) -> impl Future<Output = Result<http::Response<B>, E>> {
         (self.send)(attempt)
     }
 

@@ -1,8 +1,7 @@
 //! A request body made afresh for each attempt, for a body that cannot be cloned.
 //!
-//! Rule: a request is repeated only as it was first sent. The layer replays a body by
-//! cloning it; a stream cannot be cloned, but a factory can make the same stream again, as
-//! `RetryRequest::body_factory` does on the other adapters.
+//! Rule: a request is repeated only as it was first sent. Every front door replays a body by
+//! cloning it; a stream cannot be cloned, but a factory can make the same stream again.
 
 use core::fmt;
 use core::pin::Pin;
@@ -13,15 +12,15 @@ use http_body::{Body, Frame, SizeHint};
 
 type Factory<B> = Arc<dyn Fn() -> B + Send + Sync>;
 
-/// A body that cloning makes afresh: its `Clone` calls the factory, so [`RetryLayer`] sends a
-/// new, identical body on every attempt of a request whose body type cannot be cloned (a
-/// boxed stream, a file read anew). The factory is called once by [`new`](Self::new) and once
-/// per attempt; it must make the same bytes each time.
+/// A body that cloning makes afresh: its `Clone` calls the factory, so [`run`](crate::run)
+/// and the tower layer send a new, identical body on every attempt of a request whose body
+/// type cannot be cloned (a boxed stream, a file read anew). The factory is called once by
+/// [`new`](Self::new) and once per attempt; it must make the same bytes each time.
 ///
 /// ```
 /// use bytes::Bytes;
 /// use http_body_util::{BodyExt, Full};
-/// use backstop::tower::ReplayBody;
+/// use backstop::ReplayBody;
 ///
 /// // A boxed body is not `Clone`; behind the factory it is.
 /// let body = ReplayBody::new(|| Full::new(Bytes::from_static(b"{\"sku\":42}")).boxed());
@@ -30,8 +29,6 @@ type Factory<B> = Arc<dyn Fn() -> B + Send + Sync>;
 /// assert_eq!(&again.collect().await.unwrap().to_bytes()[..], b"{\"sku\":42}");
 /// # });
 /// ```
-///
-/// [`RetryLayer`]: crate::tower::RetryLayer
 pub struct ReplayBody<B> {
     make: Factory<B>,
     body: B,
