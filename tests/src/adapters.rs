@@ -1,33 +1,33 @@
-//! One scenario, five adapters: the helper every scenario file uses.
+//! One scenario, four front doors: the helper every scenario file uses.
 //!
-//! ureq, smol and tokio take the scenario's [`RetryRequest`] as it is (`Client::run`). The
-//! reqwest middleware and the tower layer take their own stack's request: the scenario's is
-//! turned into one ([`RetryRequest::to_http`]: method, URL, headers, the `Idempotency-Key`, the
-//! body) with its [`Abort`](backstop::Abort) in the extensions, where a user of those
-//! stacks puts it, and sent through a new client of that stack.
+//! Each adapter sends the scenario's [`TestRequest`] as its users would (see
+//! [`crate::request`]): ureq's `Client::run` and the tower layer (over hyper-util on tokio, and
+//! over `backstop::smol::HttpService` on smol) take an `http::Request` with the abort, name and
+//! policy in its extensions; the reqwest middleware takes a reqwest request with them in the
+//! middleware's extensions. Every client is new for the run.
 
 use core::time::Duration;
 
+use backstop::smol::SmolRuntime;
 use backstop::tokio::TokioRuntime;
 use backstop::{ErrorKind, Outcome};
-use backstop::{Retried, Retrier, RetryError, RetryRequest, Runtime, StdRuntime, VirtualTime};
-use http_body_util::{BodyExt, Full};
+use backstop::{Retrier, RetryError, Runtime, StdRuntime, VirtualTime};
 
+use crate::https::Trust;
 use crate::middleware;
+use crate::request::TestRequest;
 
-/// An adapter under test.
+/// A front door under test.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Adapter {
     /// `backstop::ureq` (blocking).
     Ureq,
-    /// `backstop::smol`.
-    Smol,
-    /// `backstop::tokio`.
-    Tokio,
+    /// `backstop::tower`'s layer over `backstop::smol::HttpService`, on smol.
+    TowerSmol,
+    /// `backstop::tower`'s layer over hyper-util's client, on tokio.
+    TowerTokio,
     /// `backstop::reqwest`: a reqwest client with `RetryMiddleware` (reqwest-middleware).
     Reqwest,
-    /// `backstop::tower`: a hyper-util client behind `RetryLayer`.
-    Tower,
 }
 
 /// Which clock a run uses.
@@ -118,88 +118,31 @@ impl Run {
 }
 
 impl Adapter {
-    /// All five adapters.
-    pub const ALL: [Adapter; 5] = [
+    /// All four front doors.
+    pub const ALL: [Adapter; 4] = [
         Adapter::Ureq,
-        Adapter::Smol,
-        Adapter::Tokio,
+        Adapter::TowerSmol,
+        Adapter::TowerTokio,
         Adapter::Reqwest,
-        Adapter::Tower,
     ];
 
-    /// The adapters with a client of their own that takes a [`RetryRequest`] (`Client::run`),
-    /// for the scenarios about `RetryRequest` itself (its validation, its body factory). The
-    /// reqwest and tower stacks build and check requests with their own builders.
-    pub const CLIENTS: [Adapter; 3] = [Adapter::Ureq, Adapter::Smol, Adapter::Tokio];
-
-    /// Whether the adapter calls a [`RetryRequest::body_factory`] once per attempt. The reqwest
-    /// and tower stacks send a body of their own, made once and cloned for each attempt.
+    /// Whether the adapter calls a [`TestRequest::body_factory`] once per attempt: the tower
+    /// layer does (a `ReplayBody`); ureq and reqwest clone the bytes the factory made once.
     #[must_use]
     pub fn calls_the_body_factory_per_attempt(self) -> bool {
-        Adapter::CLIENTS.contains(&self)
+        matches!(self, Adapter::TowerSmol | Adapter::TowerTokio)
     }
 
-    /// Runs one operation through the adapter's ready-made client on this thread.
+    /// Runs one operation through a new client of the adapter, on this thread.
     ///
     /// # Panics
     ///
     /// If a tokio runtime cannot be built (a broken test machine).
     #[must_use]
-    pub fn run(self, retrier: &Retrier, request: RetryRequest, clock: Clock) -> Run {
+    pub fn run(self, retrier: &Retrier, request: TestRequest, clock: Clock) -> Run {
         let started = std::time::Instant::now();
-        let (result, skipped) = match self {
-            Adapter::Ureq => {
-                let client = backstop::ureq::Client::new(retrier.clone());
-                match clock {
-                    Clock::Real => (ureq_run(&client, request), Duration::ZERO),
-                    Clock::Virtual => {
-                        let client = client.with_runtime(VirtualTime::new(StdRuntime::new()));
-                        let r = ureq_run(&client, request);
-                        (r, client.runtime().skipped())
-                    }
-                }
-            }
-            Adapter::Smol => smol::block_on(async {
-                let client = backstop::smol::Client::new(retrier.clone());
-                match clock {
-                    Clock::Real => (
-                        hyper_answer(client.run(request).await).await,
-                        Duration::ZERO,
-                    ),
-                    Clock::Virtual => {
-                        let client = client
-                            .with_runtime(VirtualTime::new(backstop::smol::SmolRuntime::new()));
-                        let r = hyper_answer(client.run(request).await).await;
-                        (r, client.runtime().skipped())
-                    }
-                }
-            }),
-            Adapter::Tokio => tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("a tokio runtime")
-                .block_on(async {
-                    let client = backstop::tokio::Client::new(retrier.clone());
-                    match clock {
-                        Clock::Real => (
-                            hyper_answer(client.run(request).await).await,
-                            Duration::ZERO,
-                        ),
-                        Clock::Virtual => {
-                            let client = client.with_runtime(VirtualTime::new(
-                                backstop::tokio::TokioRuntime::new(),
-                            ));
-                            let r = hyper_answer(client.run(request).await).await;
-                            (r, client.runtime().skipped())
-                        }
-                    }
-                }),
-            Adapter::Reqwest | Adapter::Tower => {
-                let ((result, _text), skipped) =
-                    stack_run(self, retrier, request, clock, &middleware::default_tls());
-                (result, skipped)
-            }
-        };
+        let ((result, _text), skipped) =
+            send(self, retrier, &request, clock, &middleware::default_tls());
         Run {
             adapter: self,
             result,
@@ -209,11 +152,90 @@ impl Adapter {
     }
 }
 
-fn ureq_run<RT: Runtime>(
-    client: &backstop::ureq::Client<RT>,
-    request: RetryRequest,
-) -> Result<Answer, Failure> {
-    ureq_answer(client.run(request))
+/// What one operation gave: the answer or failure, the client error's text if there is one.
+pub type Sent = (Result<Answer, Failure>, Option<String>);
+
+/// One operation through a new client of `adapter` trusting `tls`, on `clock`. What it gave,
+/// and the virtual time skipped.
+pub(crate) fn send(
+    adapter: Adapter,
+    retrier: &Retrier,
+    request: &TestRequest,
+    clock: Clock,
+    tls: &Trust,
+) -> (Sent, Duration) {
+    match adapter {
+        Adapter::Ureq => {
+            let virtual_time = VirtualTime::new(StdRuntime::new());
+            let sent = match clock {
+                Clock::Real => ureq_send(retrier, StdRuntime::new(), request, tls),
+                Clock::Virtual => ureq_send(retrier, virtual_time.clone(), request, tls),
+            };
+            (sent, virtual_time.skipped())
+        }
+        Adapter::TowerSmol => smol::block_on(async {
+            let virtual_time = VirtualTime::new(SmolRuntime::new());
+            let sent = match clock {
+                Clock::Real => {
+                    let client = middleware::smol_client(retrier, &SmolRuntime::new(), tls);
+                    middleware::tower_send(client, request).await
+                }
+                Clock::Virtual => {
+                    let client = middleware::smol_client(retrier, &virtual_time, tls);
+                    middleware::tower_send(client, request).await
+                }
+            };
+            (sent, virtual_time.skipped())
+        }),
+        Adapter::TowerTokio | Adapter::Reqwest => {
+            let virtual_time = VirtualTime::new(TokioRuntime::new());
+            let sent = middleware::block_on(async {
+                match (adapter, clock) {
+                    (Adapter::Reqwest, Clock::Real) => {
+                        let client = middleware::reqwest_client(retrier, &TokioRuntime::new(), tls);
+                        middleware::reqwest_send(&client, request).await
+                    }
+                    (Adapter::Reqwest, Clock::Virtual) => {
+                        let client = middleware::reqwest_client(retrier, &virtual_time, tls);
+                        middleware::reqwest_send(&client, request).await
+                    }
+                    (_, Clock::Real) => {
+                        let client = middleware::tower_client(retrier, &TokioRuntime::new(), tls);
+                        middleware::tower_send(client, request).await
+                    }
+                    (_, Clock::Virtual) => {
+                        let client = middleware::tower_client(retrier, &virtual_time, tls);
+                        middleware::tower_send(client, request).await
+                    }
+                }
+            });
+            (sent, virtual_time.skipped())
+        }
+    }
+}
+
+/// One operation through a new `backstop::ureq::Client` trusting `tls`, on `runtime`. A
+/// bodiless request goes with no body at all (`()`), as a ureq user sends a GET.
+fn ureq_send<RT: Runtime>(retrier: &Retrier, runtime: RT, request: &TestRequest, tls: &Trust) -> Sent {
+    let client = backstop::ureq::Client::with_tls(retrier.clone(), tls.ureq()).with_runtime(runtime);
+    let http = request.to_http();
+    let result = if http.body().is_empty() && request.factory().is_none() {
+        client.run(http.map(|_| ()))
+    } else {
+        client.run(http.map(|body| body.to_vec()))
+    };
+    let text = failed_text(&result);
+    (ureq_answer(result), text)
+}
+
+/// The `Display` of the client's error, when the operation failed with one.
+pub(crate) fn failed_text<T, E: std::fmt::Display>(
+    result: &Result<T, RetryError<E>>,
+) -> Option<String> {
+    match result {
+        Err(RetryError::Failed { error, .. }) => Some(error.to_string()),
+        _ => None,
+    }
 }
 
 pub(crate) fn ureq_answer(result: backstop::ureq::Result) -> Result<Answer, Failure> {
@@ -228,100 +250,6 @@ pub(crate) fn ureq_answer(result: backstop::ureq::Result) -> Result<Answer, Fail
     })
 }
 
-pub(crate) async fn hyper_answer<E>(
-    result: Result<Retried<hyper::body::Incoming>, RetryError<E>>,
-) -> Result<Answer, Failure> {
-    let done = result.map_err(failure)?;
-    let outcome = done.outcome;
-    let (parts, body) = done.response.into_parts();
-    Ok(Answer {
-        status: parts.status.as_u16(),
-        headers: parts.headers,
-        body: body
-            .collect()
-            .await
-            .map(|b| b.to_bytes().to_vec())
-            .map_err(|e| e.to_string()),
-        outcome,
-    })
-}
-
-/// One operation through the reqwest middleware or the tower layer: the scenario's request in
-/// that stack's form, through a new client of it trusting `tls`, on a current-thread tokio
-/// runtime. The answer or failure, the error's text if there is one, and the time skipped.
-pub(crate) fn stack_run(
-    adapter: Adapter,
-    retrier: &Retrier,
-    mut request: RetryRequest,
-    clock: Clock,
-    tls: &crate::https::Trust,
-) -> ((Result<Answer, Failure>, Option<String>), Duration) {
-    assert!(
-        request.error().is_none(),
-        "{adapter:?} builds requests with its own builder: a RetryRequest's error cannot be \
-         expressed there (use Adapter::CLIENTS)"
-    );
-    let abort = request.abort_handle().cloned();
-    let policy = request.request_policy().copied();
-    let name = request
-        .operation_name()
-        .map(|n| backstop::OperationName::new(n.to_owned()));
-    let mut head = request.to_http();
-    let virtual_time = VirtualTime::new(TokioRuntime::new());
-    let result = middleware::block_on(async {
-        match adapter {
-            Adapter::Reqwest => {
-                let client = match clock {
-                    Clock::Real => middleware::reqwest_client(retrier, &TokioRuntime::new(), tls),
-                    Clock::Virtual => middleware::reqwest_client(retrier, &virtual_time, tls),
-                };
-                let mut extensions = http::Extensions::new();
-                if let Some(abort) = abort {
-                    extensions.insert(abort);
-                }
-                if let Some(name) = name {
-                    extensions.insert(name);
-                }
-                if let Some(policy) = policy {
-                    extensions.insert(policy);
-                }
-                let request = reqwest::Request::try_from(head).expect("a reqwest request");
-                let result = client
-                    .execute_with_extensions(request, &mut extensions)
-                    .await;
-                middleware::reqwest_answer(result).await
-            }
-            _ => {
-                if let Some(abort) = abort {
-                    head.extensions_mut().insert(abort);
-                }
-                if let Some(name) = name {
-                    head.extensions_mut().insert(name);
-                }
-                if let Some(policy) = policy {
-                    head.extensions_mut().insert(policy);
-                }
-                let request = head.map(Full::new);
-                match clock {
-                    Clock::Real => {
-                        let client = middleware::tower_client(retrier, &TokioRuntime::new(), tls);
-                        middleware::tower_answer(client, request).await
-                    }
-                    Clock::Virtual => {
-                        let client = middleware::tower_client(retrier, &virtual_time, tls);
-                        middleware::tower_answer(client, request).await
-                    }
-                }
-            }
-        }
-    });
-    let skipped = match clock {
-        Clock::Real => Duration::ZERO,
-        Clock::Virtual => virtual_time.skipped(),
-    };
-    (result, skipped)
-}
-
 fn failure<E>(e: RetryError<E>) -> Failure {
     failure_of(&e)
 }
@@ -333,11 +261,6 @@ pub(crate) fn failure_of<E>(e: &RetryError<E>) -> Failure {
         RetryError::TimedOut(o) => Failure::TimedOut(*o),
         RetryError::Failed { kind, outcome, .. } => Failure::Failed {
             kind: *kind,
-            outcome: *outcome,
-        },
-        // Refused before any attempt: what a client's own check says of the request.
-        RetryError::InvalidRequest { outcome, .. } => Failure::Failed {
-            kind: ErrorKind::InvalidRequest,
             outcome: *outcome,
         },
         // A variant added later: report it as a failure of unknown kind.

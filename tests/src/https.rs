@@ -7,14 +7,15 @@
 
 use std::time::Duration;
 
-use backstop::{Retried, Retrier, RetryError, RetryRequest, StdRuntime, VirtualTime};
+use backstop::Retrier;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::CertificateDer;
 
-use crate::adapters::{hyper_answer, stack_run, ureq_answer, Adapter, Answer, Clock, Failure, Run};
+use crate::adapters::{send, Adapter, Clock, Failure, Run};
+use crate::request::TestRequest;
 
 /// The adapters that speak HTTPS: all of them.
-pub const HTTPS_ADAPTERS: [Adapter; 5] = Adapter::ALL;
+pub const HTTPS_ADAPTERS: [Adapter; 4] = Adapter::ALL;
 
 /// What a client trusts, handed to each client through its own TLS API: a rustls
 /// `ClientConfig` (smol, tokio, and hyper-rustls under tower), ureq's `TlsConfig`, reqwest's
@@ -114,7 +115,7 @@ pub struct HttpsRun {
     pub error: Option<String>,
 }
 
-/// Runs one operation through `adapter`'s ready-made client built with `tls`, on virtual time
+/// Runs one operation through a new client of `adapter` built with `tls`, on virtual time
 /// (waits between attempts take no real time; attempts are real HTTPS on loopback).
 ///
 /// # Panics
@@ -124,38 +125,11 @@ pub struct HttpsRun {
 pub fn run_https(
     adapter: Adapter,
     retrier: &Retrier,
-    request: RetryRequest,
+    request: TestRequest,
     trust: &Trust,
 ) -> HttpsRun {
     let started = std::time::Instant::now();
-    let ((result, error), skipped) = match adapter {
-        Adapter::Ureq => {
-            let client = backstop::ureq::Client::with_tls(retrier.clone(), trust.ureq())
-                .with_runtime(VirtualTime::new(StdRuntime::new()));
-            let result = client.run(request);
-            let error = failed_text(&result);
-            ((ureq_answer(result), error), client.runtime().skipped())
-        }
-        Adapter::Smol => smol::block_on(async {
-            let client = backstop::smol::Client::with_tls(retrier.clone(), trust.rustls())
-                .with_runtime(VirtualTime::new(backstop::smol::SmolRuntime::new()));
-            let result = answer(client.run(request).await).await;
-            (result, client.runtime().skipped())
-        }),
-        Adapter::Tokio => tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("a tokio runtime")
-            .block_on(async {
-                let client = backstop::tokio::Client::with_tls(retrier.clone(), trust.rustls())
-                    .with_runtime(VirtualTime::new(backstop::tokio::TokioRuntime::new()));
-                let result = answer(client.run(request).await).await;
-                (result, client.runtime().skipped())
-            }),
-        Adapter::Reqwest | Adapter::Tower => {
-            stack_run(adapter, retrier, request, Clock::Virtual, trust)
-        }
-    };
+    let ((result, error), skipped) = send(adapter, retrier, &request, Clock::Virtual, trust);
     HttpsRun {
         run: Run {
             adapter,
@@ -164,21 +138,6 @@ pub fn run_https(
             real: started.elapsed(),
         },
         error,
-    }
-}
-
-async fn answer<E: std::fmt::Display>(
-    result: Result<Retried<hyper::body::Incoming>, RetryError<E>>,
-) -> (Result<Answer, Failure>, Option<String>) {
-    let error = failed_text(&result);
-    (hyper_answer(result).await, error)
-}
-
-/// The `Display` of the client's error, when the operation failed with one.
-fn failed_text<T, E: std::fmt::Display>(result: &Result<T, RetryError<E>>) -> Option<String> {
-    match result {
-        Err(RetryError::Failed { error, .. }) => Some(error.to_string()),
-        _ => None,
     }
 }
 

@@ -5,18 +5,21 @@
 //!
 //! - [`server::Server`]: a scripted HTTP/1.1 server on 127.0.0.1 (any status and headers,
 //!   delays, hangs, resets, cut-off bodies, raw bytes), counting and recording requests;
-//! - [`adapters::for_each_adapter`]: runs a scenario once per adapter (ureq, smol,
-//!   tokio, reqwest, tower), each through its ready-made client or stack, on real or virtual time, and hands back a uniform
-//!   [`adapters::Run`].
+//! - [`adapters::for_each_adapter`]: runs a scenario once per adapter (ureq,
+//!   the tower layer over smol and over tokio, reqwest), each through a new client of its own,
+//!   on real or virtual time, and hands back a uniform [`adapters::Run`];
+//! - [`request::TestRequest`]: a scenario's request, written once, sent by each adapter as its
+//!   users send one.
 //!
 //! ```
 //! use backstop_tests::adapters::{for_each_adapter, Clock};
 //! use backstop_tests::server::{Reply, Server};
-//! use backstop::{Retrier, RetryRequest};
+//! use backstop::Retrier;
+//! use backstop_tests::TestRequest;
 //!
 //! for_each_adapter(|adapter| {
 //!     let server = Server::always(Reply::status(404));
-//!     let request = RetryRequest::get(server.url("/missing"));
+//!     let request = TestRequest::get(server.url("/missing"));
 //!     let run = adapter.run(&Retrier::default(), request, Clock::Real);
 //!     assert_eq!(run.status(), Some(404), "{adapter:?}");
 //!     assert_eq!(server.requests(), 1);
@@ -31,8 +34,11 @@ pub mod certs;
 pub mod https;
 pub mod middleware;
 pub mod overhead;
+pub mod request;
 pub mod server;
 pub mod traced;
+
+pub use request::TestRequest;
 
 /// The root README's examples, compiled and run as doctests (`cargo test --workspace`).
 #[cfg(doctest)]

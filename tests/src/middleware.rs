@@ -5,13 +5,14 @@
 use std::time::Duration;
 
 use backstop::tokio::TokioRuntime;
-use backstop::{Retrier, Runtime, VirtualTime};
+use backstop::{ReplayBody, Retrier, Runtime, VirtualTime};
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::{BodyExt, Either, Full};
 use tower::ServiceExt;
 
-use crate::adapters::{failure_of as failure, Answer, Failure};
+use crate::adapters::{failure_of as failure, Answer, Failure, Sent};
 use crate::https::Trust;
+use crate::request::TestRequest;
 
 /// The clock of a scenario: tokio's, with the waits between attempts skipped.
 pub type Clock = VirtualTime<TokioRuntime>;
@@ -110,10 +111,10 @@ pub async fn reqwest_answer(
 
 /// The hyper-util client behind the tower layer: http and https (rustls on ring with `tls`), on
 /// a [`Clock`] unless told otherwise.
-pub type TowerClient<RT = Clock> = backstop::tower::Retry<
+pub type TowerClient<RT = Clock, B = Full<Bytes>> = backstop::tower::Retry<
     hyper_util::client::legacy::Client<
         hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
-        Full<Bytes>,
+        B,
     >,
     RT,
 >;
@@ -122,11 +123,13 @@ pub type TowerClient<RT = Clock> = backstop::tower::Retry<
 /// [`Clock`], or tokio's own [`TokioRuntime`]), its connector with a connect timeout below the
 /// attempt timeout, as `backstop::tower`'s docs ask (see [`reqwest_client`]).
 #[must_use]
-pub fn tower_client<RT: Runtime + Clone + Send + Sync + 'static>(
-    retrier: &Retrier,
-    clock: &RT,
-    tls: &Trust,
-) -> TowerClient<RT> {
+pub fn tower_client<RT, B>(retrier: &Retrier, clock: &RT, tls: &Trust) -> TowerClient<RT, B>
+where
+    RT: Runtime + Clone + Send + Sync + 'static,
+    B: http_body::Body + Send + Unpin + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let mut tcp = hyper_util::client::legacy::connect::HttpConnector::new();
     tcp.enforce_http(false);
     tcp.set_connect_timeout(Some(connect_timeout(retrier)));
@@ -138,8 +141,69 @@ pub fn tower_client<RT: Runtime + Clone + Send + Sync + 'static>(
     let http = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
         .build(https);
     tower::ServiceBuilder::new()
-        .layer(backstop::tower::RetryLayer::new(retrier.clone()).with_runtime(clock.clone()))
+        .layer(backstop::tower::RetryLayer::new(retrier.clone(), clock.clone()))
         .service(http)
+}
+
+/// The tower layer over `backstop::smol::HttpService` (trusting `tls`), on `clock`.
+pub type SmolClient<RT, B = Full<Bytes>> =
+    backstop::tower::Retry<backstop::smol::HttpService<B>, RT>;
+
+/// A new tower client on smol: `backstop::smol::HttpService` trusting `tls`, behind the retry
+/// layer on `clock`.
+#[must_use]
+pub fn smol_client<RT, B>(retrier: &Retrier, clock: &RT, tls: &Trust) -> SmolClient<RT, B>
+where
+    RT: Runtime + Clone + Send + Sync + 'static,
+{
+    tower::ServiceBuilder::new()
+        .layer(backstop::tower::RetryLayer::new(retrier.clone(), clock.clone()))
+        .service(backstop::smol::HttpService::with_tls(tls.rustls()))
+}
+
+/// The body a scenario's request has on the tower layer: its bytes, or a [`ReplayBody`] over
+/// its factory.
+pub type TestBody = Either<Full<Bytes>, ReplayBody<Full<Bytes>>>;
+
+/// `request` as a tower user sends it: its bytes in a `Full`, or its factory in a
+/// [`ReplayBody`] (called by each attempt, and once when it is made).
+#[must_use]
+pub fn tower_body_of(request: &TestRequest) -> http::Request<TestBody> {
+    match request.factory() {
+        Some(factory) => {
+            let factory = factory.clone();
+            let body = ReplayBody::new(move || Full::new(factory()));
+            request.to_http_with(Either::Right(body))
+        }
+        None => request.to_http().map(|b| Either::Left(Full::new(b))),
+    }
+}
+
+/// One operation of `request` through `client` (a tower service behind the retry layer).
+pub async fn tower_send<S, R>(client: S, request: &TestRequest) -> Sent
+where
+    S: tower::Service<
+        http::Request<TestBody>,
+        Response = http::Response<R>,
+        Error = backstop::RetryError<backstop::tower::ServiceError>,
+    >,
+    R: http_body::Body,
+    R::Error: std::fmt::Display,
+{
+    answer_of(client.oneshot(tower_body_of(request)).await).await
+}
+
+/// One operation of `request` through the reqwest `client`: the abort, name and policy of its
+/// extensions go in the middleware's.
+pub async fn reqwest_send(
+    client: &reqwest_middleware::ClientWithMiddleware,
+    request: &TestRequest,
+) -> Sent {
+    let mut http = request.to_http();
+    let mut extensions = core::mem::take(http.extensions_mut());
+    let request = reqwest::Request::try_from(http).expect("a reqwest request");
+    let result = client.execute_with_extensions(request, &mut extensions).await;
+    reqwest_answer(result).await
 }
 
 /// Calls `client` once with `request`: the answer (the body read) or the failure, and the
@@ -148,7 +212,18 @@ pub async fn tower_answer<RT: Runtime + Clone + Send + Sync + 'static>(
     client: TowerClient<RT>,
     request: http::Request<Full<Bytes>>,
 ) -> (Result<Answer, Failure>, Option<String>) {
-    let response = match client.oneshot(request).await {
+    answer_of(client.oneshot(request).await).await
+}
+
+/// The uniform answer of the tower layer's result.
+async fn answer_of<R>(
+    result: Result<http::Response<R>, backstop::RetryError<backstop::tower::ServiceError>>,
+) -> Sent
+where
+    R: http_body::Body,
+    R::Error: std::fmt::Display,
+{
+    let response = match result {
         Ok(r) => r,
         Err(e) => {
             // The service's error names the cause, as the other adapters' errors do.

@@ -4,7 +4,7 @@
 //! probe (`tests/examples/callgrind_probe.rs`), so both measure exactly the same calls.
 
 use backstop::Policy;
-use backstop::{Abort, Retrier, RetryRequest};
+use backstop::{Abort, Retrier};
 
 /// One way of making a GET.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,13 +97,17 @@ impl Getters {
                 .read_to_vec()?,
             Way::Adapter => self
                 .client
-                .run(RetryRequest::get(url))?
+                .run(http::Request::get(url).body(())?)?
                 .response
                 .body_mut()
                 .read_to_vec()?,
             Way::AdapterWithAbort => self
                 .client
-                .run(RetryRequest::get(url).abort_on(&self.abort))?
+                .run({
+                    let mut request = http::Request::get(url).body(())?;
+                    request.extensions_mut().insert(self.abort.clone());
+                    request
+                })?
                 .response
                 .body_mut()
                 .read_to_vec()?,

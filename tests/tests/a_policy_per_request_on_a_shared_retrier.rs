@@ -1,10 +1,11 @@
 //! One retrier (one client, middleware or layer) for many requests, each with the policy it
-//! needs: a request's own `Policy` (`RetryRequest::policy`; through reqwest and tower, in its
+//! needs: a request's own `Policy` (`TestRequest::policy`; through reqwest and tower, in its
 //! extensions) replaces the retrier's for that request only, on every adapter.
 
-use backstop::{Policy, Retrier, RetryRequest, StopReason};
+use backstop::{Policy, Retrier, StopReason};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::server::{Reply, Server};
+use backstop_tests::TestRequest;
 
 #[test]
 fn a_requests_policy_replaces_the_retriers_for_that_request_only() {
@@ -13,7 +14,7 @@ fn a_requests_policy_replaces_the_retriers_for_that_request_only() {
         let twice = Policy::builder().max_attempts(2).build().expect("valid");
 
         let server = Server::always(Reply::status(503));
-        let request = RetryRequest::get(server.url("/report")).policy(twice);
+        let request = TestRequest::get(server.url("/report")).policy(twice);
         let run = adapter.run(&shared, request, Clock::Virtual);
         let outcome = run.outcome();
         assert_eq!(
@@ -27,7 +28,7 @@ fn a_requests_policy_replaces_the_retriers_for_that_request_only() {
         let server = Server::always(Reply::status(503));
         let run = adapter.run(
             &shared,
-            RetryRequest::get(server.url("/report")),
+            TestRequest::get(server.url("/report")),
             Clock::Virtual,
         );
         assert_eq!(run.outcome().attempts, 4, "{adapter:?}: {run:?}");

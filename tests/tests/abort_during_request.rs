@@ -3,10 +3,11 @@
 
 use std::time::Duration;
 
-use backstop::{Abort, Retrier, RetryRequest};
+use backstop::{Abort, Retrier};
 use backstop::{Policy, StopReason};
 use backstop_tests::adapters::{for_each_adapter, Clock, Failure};
 use backstop_tests::server::{Action, Server};
+use backstop_tests::TestRequest;
 
 #[test]
 fn abort_during_the_request_interrupts_it_and_sends_nothing_more() {
@@ -27,7 +28,7 @@ fn abort_during_the_request_interrupts_it_and_sends_nothing_more() {
                 arrived
             })
         };
-        let request = RetryRequest::get(server.url("/hang")).abort_on(&abort);
+        let request = TestRequest::get(server.url("/hang")).abort_on(&abort);
         let run = adapter.run(&Retrier::new(policy), request, Clock::Real);
 
         assert!(

@@ -4,10 +4,11 @@
 use std::sync::mpsc;
 use std::time::Duration;
 
-use backstop::{Abort, EventKind, Retrier, RetryRequest};
+use backstop::{Abort, EventKind, Retrier};
 use backstop::{Policy, StopReason};
 use backstop_tests::adapters::{for_each_adapter, Clock, Failure};
 use backstop_tests::server::{Reply, Server};
+use backstop_tests::TestRequest;
 
 #[test]
 fn abort_during_the_wait_returns_aborted_and_sends_nothing_more() {
@@ -33,7 +34,7 @@ fn abort_during_the_wait_returns_aborted_and_sends_nothing_more() {
                 started
             })
         };
-        let request = RetryRequest::get(server.url("/")).abort_on(&abort);
+        let request = TestRequest::get(server.url("/")).abort_on(&abort);
         let run = adapter.run(&retrier, request, Clock::Real);
 
         assert!(

@@ -3,9 +3,10 @@
 //! "generate a key" option replaces such a value with a real key.
 
 use backstop::StopReason;
-use backstop::{ensure_idempotency_key, Retrier, RetryRequest};
+use backstop::{ensure_idempotency_key, Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::server::{Reply, Server};
+use backstop_tests::TestRequest;
 
 fn busy_then_created() -> Server {
     Server::start([Reply::status(503).into(), Reply::status(201).into()])
@@ -16,7 +17,7 @@ fn an_empty_or_blank_idempotency_key_does_not_opt_a_post_into_retries() {
     for_each_adapter(|adapter| {
         for key in ["", " ", "\t "] {
             let server = busy_then_created();
-            let request = RetryRequest::post(server.url("/orders"))
+            let request = TestRequest::post(server.url("/orders"))
                 .body("{}")
                 .idempotency_key(key);
             let run = adapter.run(&Retrier::default(), request, Clock::Virtual);

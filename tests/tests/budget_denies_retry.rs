@@ -3,10 +3,11 @@
 
 use std::sync::Arc;
 
-use backstop::{Retrier, RetryRequest};
+use backstop::{Retrier};
 use backstop::{RetryQuota, StopReason};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::server::{Reply, Server};
+use backstop_tests::TestRequest;
 
 #[test]
 fn a_spent_budget_stops_retries_across_operations() {
@@ -20,7 +21,7 @@ fn a_spent_budget_stops_retries_across_operations() {
             Reply::status(503).body("still down").into(),
             Reply::status(200).into(),
         ]);
-        let get = || RetryRequest::get(server.url("/"));
+        let get = || TestRequest::get(server.url("/"));
 
         let first = adapter.run(&retrier, get(), Clock::Virtual);
         assert_eq!(first.status(), Some(200), "{adapter:?}: {first:?}");

@@ -8,9 +8,10 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
 use backstop::{AttemptOutcome, ErrorClass, ErrorKind, Policy, StopReason};
-use backstop::{Retrier, RetryRequest};
+use backstop::{Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use socket2::{Domain, Socket, Type};
+use backstop_tests::TestRequest;
 
 /// A listener on 127.0.0.1 that accepts nothing, its accept queue filled by connections it
 /// never takes: the next SYN gets no answer.
@@ -64,7 +65,7 @@ fn a_connect_that_never_completes_is_a_connect_timeout_and_a_keyless_post_is_ret
             .attempt_timeout(Duration::from_millis(150))
             .build()
             .expect("policy");
-        let request = RetryRequest::post(queue.url("/orders")).body("{}");
+        let request = TestRequest::post(queue.url("/orders")).body("{}");
         let run = adapter.run(&Retrier::new(policy), request, Clock::Virtual);
 
         let outcome = run.outcome();

@@ -2,15 +2,16 @@
 //! retried, until the attempts run out.
 
 use backstop::{ErrorClass, ErrorKind, Policy, StopReason};
-use backstop::{Retrier, RetryRequest};
+use backstop::{Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock, Failure};
 use backstop_tests::server::refused_url;
+use backstop_tests::TestRequest;
 
 #[test]
 fn refused_connection_is_retried_even_for_post() {
     for_each_adapter(|adapter| {
         let policy = Policy::builder().max_attempts(3).build().expect("policy");
-        let request = RetryRequest::post(refused_url("/orders")).body("{}");
+        let request = TestRequest::post(refused_url("/orders")).body("{}");
         let run = adapter.run(&Retrier::new(policy), request, Clock::Virtual);
 
         let Err(Failure::Failed { kind, outcome }) = run.result else {

@@ -4,9 +4,10 @@
 use std::time::Duration;
 
 use backstop::{Policy, StopReason};
-use backstop::{Retrier, RetryRequest};
+use backstop::{Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::server::{Reply, Server};
+use backstop_tests::TestRequest;
 
 #[test]
 fn a_wait_past_the_deadline_returns_the_last_response_at_once() {
@@ -20,7 +21,7 @@ fn a_wait_past_the_deadline_returns_the_last_response_at_once() {
             .max_elapsed(Duration::from_secs(2))
             .build()
             .expect("policy");
-        let request = RetryRequest::get(server.url("/"));
+        let request = TestRequest::get(server.url("/"));
         let run = adapter.run(&Retrier::new(policy), request, Clock::Real);
 
         assert_eq!(run.status(), Some(503), "{adapter:?}: {run:?}");

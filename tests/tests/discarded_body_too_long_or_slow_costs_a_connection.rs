@@ -5,9 +5,10 @@
 use std::time::Duration;
 
 use backstop::StopReason;
-use backstop::{DrainLimits, Retrier, RetryRequest};
+use backstop::{DrainLimits, Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock, Run};
 use backstop_tests::server::{Action, Reply, Server};
+use backstop_tests::TestRequest;
 
 fn busy() -> Reply {
     Reply::status(503).header("Retry-After", "1")
@@ -35,7 +36,7 @@ fn a_discarded_body_over_the_limit_is_dropped_and_costs_one_new_connection() {
             busy().body(vec![b'x'; 1 << 20]).into(),
             Reply::status(200).body("done").into(),
         ]);
-        let request = RetryRequest::get(server.url("/data"));
+        let request = TestRequest::get(server.url("/data"));
         let run = adapter.run(&retrier, request, Clock::Virtual);
         assert_two_connections(&run, &server);
     });
@@ -49,7 +50,7 @@ fn a_discarded_body_at_the_limit_is_read_and_its_connection_reused() {
             busy().body(vec![b'x'; 1024]).into(),
             Reply::status(200).body("done").into(),
         ]);
-        let request = RetryRequest::get(server.url("/data"));
+        let request = TestRequest::get(server.url("/data"));
         let run = adapter.run(&retrier, request, Clock::Virtual);
         assert_eq!(run.status(), Some(200), "{adapter:?}: {run:?}");
         assert_eq!(server.connections(), 1, "{adapter:?}");
@@ -69,7 +70,7 @@ fn a_discarded_body_that_trickles_is_dropped_after_the_drain_time() {
             },
             Reply::status(200).body("done").into(),
         ]);
-        let request = RetryRequest::get(server.url("/data"));
+        let request = TestRequest::get(server.url("/data"));
         let run = adapter.run(&retrier, request, Clock::Virtual);
         assert_two_connections(&run, &server);
         // The drain waited for its time, and no longer (generous: a hang would take 2 s+).

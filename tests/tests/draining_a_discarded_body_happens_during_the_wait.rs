@@ -6,9 +6,10 @@
 use std::time::Duration;
 
 use backstop::{Backoff, Jitter, Policy, StopReason};
-use backstop::{DrainLimits, Retrier, RetryRequest};
+use backstop::{DrainLimits, Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::server::{Action, Reply, Server};
+use backstop_tests::TestRequest;
 
 #[test]
 fn draining_a_discarded_body_happens_during_the_wait() {
@@ -32,7 +33,7 @@ fn draining_a_discarded_body_happens_during_the_wait() {
             },
             Reply::status(200).body("ok").into(),
         ]);
-        let request = RetryRequest::get(server.url("/stalled"));
+        let request = TestRequest::get(server.url("/stalled"));
         let run = adapter.run(&retrier, request, Clock::Virtual);
 
         let context = format!("{adapter:?}: {run:?}");

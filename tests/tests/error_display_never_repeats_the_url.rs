@@ -4,9 +4,11 @@
 //! the source may carry the URL: reqwest's does, and the reqwest middleware cuts it to scheme,
 //! host, port and path, so there the whole chain is checked.)
 
-use backstop::{Retrier, RetryError, RetryRequest, VirtualTime};
+use backstop::{Retrier, RetryError, VirtualTime};
 use backstop_tests::adapters::{for_each_adapter, Adapter};
-use backstop_tests::middleware::{block_on, default_tls, reqwest_client, tower_client};
+use backstop_tests::middleware::{
+    block_on, default_tls, reqwest_client, smol_client, tower_client,
+};
 use backstop_tests::server::refused_url;
 use bytes::Bytes;
 use http_body_util::Full;
@@ -35,27 +37,16 @@ fn error_texts(adapter: Adapter, url: &str) -> Vec<String> {
         Adapter::Ureq => {
             let client = backstop::ureq::Client::new(retrier)
                 .with_runtime(VirtualTime::new(backstop::ureq::StdRuntime::new()));
-            texts(&client.run(RetryRequest::get(url)).expect_err("a failure"))
+            let request = http::Request::get(url).body(()).expect("a request");
+            texts(&client.run(request).expect_err("a failure"))
         }
-        Adapter::Smol => smol::block_on(async {
-            let client = backstop::smol::Client::new(retrier)
-                .with_runtime(VirtualTime::new(backstop::smol::SmolRuntime::new()));
-            texts(
-                &client
-                    .run(RetryRequest::get(url))
-                    .await
-                    .expect_err("a failure"),
-            )
-        }),
-        Adapter::Tokio => block_on(async {
-            let client = backstop::tokio::Client::new(retrier)
-                .with_runtime(VirtualTime::new(backstop::tokio::TokioRuntime::new()));
-            texts(
-                &client
-                    .run(RetryRequest::get(url))
-                    .await
-                    .expect_err("a failure"),
-            )
+        Adapter::TowerSmol => smol::block_on(async {
+            let clock = VirtualTime::new(backstop::smol::SmolRuntime::new());
+            let client = smol_client(&retrier, &clock, &default_tls());
+            let request = http::Request::get(url)
+                .body(Full::new(Bytes::new()))
+                .expect("a request");
+            texts(&client.oneshot(request).await.expect_err("a failure"))
         }),
         Adapter::Reqwest => block_on(async {
             let clock = VirtualTime::new(backstop::tokio::TokioRuntime::new());
@@ -74,7 +65,7 @@ fn error_texts(adapter: Adapter, url: &str) -> Vec<String> {
             }
             texts
         }),
-        Adapter::Tower => block_on(async {
+        Adapter::TowerTokio => block_on(async {
             let clock = VirtualTime::new(backstop::tokio::TokioRuntime::new());
             let client = tower_client(&retrier, &clock, &default_tls());
             let request = http::Request::get(url)

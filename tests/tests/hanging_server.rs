@@ -4,10 +4,11 @@
 use std::time::Duration;
 
 use backstop::{AttemptOutcome, ErrorKind, Policy, StopReason};
-use backstop::{EventKind, Retrier, RetryRequest};
+use backstop::{EventKind, Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::server::{Action, Reply, Server};
 use std::sync::{Arc, Mutex};
+use backstop_tests::TestRequest;
 
 #[test]
 fn hanging_attempt_times_out_and_is_retried() {
@@ -27,7 +28,7 @@ fn hanging_attempt_times_out_and_is_retried() {
                 seen.lock().expect("lock").push(cause);
             }
         });
-        let request = RetryRequest::get(server.url("/slow"));
+        let request = TestRequest::get(server.url("/slow"));
         let run = adapter.run(&retrier, request, Clock::Virtual);
 
         assert_eq!(run.status(), Some(200), "{adapter:?}: {run:?}");

@@ -7,9 +7,10 @@
 use std::time::Duration;
 
 use backstop::{Policy, StopReason};
-use backstop::{Retrier, RetryRequest};
+use backstop::{Retrier};
 use backstop_tests::adapters::{assert_bounded, for_each_adapter, Adapter, Clock};
 use backstop_tests::server::{Reply, Server};
+use backstop_tests::TestRequest;
 
 /// What the client must do with a 503 carrying the value, when the next answer is a 200.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -70,7 +71,7 @@ fn hostile_retry_after_values_never_crash_hang_or_lose_the_response() {
                 reply = reply.header("Retry-After", field);
             }
             let server = Server::start([reply.into(), Reply::status(200).body("ok").into()]);
-            let request = RetryRequest::get(server.url("/hostile"));
+            let request = TestRequest::get(server.url("/hostile"));
             let retrier = Retrier::new(policy).seed(1);
             let run = adapter.run(&retrier, request, Clock::Virtual);
 

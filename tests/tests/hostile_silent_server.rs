@@ -9,9 +9,10 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use backstop::{AttemptOutcome, ErrorKind, Policy, StopReason};
-use backstop::{Retrier, RetryRequest};
+use backstop::{Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock, Failure, Run};
 use backstop_tests::server::{Action, Server};
+use backstop_tests::TestRequest;
 
 fn policy() -> Policy {
     Policy::builder()
@@ -26,7 +27,7 @@ fn a_server_that_reads_and_never_answers_times_out_within_bounds() {
     let policy = policy();
     for_each_adapter(|adapter| {
         let server = Server::always(Action::Hang);
-        let request = RetryRequest::get(server.url("/silent"));
+        let request = TestRequest::get(server.url("/silent"));
         let run = adapter.run(&Retrier::new(policy).seed(6), request, Clock::Real);
         assert_timed_out(&run, &policy);
         // The server counts a request once it has read its head, on its own thread: give it
@@ -52,7 +53,7 @@ fn a_server_that_never_even_reads_times_out_within_bounds() {
     let policy = policy();
     for_each_adapter(|adapter| {
         let server = Mute::start();
-        let request = RetryRequest::get(&server.url);
+        let request = TestRequest::get(&server.url);
         let run = adapter.run(&Retrier::new(policy).seed(7), request, Clock::Real);
         assert_timed_out(&run, &policy);
     });

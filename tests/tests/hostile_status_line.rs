@@ -6,9 +6,10 @@
 use std::time::Duration;
 
 use backstop::{ErrorKind, Policy, StopReason};
-use backstop::{Retrier, RetryRequest};
+use backstop::{Retrier};
 use backstop_tests::adapters::{assert_bounded, for_each_adapter, Clock, Failure};
 use backstop_tests::server::{Action, Reply, Server};
+use backstop_tests::TestRequest;
 
 /// Bytes a server sends instead of a response, and the error every adapter reports for them.
 fn garbage() -> Vec<(&'static str, Vec<u8>, ErrorKind)> {
@@ -49,7 +50,7 @@ fn an_unparsable_status_line_is_retried_and_the_retry_answers() {
                 Action::Raw(bytes.clone()),
                 Reply::status(200).body("ok").into(),
             ]);
-            let request = RetryRequest::get(server.url("/"));
+            let request = TestRequest::get(server.url("/"));
             let run = adapter.run(&Retrier::new(policy).seed(2), request, Clock::Virtual);
 
             let context = format!("{adapter:?}, {name}: {run:?}");
@@ -73,7 +74,7 @@ fn a_server_that_only_sends_garbage_ends_with_the_error() {
     for (name, bytes, expected) in garbage() {
         for_each_adapter(|adapter| {
             let server = Server::always(Action::Raw(bytes.clone()));
-            let request = RetryRequest::get(server.url("/"));
+            let request = TestRequest::get(server.url("/"));
             let run = adapter.run(&Retrier::new(policy).seed(3), request, Clock::Virtual);
 
             let context = format!("{adapter:?}, {name}: {run:?}");

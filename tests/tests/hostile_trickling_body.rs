@@ -6,9 +6,10 @@
 use std::time::Duration;
 
 use backstop::{AttemptOutcome, Policy, StopReason};
-use backstop::{Retrier, RetryRequest};
+use backstop::{Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::server::{Action, Reply, Server};
+use backstop_tests::TestRequest;
 
 #[test]
 fn a_discarded_trickling_body_does_not_hold_up_the_retry() {
@@ -22,7 +23,7 @@ fn a_discarded_trickling_body_does_not_hold_up_the_retry() {
             ),
             Reply::status(200).body("ok").into(),
         ]);
-        let request = RetryRequest::get(server.url("/trickle"));
+        let request = TestRequest::get(server.url("/trickle"));
         let run = adapter.run(&Retrier::new(policy).seed(4), request, Clock::Real);
 
         let context = format!("{adapter:?}: {run:?}");
@@ -50,7 +51,7 @@ fn a_trickling_final_body_is_the_callers_to_read() {
     let policy = policy();
     for_each_adapter(|adapter| {
         let server = Server::always(trickling(Reply::status(200).body("xx")));
-        let request = RetryRequest::get(server.url("/trickle"));
+        let request = TestRequest::get(server.url("/trickle"));
         let run = adapter.run(&Retrier::new(policy).seed(5), request, Clock::Real);
 
         let context = format!("{adapter:?}: {run:?}");

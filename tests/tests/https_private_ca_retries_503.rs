@@ -2,10 +2,11 @@
 //! intact, on every adapter.
 
 use backstop::StopReason;
-use backstop::{Retrier, RetryRequest};
+use backstop::{Retrier};
 use backstop_tests::certs::TestCa;
 use backstop_tests::https::{for_each_https_adapter, run_https, Trust, TERMINATES_WITHIN};
 use backstop_tests::server::{Reply, Server};
+use backstop_tests::TestRequest;
 
 #[test]
 fn https_with_a_trusted_private_ca_retries_503_then_returns_the_200() {
@@ -21,7 +22,7 @@ fn https_with_a_trusted_private_ca_retries_503_then_returns_the_200() {
             ],
             &ca.server_cert(&["127.0.0.1"]),
         );
-        let request = RetryRequest::get(server.url("/data"));
+        let request = TestRequest::get(server.url("/data"));
         let https = run_https(adapter, &Retrier::default(), request, &tls);
         let run = &https.run;
         assert_eq!(run.status(), Some(200), "{adapter:?}: {https:?}");

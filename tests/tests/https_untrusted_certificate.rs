@@ -1,12 +1,13 @@
 //! A self-signed certificate the client does not trust: one attempt, `ErrorKind::Tls`, stopped
 //! as a permanent error, and the error's text names the cause.
 
-use backstop::{Retrier, RetryRequest};
+use backstop::{Retrier};
 use backstop_tests::certs::{ServerCert, TestCa};
 use backstop_tests::https::{
     assert_rejected_at_the_handshake, for_each_https_adapter, run_https, Trust,
 };
 use backstop_tests::server::{Reply, Server};
+use backstop_tests::TestRequest;
 
 #[test]
 fn an_untrusted_certificate_is_a_permanent_tls_error_after_one_attempt() {
@@ -17,7 +18,7 @@ fn an_untrusted_certificate_is_a_permanent_tls_error_after_one_attempt() {
             [Reply::status(200).into()],
             &ServerCert::self_signed(&["127.0.0.1"]),
         );
-        let request = RetryRequest::get(server.url("/"));
+        let request = TestRequest::get(server.url("/"));
         let https = run_https(adapter, &Retrier::default(), request, &tls);
         assert_rejected_at_the_handshake(
             adapter,

@@ -2,9 +2,10 @@
 //! operations that exhausted a limit, and the 429/503/504 counts.
 
 use backstop::Policy;
-use backstop::{Metrics, Retrier, RetryRequest};
+use backstop::{Metrics, Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::server::{Reply, Server};
+use backstop_tests::TestRequest;
 
 #[test]
 fn metrics_count_retries_successes_exhaustion_and_statuses() {
@@ -12,7 +13,7 @@ fn metrics_count_retries_successes_exhaustion_and_statuses() {
         let metrics = Metrics::new();
         let policy = Policy::builder().max_attempts(3).build().expect("policy");
         let retrier = Retrier::new(policy).metrics(&metrics);
-        let get = |server: &Server| RetryRequest::get(server.url("/"));
+        let get = |server: &Server| TestRequest::get(server.url("/"));
 
         // Succeeds after two retries: 503, 429, 200.
         let flaky = Server::start([

@@ -3,11 +3,12 @@
 //! attempt on the same connection, with no new TCP or TLS handshake.
 
 use backstop::StopReason;
-use backstop::{Retrier, RetryRequest};
+use backstop::{Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::certs::TestCa;
 use backstop_tests::https::{run_https, Trust};
 use backstop_tests::server::{Action, Reply, Server};
+use backstop_tests::TestRequest;
 
 fn script() -> [Action; 3] {
     let busy = Reply::status(503)
@@ -24,7 +25,7 @@ fn script() -> [Action; 3] {
 fn a_503_503_200_operation_uses_one_connection_in_plain_http() {
     for_each_adapter(|adapter| {
         let server = Server::start(script());
-        let request = RetryRequest::get(server.url("/data"));
+        let request = TestRequest::get(server.url("/data"));
         let run = adapter.run(&Retrier::default(), request, Clock::Virtual);
         assert_eq!(run.status(), Some(200), "{adapter:?}: {run:?}");
         assert_eq!(run.body(), Some(&b"done"[..]), "{adapter:?}");
@@ -45,7 +46,7 @@ fn a_503_503_200_operation_uses_one_connection_and_one_handshake_over_tls() {
     let cert = ca.server_cert(&["127.0.0.1"]);
     for_each_adapter(|adapter| {
         let server = Server::start_tls(script(), &cert);
-        let request = RetryRequest::get(server.url("/data"));
+        let request = TestRequest::get(server.url("/data"));
         let https = run_https(adapter, &Retrier::default(), request, &trust);
         let run = &https.run;
         assert_eq!(run.status(), Some(200), "{adapter:?}: {https:?}");

@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use backstop::smol::SmolRuntime;
 use backstop::tokio::TokioRuntime;
-use backstop::{run, Retried, Retrier, RetryError, RetryRequest, Runtime, VirtualTime};
+use backstop::{run, Retried, Retrier, RetryError, Runtime, VirtualTime};
 use backstop::{AttemptOutcome, ErrorKind, Policy};
 use futures_lite::future;
+use backstop_tests::TestRequest;
 
 type Outcome = Result<Retried<()>, RetryError<std::io::Error>>;
 
@@ -26,7 +27,7 @@ async fn never_answering(rt: &impl Runtime) -> Outcome {
     run(
         &Retrier::new(policy()),
         rt,
-        RetryRequest::get("http://example.invalid/"),
+        TestRequest::get("http://example.invalid/"),
         |_attempt| future::pending::<Result<http::Response<()>, std::io::Error>>(),
     )
     .await

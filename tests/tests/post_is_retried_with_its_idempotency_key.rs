@@ -7,10 +7,11 @@
 use std::sync::{Arc, Mutex};
 
 use backstop::{NonIdempotent, Policy, StopReason};
-use backstop::{Retrier, RetryRequest};
+use backstop::{Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock, Failure};
 use backstop_tests::middleware::{block_on, default_tls, reqwest_client};
 use backstop_tests::server::{Action, Reply, Server};
+use backstop_tests::TestRequest;
 
 fn busy_then_created() -> Server {
     Server::start([Reply::status(503).into(), Reply::status(201).into()])
@@ -29,7 +30,7 @@ fn policy(choice: NonIdempotent) -> Retrier {
 fn a_post_with_a_key_is_retried_under_the_default_policy_with_the_same_key() {
     for_each_adapter(|adapter| {
         let server = busy_then_created();
-        let request = RetryRequest::post(server.url("/orders"))
+        let request = TestRequest::post(server.url("/orders"))
             .body("{}")
             .idempotency_key("k-1");
         let run = adapter.run(&Retrier::default(), request, Clock::Virtual);
@@ -54,7 +55,7 @@ fn a_post_without_a_key_returns_its_503_and_says_the_key_is_missing() {
         let retrier = Retrier::default().on_event(move |e| {
             sink.lock().expect("events").push(e.to_string());
         });
-        let request = RetryRequest::post(server.url("/orders")).body("{}");
+        let request = TestRequest::post(server.url("/orders")).body("{}");
         let run = adapter.run(&retrier, request, Clock::Virtual);
 
         assert_eq!(run.status(), Some(503), "{adapter:?}: {run:?}");
@@ -78,7 +79,7 @@ fn a_post_without_a_key_returns_its_503_and_says_the_key_is_missing() {
 fn the_policy_forbids_them_outright_or_allows_them_without_a_key() {
     for_each_adapter(|adapter| {
         let server = busy_then_created();
-        let keyed = RetryRequest::post(server.url("/orders")).idempotency_key("k-2");
+        let keyed = TestRequest::post(server.url("/orders")).idempotency_key("k-2");
         let run = adapter.run(&policy(NonIdempotent::Never), keyed, Clock::Virtual);
         assert_eq!(run.status(), Some(503), "{adapter:?}: {run:?}");
         assert_eq!(
@@ -88,7 +89,7 @@ fn the_policy_forbids_them_outright_or_allows_them_without_a_key() {
         );
 
         let server = busy_then_created();
-        let bare = RetryRequest::post(server.url("/orders"));
+        let bare = TestRequest::post(server.url("/orders"));
         let retrier = policy(NonIdempotent::ServerDeduplicatesWithoutKey);
         let run = adapter.run(&retrier, bare, Clock::Virtual);
         assert_eq!(run.status(), Some(201), "{adapter:?}: {run:?}");
@@ -102,7 +103,7 @@ fn a_reset_post_without_a_key_names_the_missing_key_in_its_error_text() {
         let server = Server::always(Action::Reset);
         let run = adapter.run(
             &Retrier::default(),
-            RetryRequest::post(server.url("/orders")).body("{}"),
+            TestRequest::post(server.url("/orders")).body("{}"),
             Clock::Virtual,
         );
         let Err(Failure::Failed { outcome, .. }) = run.result else {
@@ -115,7 +116,7 @@ fn a_reset_post_without_a_key_names_the_missing_key_in_its_error_text() {
     let server = Server::always(Action::Reset);
     let client = backstop::ureq::Client::new(Retrier::default());
     let error = client
-        .run(RetryRequest::post(server.url("/orders")))
+        .run(TestRequest::post(server.url("/orders")))
         .expect_err("a reset");
     assert!(
         error.to_string().ends_with("(stopped: no_idempotency_key)"),
@@ -142,8 +143,7 @@ fn the_tower_layer_can_give_each_post_a_key_of_its_own() {
         let http =
             hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
                 .build_http::<http_body_util::Full<bytes::Bytes>>();
-        let layer = backstop::tower::RetryLayer::new(Retrier::default())
-            .with_runtime(backstop::VirtualTime::new(
+        let layer = backstop::tower::RetryLayer::new(Retrier::default(), backstop::VirtualTime::new(
                 backstop::tokio::TokioRuntime::new(),
             ))
             .generate_idempotency_key();

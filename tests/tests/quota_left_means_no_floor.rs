@@ -6,9 +6,10 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use backstop::{Backoff, Jitter, Policy, StopReason};
-use backstop::{Retrier, RetryRequest};
+use backstop::{Retrier};
 use backstop_tests::adapters::{for_each_adapter, Adapter, Clock, Run};
 use backstop_tests::server::{Reply, Server};
+use backstop_tests::TestRequest;
 
 /// A constant 2 s backoff, so that the wait taken tells backoff from floor.
 fn retrier() -> Retrier {
@@ -27,7 +28,7 @@ fn busy_then_ok(adapter: Adapter, busy: Reply) -> Run {
     let server = Server::start([busy.into(), Reply::status(200).body("ok").into()]);
     adapter.run(
         &retrier(),
-        RetryRequest::get(server.url("/")),
+        TestRequest::get(server.url("/")),
         Clock::Virtual,
     )
 }

@@ -6,10 +6,11 @@
 use std::time::Duration;
 
 use backstop::StopReason;
-use backstop::{Retrier, RetryRequest, VirtualTime};
+use backstop::{Retrier, VirtualTime};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::middleware::*;
 use backstop_tests::server::{Reply, Server};
+use backstop_tests::TestRequest;
 
 const RATE_LIMIT: &str = r#""default";r=0;t=1"#;
 
@@ -24,7 +25,7 @@ fn server() -> Server {
 fn a_429_with_only_a_rate_limit_reset_is_waited_out_on_every_adapter() {
     for_each_adapter(|adapter| {
         let server = server();
-        let request = RetryRequest::get(server.url("/"));
+        let request = TestRequest::get(server.url("/"));
         let run = adapter.run(&Retrier::default(), request, Clock::Virtual);
 
         assert_eq!(run.status(), Some(200), "{adapter:?}: {run:?}");

@@ -2,15 +2,16 @@
 //! `Idempotency-Key` may have taken effect, so it is not retried.
 
 use backstop::{ErrorClass, StopReason};
-use backstop::{Retrier, RetryRequest};
+use backstop::{Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock, Failure};
 use backstop_tests::server::{Action, Server};
+use backstop_tests::TestRequest;
 
 #[test]
 fn reset_after_the_request_was_sent_is_not_retried_for_post_without_key() {
     for_each_adapter(|adapter| {
         let server = Server::always(Action::Reset);
-        let request = RetryRequest::post(server.url("/orders")).body("{}");
+        let request = TestRequest::post(server.url("/orders")).body("{}");
         let run = adapter.run(&Retrier::default(), request, Clock::Virtual);
 
         let Err(Failure::Failed { kind, outcome }) = run.result else {

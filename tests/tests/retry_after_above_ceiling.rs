@@ -4,9 +4,10 @@
 use std::time::Duration;
 
 use backstop::StopReason;
-use backstop::{Retrier, RetryRequest};
+use backstop::{Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::server::{Reply, Server};
+use backstop_tests::TestRequest;
 
 #[test]
 fn retry_after_above_the_ceiling_returns_the_response_at_once() {
@@ -16,7 +17,7 @@ fn retry_after_above_the_ceiling_returns_the_response_at_once() {
                 .header("Retry-After", "3600")
                 .body("come back in an hour"),
         );
-        let request = RetryRequest::get(server.url("/"));
+        let request = TestRequest::get(server.url("/"));
         let run = adapter.run(&Retrier::default(), request, Clock::Real);
 
         assert_eq!(run.status(), Some(503), "{adapter:?}: {run:?}");

@@ -4,9 +4,10 @@
 
 use std::time::{Duration, SystemTime};
 
-use backstop::{Retrier, RetryRequest, SkewedClock};
+use backstop::{Retrier, SkewedClock};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::server::{Reply, Server};
+use backstop_tests::TestRequest;
 
 #[test]
 fn http_date_retry_after_is_measured_against_the_servers_date_not_a_skewed_client_clock() {
@@ -25,7 +26,7 @@ fn http_date_retry_after_is_measured_against_the_servers_date_not_a_skewed_clien
         let retrier = Retrier::default()
             .seed(2)
             .wall_clock(SkewedClock::ahead(Duration::from_secs(3600)));
-        let request = RetryRequest::get(server.url("/limited"));
+        let request = TestRequest::get(server.url("/limited"));
         let run = adapter.run(&retrier, request, Clock::Virtual);
 
         assert_eq!(run.status(), Some(200), "{adapter:?}: {run:?}");

@@ -4,9 +4,10 @@
 use std::time::Duration;
 
 use backstop::StopReason;
-use backstop::{Retrier, RetryRequest};
+use backstop::{Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::server::{Reply, Server};
+use backstop_tests::TestRequest;
 
 #[test]
 fn seed_demo_gets_200_on_the_third_attempt_after_waiting_as_told() {
@@ -23,7 +24,7 @@ fn seed_demo_gets_200_on_the_third_attempt_after_waiting_as_told() {
                 .body(r#"{"message":"ok","attempt":3}"#)
                 .into(),
         ]);
-        let request = RetryRequest::get(server.url("/data"));
+        let request = TestRequest::get(server.url("/data"));
         let run = adapter.run(&Retrier::default().seed(1), request, Clock::Virtual);
 
         assert_eq!(run.status(), Some(200), "{adapter:?}: {run:?}");

@@ -7,9 +7,10 @@
 use std::time::Duration;
 
 use backstop::{ErrorClass, ErrorKind, Policy, StopReason};
-use backstop::{Retrier, RetryRequest};
+use backstop::{Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock, Failure};
 use backstop_tests::server::{Action, Server};
+use backstop_tests::TestRequest;
 
 fn policy() -> Policy {
     Policy::builder()
@@ -28,7 +29,7 @@ fn timeout_is(class: ErrorClass) -> Retrier {
 fn the_classification_override_covers_the_loops_timeout() {
     for_each_adapter(|adapter| {
         let server = Server::always(Action::Hang);
-        let request = RetryRequest::get(server.url("/slow"));
+        let request = TestRequest::get(server.url("/slow"));
         let run = adapter.run(&timeout_is(ErrorClass::Permanent), request, Clock::Virtual);
 
         let context = format!("{adapter:?}: {run:?}");
@@ -46,7 +47,7 @@ fn the_classification_override_covers_the_loops_timeout() {
 fn a_timeout_classified_not_sent_retries_a_post_without_a_key() {
     for_each_adapter(|adapter| {
         let server = Server::always(Action::Hang);
-        let request = RetryRequest::post(server.url("/orders")).body("{}");
+        let request = TestRequest::post(server.url("/orders")).body("{}");
         let run = adapter.run(&timeout_is(ErrorClass::NotSent), request, Clock::Virtual);
 
         let context = format!("{adapter:?}: {run:?}");

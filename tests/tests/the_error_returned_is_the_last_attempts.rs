@@ -5,9 +5,10 @@
 use std::time::Duration;
 
 use backstop::{AttemptOutcome, ErrorKind, Policy, StopReason};
-use backstop::{Retrier, RetryRequest};
+use backstop::{Retrier};
 use backstop_tests::adapters::{assert_bounded, for_each_adapter, Clock, Failure};
 use backstop_tests::server::{Action, Server};
+use backstop_tests::TestRequest;
 
 #[test]
 fn the_error_returned_is_the_last_attempts() {
@@ -18,7 +19,7 @@ fn the_error_returned_is_the_last_attempts() {
         .expect("policy");
     for_each_adapter(|adapter| {
         let server = Server::start([Action::Reset, Action::Hang]);
-        let request = RetryRequest::get(server.url("/"));
+        let request = TestRequest::get(server.url("/"));
         let run = adapter.run(&Retrier::new(policy).seed(3), request, Clock::Virtual);
 
         let context = format!("{adapter:?}: {run:?}");

@@ -2,9 +2,10 @@
 //! retrier's response hook (a 200 that says "not ready", a 404 for one endpoint, a 503 wanted
 //! back at once) and the policy's `add_retryable_status` / `remove_retryable_status`.
 
-use backstop::{Policy, ResponseClass, Retrier, RetryRequest, StopReason};
+use backstop::{Policy, ResponseClass, Retrier, StopReason};
 use backstop_tests::adapters::{for_each_adapter, Adapter, Clock, Run};
 use backstop_tests::server::{Reply, Server};
+use backstop_tests::TestRequest;
 
 /// The hook these scenarios share: a `200` with `X-Not-Ready` and a `404` under `/jobs/` are
 /// retryable, a response under `/fail-fast/` is final, the rest is the status set's.
@@ -45,7 +46,7 @@ fn a_success_the_hook_calls_retryable_is_retried() {
         ]);
         let run = adapter.run(
             &hooked(),
-            RetryRequest::get(server.url("/report")),
+            TestRequest::get(server.url("/report")),
             Clock::Virtual,
         );
         assert_eq!(run.status(), Some(200), "{adapter:?}: {run:?}");
@@ -64,7 +65,7 @@ fn a_not_found_is_retried_for_one_endpoint_only() {
         ]);
         let run = adapter.run(
             &hooked(),
-            RetryRequest::get(server.url("/jobs/7")),
+            TestRequest::get(server.url("/jobs/7")),
             Clock::Virtual,
         );
         assert_eq!(run.status(), Some(200), "{adapter:?}: {run:?}");
@@ -73,7 +74,7 @@ fn a_not_found_is_retried_for_one_endpoint_only() {
         let elsewhere = Server::always(Reply::status(404));
         let run = adapter.run(
             &hooked(),
-            RetryRequest::get(elsewhere.url("/missing")),
+            TestRequest::get(elsewhere.url("/missing")),
             Clock::Virtual,
         );
         returned_at_once(adapter, &run, &elsewhere, 404);
@@ -86,7 +87,7 @@ fn a_service_unavailable_the_hook_calls_final_is_returned_at_once() {
         let server = Server::always(Reply::status(503).header("Retry-After", "0"));
         let run = adapter.run(
             &hooked(),
-            RetryRequest::get(server.url("/fail-fast/now")),
+            TestRequest::get(server.url("/fail-fast/now")),
             Clock::Virtual,
         );
         returned_at_once(adapter, &run, &server, 503);
@@ -103,7 +104,7 @@ fn an_added_status_is_retried_and_a_removed_one_is_not() {
                 .expect("valid"),
         );
         let server = Server::start([Reply::status(409).into(), Reply::status(200).into()]);
-        let run = adapter.run(&added, RetryRequest::get(server.url("/")), Clock::Virtual);
+        let run = adapter.run(&added, TestRequest::get(server.url("/")), Clock::Virtual);
         assert_eq!(
             (run.status(), run.outcome().attempts),
             (Some(200), 2),
@@ -117,7 +118,7 @@ fn an_added_status_is_retried_and_a_removed_one_is_not() {
                 .expect("valid"),
         );
         let server = Server::always(Reply::status(503));
-        let run = adapter.run(&removed, RetryRequest::get(server.url("/")), Clock::Virtual);
+        let run = adapter.run(&removed, TestRequest::get(server.url("/")), Clock::Virtual);
         returned_at_once(adapter, &run, &server, 503);
     });
 }

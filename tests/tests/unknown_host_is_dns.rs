@@ -2,8 +2,9 @@
 //! same kind, `Dns`, on every adapter, and retried like any failure before sending.
 
 use backstop::{ErrorClass, ErrorKind, Policy, StopReason};
-use backstop::{Retrier, RetryRequest};
+use backstop::{Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock, Failure};
+use backstop_tests::TestRequest;
 
 #[test]
 fn an_unknown_host_is_a_dns_failure_on_every_adapter() {
@@ -12,7 +13,7 @@ fn an_unknown_host_is_a_dns_failure_on_every_adapter() {
         let url = "http://backstop-test.invalid/";
         let run = adapter.run(
             &Retrier::new(policy),
-            RetryRequest::get(url),
+            TestRequest::get(url),
             Clock::Virtual,
         );
         let Err(Failure::Failed { kind, outcome }) = run.result else {

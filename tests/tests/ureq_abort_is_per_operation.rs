@@ -4,9 +4,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use backstop::{Abort, Retrier, RetryError, RetryRequest};
+use backstop::{Abort, Retrier, RetryError};
 use backstop::{Policy, StopReason};
 use backstop_tests::server::{Action, Reply, Server};
+use backstop_tests::TestRequest;
 
 #[test]
 fn aborting_one_ureq_operation_leaves_the_others_running() {
@@ -26,7 +27,7 @@ fn aborting_one_ureq_operation_leaves_the_others_running() {
         let (client, slow) = (client.clone(), slow.clone());
         std::thread::spawn(move || {
             let mut done = client
-                .run(RetryRequest::get(slow.url("/")))
+                .run(TestRequest::get(slow.url("/")))
                 .expect("the other operation completes");
             done.response.body_mut().read_to_vec().expect("body")
         })
@@ -41,7 +42,7 @@ fn aborting_one_ureq_operation_leaves_the_others_running() {
             both
         })
     };
-    let request = RetryRequest::get(hanging.url("/")).abort_on(&abort);
+    let request = TestRequest::get(hanging.url("/")).abort_on(&abort);
     let result = client.run(request);
 
     assert!(

@@ -11,11 +11,12 @@ use core::future::{poll_fn, Future};
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
+use crate::classify::port_out_of_range;
 use crate::request::Plan;
 use crate::run::run_planned;
 use crate::{
     drain_body, ensure_idempotency_key, Attempt, DrainLimits, Retrier, RetryError, Runtime,
-    Transport,
+    Transport, UnsupportedUri,
 };
 use tower_layer::Layer;
 use tower_service::Service;
@@ -115,6 +116,9 @@ where
             let mut calls = Calls {
                 inner,
                 ready: None,
+                // `http::Uri` takes `host:99999`, which a connector may read as its default
+                // port: such a request is refused at its first attempt, never sent.
+                unservable: port_out_of_range(request.uri()),
                 request,
             };
             let done = run_planned(&retrier, &runtime, plan, &mut calls).await?;
@@ -131,6 +135,8 @@ struct Calls<S, B> {
     inner: S,
     /// The clone `ready` made ready, or the error it failed with (the attempt's: see `send`).
     ready: Option<Result<S, ServiceError>>,
+    /// The request's port is not a TCP port: each attempt is refused unsent.
+    unservable: bool,
     request: http::Request<B>,
 }
 
@@ -151,7 +157,11 @@ where
         _: Attempt<()>,
     ) -> impl Future<Output = Result<http::Response<R>, ServiceError>> {
         // The loop readies the transport before every send, so `ready` is always filled here.
-        let service = self.ready.take().unwrap_or_else(|| Ok(self.inner.clone()));
+        let service = if self.unservable {
+            Err(ServiceError::new(UnsupportedUri))
+        } else {
+            self.ready.take().unwrap_or_else(|| Ok(self.inner.clone()))
+        };
         let request = self.request.clone();
         async move { service?.call(request).await.map_err(ServiceError::new) }
     }
