@@ -8,7 +8,7 @@
 //! | `reqwest` | [`reqwest::RetryMiddleware`], a reqwest-middleware `Middleware` |
 //! | `tower` | [`tower::RetryLayer`], a tower `Layer` for HTTP services |
 //! | `tokio` | [`tokio::Client`] and [`tokio::TokioRuntime`]: `tokio::time`, hyper-util |
-//! | `smol` | [`smol::Client`] and [`smol::SmolRuntime`]: async-io timers, smol-hyper |
+//! | `smol` | [`smol::HttpService`] and [`smol::SmolRuntime`]: async-io timers, smol-hyper |
 //! | `ureq` | [`ureq::Client`], blocking retries over ureq 3 |
 //! | `tracing` | every retry event as a `tracing` event |
 //! | `json` | events and metrics as JSON lines |
