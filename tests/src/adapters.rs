@@ -216,8 +216,14 @@ pub(crate) fn send(
 
 /// One operation through a new `backstop::ureq::Client` trusting `tls`, on `runtime`. A
 /// bodiless request goes with no body at all (`()`), as a ureq user sends a GET.
-fn ureq_send<RT: Runtime>(retrier: &Retrier, runtime: RT, request: &TestRequest, tls: &Trust) -> Sent {
-    let client = backstop::ureq::Client::with_tls(retrier.clone(), tls.ureq()).with_runtime(runtime);
+fn ureq_send<RT: Runtime>(
+    retrier: &Retrier,
+    runtime: RT,
+    request: &TestRequest,
+    tls: &Trust,
+) -> Sent {
+    let client =
+        backstop::ureq::Client::with_tls(retrier.clone(), tls.ureq()).with_runtime(runtime);
     let http = request.to_http();
     let result = if http.body().is_empty() && request.factory().is_none() {
         client.run(http.map(|_| ()))

@@ -141,7 +141,10 @@ where
     let http = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
         .build(https);
     tower::ServiceBuilder::new()
-        .layer(backstop::tower::RetryLayer::new(retrier.clone(), clock.clone()))
+        .layer(backstop::tower::RetryLayer::new(
+            retrier.clone(),
+            clock.clone(),
+        ))
         .service(http)
 }
 
@@ -157,7 +160,10 @@ where
     RT: Runtime + Clone + Send + Sync + 'static,
 {
     tower::ServiceBuilder::new()
-        .layer(backstop::tower::RetryLayer::new(retrier.clone(), clock.clone()))
+        .layer(backstop::tower::RetryLayer::new(
+            retrier.clone(),
+            clock.clone(),
+        ))
         .service(backstop::smol::HttpService::with_tls(tls.rustls()))
 }
 
@@ -202,7 +208,9 @@ pub async fn reqwest_send(
     let mut http = request.to_http();
     let mut extensions = core::mem::take(http.extensions_mut());
     let request = reqwest::Request::try_from(http).expect("a reqwest request");
-    let result = client.execute_with_extensions(request, &mut extensions).await;
+    let result = client
+        .execute_with_extensions(request, &mut extensions)
+        .await;
     reqwest_answer(result).await
 }
 

@@ -34,7 +34,10 @@ impl core::fmt::Debug for TestRequest {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("TestRequest")
             .field("method", &self.method)
-            .field("uri", &backstop::redact_uri(&self.uri.parse().unwrap_or_default()))
+            .field(
+                "uri",
+                &backstop::redact_uri(&self.uri.parse().unwrap_or_default()),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -150,7 +153,10 @@ impl TestRequest {
     /// When `http` refuses the URI (a scenario's mistake).
     #[must_use]
     pub fn to_http(&self) -> http::Request<Bytes> {
-        let body = self.factory.as_ref().map_or_else(|| self.body.clone(), |f| f());
+        let body = self
+            .factory
+            .as_ref()
+            .map_or_else(|| self.body.clone(), |f| f());
         self.to_http_with(body)
     }
 

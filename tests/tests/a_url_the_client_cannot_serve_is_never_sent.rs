@@ -3,18 +3,18 @@
 //! never retried. Only a refusal or a DNS failure the classifier positively identifies is
 //! "not sent"; an error it does not know was never taken for one.
 
+use backstop::Retrier;
 use backstop::{ErrorKind, StopReason};
-use backstop::{Retrier};
 use backstop_tests::adapters::{for_each_adapter, Adapter, Clock, Failure, Run};
 use backstop_tests::middleware::{
     block_on, default_tls, reqwest_client, tower_answer, tower_client, tower_request,
     Clock as StackClock,
 };
 use backstop_tests::server::{Reply, Server};
+use backstop_tests::TestRequest;
 use bytes::Bytes;
 use http_body_util::Full;
 use tower::ServiceExt;
-use backstop_tests::TestRequest;
 
 /// Why `run` is not an invalid request returned at once (at most the one attempt whose client
 /// refused it), or `None`.
@@ -96,7 +96,10 @@ fn https_to_a_hyper_util_client_without_tls_is_an_invalid_request_behind_the_tow
             hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
                 .build_http::<Full<Bytes>>();
         let client = tower::ServiceBuilder::new()
-            .layer(backstop::tower::RetryLayer::new(Retrier::default(), clock.clone()))
+            .layer(backstop::tower::RetryLayer::new(
+                Retrier::default(),
+                clock.clone(),
+            ))
             .service(http);
         let request = http::Request::get(&url)
             .body(Full::new(Bytes::new()))

@@ -11,10 +11,10 @@ use backstop::{Abort, Retrier, VirtualTime};
 use backstop_tests::adapters::{for_each_adapter, Clock, Failure};
 use backstop_tests::middleware::block_on;
 use backstop_tests::server::{Reply, Server};
+use backstop_tests::TestRequest;
 use bytes::Bytes;
 use http_body_util::Full;
 use tower::{ServiceBuilder, ServiceExt};
-use backstop_tests::TestRequest;
 
 #[test]
 fn an_aborted_operation_never_calls_the_body_factory() {
@@ -61,7 +61,10 @@ fn an_aborted_tower_operation_never_calls_the_replay_body_factory() {
         let http =
             hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
                 .build_http::<ReplayBody<Full<Bytes>>>();
-        let layer = RetryLayer::new(Retrier::default(), VirtualTime::new(backstop::tokio::TokioRuntime::new()));
+        let layer = RetryLayer::new(
+            Retrier::default(),
+            VirtualTime::new(backstop::tokio::TokioRuntime::new()),
+        );
         let client = ServiceBuilder::new().layer(layer).service(http);
         let mut request = http::Request::post(server.url("/orders"))
             .header("idempotency-key", "k-2")

@@ -1,7 +1,7 @@
 //! 503 on every attempt: when the attempts run out, the last 503 and its body are returned.
 
+use backstop::Retrier;
 use backstop::{Policy, StopReason};
-use backstop::{Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::server::{Reply, Server};
 use backstop_tests::TestRequest;

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use backstop::{Retrier};
+use backstop::Retrier;
 use backstop::{RetryQuota, StopReason};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::server::{Reply, Server};

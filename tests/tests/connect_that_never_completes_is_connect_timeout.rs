@@ -7,11 +7,11 @@
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
+use backstop::Retrier;
 use backstop::{AttemptOutcome, ErrorClass, ErrorKind, Policy, StopReason};
-use backstop::{Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock};
-use socket2::{Domain, Socket, Type};
 use backstop_tests::TestRequest;
+use socket2::{Domain, Socket, Type};
 
 /// A listener on 127.0.0.1 that accepts nothing, its accept queue filled by connections it
 /// never takes: the next SYN gets no answer.

@@ -7,8 +7,8 @@ use backstop::{AttemptOutcome, ErrorKind, Policy, StopReason};
 use backstop::{EventKind, Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::server::{Action, Reply, Server};
-use std::sync::{Arc, Mutex};
 use backstop_tests::TestRequest;
+use std::sync::{Arc, Mutex};
 
 #[test]
 fn hanging_attempt_times_out_and_is_retried() {

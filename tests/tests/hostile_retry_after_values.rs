@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
+use backstop::Retrier;
 use backstop::{Policy, StopReason};
-use backstop::{Retrier};
 use backstop_tests::adapters::{assert_bounded, for_each_adapter, Adapter, Clock};
 use backstop_tests::server::{Reply, Server};
 use backstop_tests::TestRequest;

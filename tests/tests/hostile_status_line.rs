@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
+use backstop::Retrier;
 use backstop::{ErrorKind, Policy, StopReason};
-use backstop::{Retrier};
 use backstop_tests::adapters::{assert_bounded, for_each_adapter, Clock, Failure};
 use backstop_tests::server::{Action, Reply, Server};
 use backstop_tests::TestRequest;

@@ -1,8 +1,8 @@
 //! A server behind a private CA, trusted by the client: 503, 503, 200 over https, the body
 //! intact, on every adapter.
 
+use backstop::Retrier;
 use backstop::StopReason;
-use backstop::{Retrier};
 use backstop_tests::certs::TestCa;
 use backstop_tests::https::{for_each_https_adapter, run_https, Trust, TERMINATES_WITHIN};
 use backstop_tests::server::{Reply, Server};

@@ -1,7 +1,7 @@
 //! A self-signed certificate the client does not trust: one attempt, `ErrorKind::Tls`, stopped
 //! as a permanent error, and the error's text names the cause.
 
-use backstop::{Retrier};
+use backstop::Retrier;
 use backstop_tests::certs::{ServerCert, TestCa};
 use backstop_tests::https::{
     assert_rejected_at_the_handshake, for_each_https_adapter, run_https, Trust,

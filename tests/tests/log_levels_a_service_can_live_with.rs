@@ -3,12 +3,12 @@
 //! operation that needed retries are INFO; one that gave up is WARN. Every duration is a whole
 //! number of microseconds. On every adapter.
 
-use backstop::{Retrier};
+use backstop::Retrier;
 use backstop_tests::adapters::{for_each_adapter, Adapter, Clock};
 use backstop_tests::server::{Reply, Server};
 use backstop_tests::traced::{Capture, Line};
-use tracing::Level;
 use backstop_tests::TestRequest;
+use tracing::Level;
 
 /// The backstop events of one operation against `replies`.
 fn traced(adapter: Adapter, replies: Vec<Reply>) -> Vec<Line> {

@@ -1,7 +1,7 @@
 //! 404 is not retryable: it is returned as it is, after one request.
 
+use backstop::Retrier;
 use backstop::StopReason;
-use backstop::{Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::server::{Reply, Server};
 use backstop_tests::TestRequest;

@@ -2,8 +2,8 @@
 //! discarded 503s are read to their end (small and quick), so the client sends the next
 //! attempt on the same connection, with no new TCP or TLS handshake.
 
+use backstop::Retrier;
 use backstop::StopReason;
-use backstop::{Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::certs::TestCa;
 use backstop_tests::https::{run_https, Trust};

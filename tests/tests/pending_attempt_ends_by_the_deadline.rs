@@ -9,8 +9,8 @@ use backstop::smol::SmolRuntime;
 use backstop::tokio::TokioRuntime;
 use backstop::{run, Retried, Retrier, RetryError, Runtime, VirtualTime};
 use backstop::{AttemptOutcome, ErrorKind, Policy};
-use futures_lite::future;
 use backstop_tests::TestRequest;
+use futures_lite::future;
 
 type Outcome = Result<Retried<()>, RetryError<std::io::Error>>;
 

@@ -6,8 +6,8 @@
 
 use std::sync::{Arc, Mutex};
 
+use backstop::Retrier;
 use backstop::{NonIdempotent, Policy, StopReason};
-use backstop::{Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock, Failure};
 use backstop_tests::middleware::{block_on, default_tls, reqwest_client};
 use backstop_tests::server::{Action, Reply, Server};
@@ -143,10 +143,11 @@ fn the_tower_layer_can_give_each_post_a_key_of_its_own() {
         let http =
             hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
                 .build_http::<http_body_util::Full<bytes::Bytes>>();
-        let layer = backstop::tower::RetryLayer::new(Retrier::default(), backstop::VirtualTime::new(
-                backstop::tokio::TokioRuntime::new(),
-            ))
-            .generate_idempotency_key();
+        let layer = backstop::tower::RetryLayer::new(
+            Retrier::default(),
+            backstop::VirtualTime::new(backstop::tokio::TokioRuntime::new()),
+        )
+        .generate_idempotency_key();
         let client = tower::ServiceBuilder::new().layer(layer).service(http);
         let request = http::Request::post(&url)
             .body(http_body_util::Full::default())

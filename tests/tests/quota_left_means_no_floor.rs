@@ -5,8 +5,8 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use backstop::Retrier;
 use backstop::{Backoff, Jitter, Policy, StopReason};
-use backstop::{Retrier};
 use backstop_tests::adapters::{for_each_adapter, Adapter, Clock, Run};
 use backstop_tests::server::{Reply, Server};
 use backstop_tests::TestRequest;

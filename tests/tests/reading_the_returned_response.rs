@@ -33,7 +33,9 @@ fn error_for_status_keeps_the_last_response_and_the_outcome() {
     let server = Server::always(Reply::status(503).body("still down"));
     let client = backstop::ureq::Client::new(Retrier::default())
         .with_runtime(VirtualTime::new(backstop::StdRuntime::new()));
-    let request = http::Request::get(server.url("/")).body(()).expect("a request");
+    let request = http::Request::get(server.url("/"))
+        .body(())
+        .expect("a request");
     let error = client
         .run(request)
         .expect("the last 503 is returned")

@@ -4,12 +4,12 @@
 
 use std::sync::{Arc, Mutex};
 
-use backstop::{Retrier};
+use backstop::Retrier;
 use backstop_tests::adapters::{for_each_adapter, Adapter, Clock};
 use backstop_tests::server::{Reply, Server};
 use backstop_tests::traced::Capture;
-use http::{header, HeaderValue};
 use backstop_tests::TestRequest;
+use http::{header, HeaderValue};
 
 #[test]
 fn no_event_contains_userinfo_query_headers_key_or_body() {

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
+use backstop::Retrier;
 use backstop::StopReason;
-use backstop::{Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::server::{Reply, Server};
 use backstop_tests::TestRequest;

@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
+use backstop::Retrier;
 use backstop::{ErrorClass, ErrorKind, Policy, StopReason};
-use backstop::{Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock, Failure};
 use backstop_tests::server::{Action, Server};
 use backstop_tests::TestRequest;

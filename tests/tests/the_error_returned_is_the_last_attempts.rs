@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
+use backstop::Retrier;
 use backstop::{AttemptOutcome, ErrorKind, Policy, StopReason};
-use backstop::{Retrier};
 use backstop_tests::adapters::{assert_bounded, for_each_adapter, Clock, Failure};
 use backstop_tests::server::{Action, Server};
 use backstop_tests::TestRequest;

@@ -18,7 +18,10 @@ fn a_tower_http_layer_inside_the_retry_layer_runs_on_every_attempt() {
             hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
                 .build_http();
         let client = tower::ServiceBuilder::new()
-            .layer(backstop::tower::RetryLayer::new(Retrier::default(), clock.clone()))
+            .layer(backstop::tower::RetryLayer::new(
+                Retrier::default(),
+                clock.clone(),
+            ))
             .layer(SetRequestHeaderLayer::overriding(
                 HeaderName::from_static("x-client"),
                 HeaderValue::from_static("backstop"),

@@ -51,7 +51,10 @@ fn with_slot_held(
             }
             None => Some(holder),
         };
-        let layer = RetryLayer::new(retrier.clone(), VirtualTime::new(backstop::tokio::TokioRuntime::new()));
+        let layer = RetryLayer::new(
+            retrier.clone(),
+            VirtualTime::new(backstop::tokio::TokioRuntime::new()),
+        );
         let client = tower::ServiceBuilder::new().layer(layer).service(limited);
         let response = client.oneshot(request).await;
         drop(kept);

@@ -35,7 +35,10 @@ fn each_attempt_sends_a_body_the_factory_made() {
         let http =
             hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
                 .build_http::<ReplayBody<Boxed>>();
-        let layer = RetryLayer::new(Retrier::default(), VirtualTime::new(backstop::tokio::TokioRuntime::new()));
+        let layer = RetryLayer::new(
+            Retrier::default(),
+            VirtualTime::new(backstop::tokio::TokioRuntime::new()),
+        );
         let client = ServiceBuilder::new().layer(layer).service(http);
         let request = http::Request::post(server.url("/orders"))
             .header("idempotency-key", "k-7")

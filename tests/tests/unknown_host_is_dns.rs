@@ -1,8 +1,8 @@
 //! A host name that does not resolve (`.invalid` is reserved never to resolve, RFC 6761): the
 //! same kind, `Dns`, on every adapter, and retried like any failure before sending.
 
+use backstop::Retrier;
 use backstop::{ErrorClass, ErrorKind, Policy, StopReason};
-use backstop::{Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock, Failure};
 use backstop_tests::TestRequest;
 
@@ -11,11 +11,7 @@ fn an_unknown_host_is_a_dns_failure_on_every_adapter() {
     for_each_adapter(|adapter| {
         let policy = Policy::builder().max_attempts(2).build().expect("policy");
         let url = "http://backstop-test.invalid/";
-        let run = adapter.run(
-            &Retrier::new(policy),
-            TestRequest::get(url),
-            Clock::Virtual,
-        );
+        let run = adapter.run(&Retrier::new(policy), TestRequest::get(url), Clock::Virtual);
         let Err(Failure::Failed { kind, outcome }) = run.result else {
             panic!("{adapter:?}: expected a DNS failure, got {run:?}");
         };

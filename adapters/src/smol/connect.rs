@@ -1,19 +1,27 @@
-//! One new connection per attempt: resolve the host, connect over TCP, and for `https://`
-//! run the TLS handshake. Each step has its own error, so the failure's kind is the step's.
+//! A new connection: resolve the host, connect over TCP, for `https://` run the TLS
+//! handshake, then hyper's HTTP/1 handshake. Each step has its own error, so the failure's
+//! kind is the step's.
 
 use std::net::SocketAddr;
 
-use crate::ResolveError;
+use futures_lite::{AsyncRead, AsyncWrite};
+use hyper::client::conn::http1::SendRequest;
 use smol::net::TcpStream;
+use smol_hyper::rt::FuturesIo;
+
+use crate::ResolveError;
 
 use crate::smol::error::HttpError;
 
-/// Where a request goes.
+/// Where a request goes: its scheme, host and port, which also name the pool's connections
+/// to it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Target {
     /// Whether the scheme is `https` (never, without the `rustls` feature).
     #[cfg_attr(not(feature = "rustls"), allow(dead_code))]
     pub(crate) https: bool,
-    /// The host, an IPv6 address without its brackets.
+    /// The host in lower case (DNS names are case-insensitive), an IPv6 address without its
+    /// brackets.
     pub(crate) host: String,
     pub(crate) port: u16,
 }
@@ -33,7 +41,7 @@ impl Target {
         }
         Ok(Target {
             https,
-            host: host.to_owned(),
+            host: host.to_ascii_lowercase(),
             port: uri.port_u16().unwrap_or(if https { 443 } else { 80 }),
         })
     }
@@ -69,4 +77,20 @@ pub(crate) async fn tls(
         .connect(name, tcp)
         .await
         .map_err(HttpError::Tls)
+}
+
+/// HTTP/1 over `io`: its sender, its connection task spawned on smol's global executor
+/// (detached; it ends when its sender is dropped or the peer closes).
+pub(crate) async fn handshake<IO, B>(io: IO) -> Result<SendRequest<B>, HttpError>
+where
+    IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let (sender, connection) = hyper::client::conn::http1::handshake(FuturesIo::new(io))
+        .await
+        .map_err(HttpError::Http)?;
+    smol::spawn(connection).detach();
+    Ok(sender)
 }

@@ -1,4 +1,4 @@
-//! The smol client's errors and their kinds.
+//! The smol service's errors and their kinds.
 //!
 //! Rule: the same failure gets the same kind on every adapter; the mapping itself is the
 //! driver's (`connect_error_kind`, `exchange_error_kind`), shared with `backstop::tokio`.
@@ -9,7 +9,7 @@ use std::io;
 use crate::ErrorKind;
 use crate::{connect_error_kind, exchange_error_kind, ResolveError};
 
-/// Why one attempt of the smol client failed.
+/// Why one request of [`HttpService`](crate::smol::HttpService) failed.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum HttpError {
@@ -43,7 +43,8 @@ impl fmt::Display for HttpError {
 impl std::error::Error for HttpError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            HttpError::InvalidUri => None,
+            // Found in the chain by `backstop::tower::error_kind`: `InvalidRequest`.
+            HttpError::InvalidUri => Some(&crate::UnsupportedUri),
             HttpError::Dns(e) => Some(e),
             HttpError::Connect(e) | HttpError::Tls(e) => Some(e),
             HttpError::Http(e) => Some(e),
@@ -51,7 +52,7 @@ impl std::error::Error for HttpError {
     }
 }
 
-/// The kind of a smol client error: the same kinds `backstop::tokio` gives for the same
+/// The kind of a smol service error: the same kinds `backstop::tokio` gives for the same
 /// failures (the table is in the adapters' README).
 ///
 /// ```
