@@ -76,9 +76,13 @@ impl TestRequest {
     ///
     /// When the name or the value is not valid (a scenario's mistake).
     #[must_use]
-    pub fn header(mut self, name: &str, value: impl AsRef<str>) -> Self {
-        let name = HeaderName::try_from(name).expect("a valid header name");
-        let value = HeaderValue::try_from(value.as_ref()).expect("a valid header value");
+    pub fn header<K, V>(mut self, name: K, value: V) -> Self
+    where
+        K: TryInto<HeaderName, Error: core::fmt::Debug>,
+        V: TryInto<HeaderValue, Error: core::fmt::Debug>,
+    {
+        let name = name.try_into().expect("a valid header name");
+        let value = value.try_into().expect("a valid header value");
         self.headers.append(name, value);
         self
     }
@@ -99,8 +103,11 @@ impl TestRequest {
 
     /// Sends `key` as `Idempotency-Key`.
     #[must_use]
-    pub fn idempotency_key(mut self, key: &str) -> Self {
-        let key = HeaderValue::try_from(key).expect("a valid header value");
+    pub fn idempotency_key<V>(mut self, key: V) -> Self
+    where
+        V: TryInto<HeaderValue, Error: core::fmt::Debug>,
+    {
+        let key = key.try_into().expect("a valid header value");
         self.headers.insert(IDEMPOTENCY_KEY, key);
         self
     }

@@ -9,7 +9,6 @@ use backstop::smol::SmolRuntime;
 use backstop::tokio::TokioRuntime;
 use backstop::{run, Retried, Retrier, RetryError, Runtime, VirtualTime};
 use backstop::{AttemptOutcome, ErrorKind, Policy};
-use backstop_tests::TestRequest;
 use futures_lite::future;
 
 type Outcome = Result<Retried<()>, RetryError<std::io::Error>>;
@@ -27,7 +26,9 @@ async fn never_answering(rt: &impl Runtime) -> Outcome {
     run(
         &Retrier::new(policy()),
         rt,
-        TestRequest::get("http://example.invalid/"),
+        http::Request::get("http://example.invalid/")
+            .body(())
+            .expect("a request"),
         |_attempt| future::pending::<Result<http::Response<()>, std::io::Error>>(),
     )
     .await

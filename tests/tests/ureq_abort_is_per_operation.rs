@@ -27,7 +27,7 @@ fn aborting_one_ureq_operation_leaves_the_others_running() {
         let (client, slow) = (client.clone(), slow.clone());
         std::thread::spawn(move || {
             let mut done = client
-                .run(TestRequest::get(slow.url("/")))
+                .run(TestRequest::get(slow.url("/")).to_http().map(Vec::from))
                 .expect("the other operation completes");
             done.response.body_mut().read_to_vec().expect("body")
         })
@@ -43,7 +43,7 @@ fn aborting_one_ureq_operation_leaves_the_others_running() {
         })
     };
     let request = TestRequest::get(hanging.url("/")).abort_on(&abort);
-    let result = client.run(request);
+    let result = client.run(request.to_http().map(Vec::from));
 
     assert!(
         aborter.join().expect("aborter"),
