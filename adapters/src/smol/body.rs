@@ -86,3 +86,15 @@ impl fmt::Debug for Body {
             .finish_non_exhaustive()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_body_and_the_service_can_cross_threads() {
+        fn shared<T: Send + Sync + 'static>() {}
+        shared::<Body>();
+        shared::<crate::smol::HttpService>();
+    }
+}
