@@ -226,8 +226,8 @@ impl Retrier {
     /// Whether an operation started now reports its events anywhere: to an observer
     /// ([`on_event`](Self::on_event)), or to a `tracing` subscriber that wants them (feature
     /// `tracing`). Metrics count without them. The request's URL is used for events only, so
-    /// an adapter whose client holds the URL in another form converts it for the
-    /// [`RetryRequest`](crate::RetryRequest) only when this is `true`.
+    /// a front door whose client holds the URL in another form (reqwest's `Url`) converts it
+    /// only when this is `true`.
     ///
     /// ```
     /// use backstop::Retrier;

@@ -91,8 +91,6 @@ fn an_unknown_host_is_dns() {
 }
 
 #[test]
-#[ignore = "backstop::tower::error_kind reads a hyper-util client's connect errors only: \
-            it gives `Other` for the smol service's `HttpError::Dns`"]
 fn an_unknown_host_is_dns_through_the_layers_classifier() {
     assert_eq!(backstop::tower::error_kind(&unresolved()), ErrorKind::Dns);
 }

@@ -1,6 +1,8 @@
 //! The tokio adapter reads `tokio::time::Instant`: with the clock paused, a 30 s
 //! `Retry-After` passes in no real time, and the decisions see the full 30 s.
 
+#![cfg(feature = "tokio")]
+
 #[path = "common/request.rs"]
 mod request;
 use request::*;

@@ -94,6 +94,11 @@ impl Error for ServiceError {
 /// ```
 #[must_use]
 pub fn error_kind(error: &(dyn Error + 'static)) -> ErrorKind {
+    // backstop's own smol service knows which of its failures were before sending.
+    #[cfg(feature = "smol")]
+    if let Some(e) = find_error::<crate::smol::HttpError>(error) {
+        return crate::smol::error_kind(e);
+    }
     match find_error::<hyper_util::client::legacy::Error>(error) {
         Some(e) if e.is_connect() => connect_error_kind(e),
         _ if is_unservable_uri(error) => ErrorKind::InvalidRequest,

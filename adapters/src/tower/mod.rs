@@ -50,7 +50,7 @@
 //! Every call runs the loop every backstop adapter runs (`backstop::run`): the policy,
 //! `Retry-After` as a floor with a ceiling, the idempotency rules and `Idempotency-Key`,
 //! budgets, abort (an [`Abort`] in the request's extensions), events (named by an
-//! [`OperationName`] there), a policy per request (a [`Policy`](crate::Policy) there replaces
+//! [`OperationName`] there), a policy per request (a [`Policy`] there replaces
 //! the retrier's for that request), metrics, redaction.
 //!
 //! - Each attempt sends a clone of the request (`B: Clone`: `Full<Bytes>`, `String`, ...) to a

@@ -240,6 +240,9 @@ impl<RT: Runtime> Client<RT> {
         let exchanges = Exchanges {
             client: self,
             abort: abort.as_ref(),
+            // `http::Uri` takes `host:99999`, which ureq would send to another port: refused
+            // at the first attempt, never sent.
+            unservable: crate::classify::port_out_of_range(request.uri()),
         };
         futures_lite::future::block_on(run(&self.retrier, &self.runtime, request, exchanges))
     }
@@ -275,6 +278,8 @@ impl<RT: Runtime> Client<RT> {
 struct Exchanges<'c, RT> {
     client: &'c Client<RT>,
     abort: Option<&'c Abort>,
+    /// The request's port is not a TCP port: each attempt is refused unsent.
+    unservable: bool,
 }
 
 impl<RT: Runtime, B: AsSendBody> Transport<B> for Exchanges<'_, RT> {
@@ -286,6 +291,10 @@ impl<RT: Runtime, B: AsSendBody> Transport<B> for Exchanges<'_, RT> {
         &mut self,
         attempt: Attempt<B>,
     ) -> core::result::Result<Response<Body>, HttpError> {
+        if self.unservable {
+            let port = "the port is not a number from 0 to 65535".to_owned();
+            return Err(HttpError::from(ureq::Error::BadUri(port)));
+        }
         self.client
             .exchange(attempt.request, attempt.timeout, self.abort)
             .map_err(HttpError::from)
