@@ -459,7 +459,9 @@ fn drive(
 fn ureq_worker(plan: &Plan, client: &backstop::ureq::Client) {
     while let Some((refused, uri)) = plan.take(Adapter::Ureq) {
         let started = Instant::now();
-        let request = http::Request::get(uri).body(()).expect("a GET of a parsed URI");
+        let request = http::Request::get(uri)
+            .body(())
+            .expect("a GET of a parsed URI");
         let result = client.run(request);
         let wall = started.elapsed();
         let record = match result {
