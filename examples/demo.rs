@@ -7,13 +7,16 @@
 //! With `--url URL` it retries that URL instead and prints one JSON line per event plus a
 //! summary line. Flags: `--method M` [GET], `--max-attempts N` [4], `--max-elapsed SECS` [15],
 //! `--attempt-timeout SECS` [5], `--idempotency-key KEY|auto` (and, for POST/PATCH, opts in to
-//! retrying them), `--body TEXT`, `--client ureq|smol|tokio|reqwest|tower` [ureq] (the adapter
-//! that sends it: `reqwest` is a reqwest client with `backstop::reqwest::RetryMiddleware`,
-//! `tower` a hyper-util client behind `backstop::tower::RetryLayer`; both name the operation
-//! through an `OperationName` in the request's extensions), `--ca-file PEM` (trust the CAs
-//! in this file instead of the client's default roots, handed to each client through its own
-//! TLS API). An error summary names a TLS failure's cause
-//! (`certificate rejected: UnknownIssuer`).
+//! retrying them), `--body TEXT`, `--client ureq|smol|tokio|reqwest` [ureq] (the adapter that
+//! sends it: `ureq` is `backstop::ureq::Client`; `smol` is `backstop::tower::RetryLayer` over
+//! `backstop::smol::HttpService` on smol; `tokio` (or its alias `tower`) is the same layer over
+//! a hyper-util client on tokio, its connector with a connect timeout of half the attempt
+//! timeout; `reqwest` is a reqwest client with `backstop::reqwest::RetryMiddleware`. Each takes
+//! the caller's own request, the operation named by an `OperationName` in its extensions, or
+//! in the middleware's for reqwest), `--ca-file PEM` (trust the CAs in this file instead of the
+//! client's default roots, handed to each client through its own TLS API: ureq's `TlsConfig`,
+//! `HttpService::with_tls`, hyper-rustls's `with_tls_config`, reqwest's `tls_certs_only`). An
+//! error summary names a TLS failure's cause (`certificate rejected: UnknownIssuer`).
 //!
 //! `--explain` (with or without `--url`) first prints the policy's worst case
 //! (`Policy::worst_case`): the most requests the operation can send, the longest it can take,
@@ -24,16 +27,19 @@ use std::time::Duration;
 
 use backstop::rustls::pki_types::pem::PemObject;
 use backstop::rustls::pki_types::CertificateDer;
+use backstop::smol::{HttpService, SmolRuntime};
+use backstop::tokio::TokioRuntime;
+use backstop::tower::{RetryLayer, ServiceError};
 use backstop::{Backoff, Outcome, Policy};
 use backstop::{
-    EventKind, OperationName, Retried, Retrier, RetryError, RetryEvent, RetryRequest, TlsFailure,
+    EventKind, OperationName, Retried, Retrier, RetryError, RetryEvent, TlsFailure, IDEMPOTENCY_KEY,
 };
 use backstop_tests::server::{Reply, Server};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
-use tower::ServiceExt;
+use tower::{Layer, ServiceExt};
 
 fn main() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
@@ -90,7 +96,10 @@ fn seed_demo(explain: bool) -> Result<(), String> {
     let retrier = Retrier::new(policy).on_event(print_human);
     let url = server.url("/data");
     println!("GET {url} (server answers 503 + Retry-After: 0.1 twice, then 200)");
-    let request = RetryRequest::get(url).name("seed-demo");
+    let request = http::Request::get(url)
+        .extension(OperationName::new("seed-demo"))
+        .body(())
+        .map_err(|e| e.to_string())?;
     let client = backstop::ureq::Client::new(retrier);
     let mut done = client.run(request).map_err(|e| e.to_string())?;
     let body = done
@@ -149,11 +158,14 @@ struct Options {
 /// The adapter that sends the request.
 #[derive(Clone, Copy)]
 enum Client {
+    /// `backstop::ureq::Client`.
     Ureq,
+    /// The tower layer over `backstop::smol::HttpService`, on smol.
     Smol,
+    /// The tower layer over a hyper-util client, on tokio (`--client tower` too).
     Tokio,
+    /// reqwest with the retry middleware.
     Reqwest,
-    Tower,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -198,12 +210,12 @@ fn parse(args: &[String]) -> Result<Options, String> {
                 o.client = match value()?.as_str() {
                     "ureq" => Client::Ureq,
                     "smol" => Client::Smol,
-                    "tokio" => Client::Tokio,
+                    // The tokio adapter is the tower layer over hyper-util: `tower` names it too.
+                    "tokio" | "tower" => Client::Tokio,
                     "reqwest" => Client::Reqwest,
-                    "tower" => Client::Tower,
                     other => {
                         return Err(format!(
-                            "--client: ureq, smol, tokio, reqwest or tower, not {other}"
+                            "--client: ureq, smol, tokio (or tower) or reqwest, not {other}"
                         ))
                     }
                 }
@@ -214,7 +226,8 @@ fn parse(args: &[String]) -> Result<Options, String> {
                     "usage: demo [--explain] [--url URL [--method M] [--max-attempts N] \
                      [--max-elapsed SECS] [--attempt-timeout SECS] \
                      [--idempotency-key KEY|auto] [--body TEXT] \
-                     [--client ureq|smol|tokio|reqwest|tower] [--ca-file PEM]]"
+                     [--client ureq|smol|tokio|reqwest] [--ca-file PEM]] \
+                     (--client tower is tokio's alias: the tower layer over hyper-util)"
                         .to_owned(),
                 )
             }
@@ -246,17 +259,22 @@ fn any_url(o: &Options, explain: bool) -> Result<(), String> {
     }
     let retrier = Retrier::new(policy).on_event(|e| println!("{}", json_line(e)));
     let uri: http::Uri = o.url.parse().map_err(|e| format!("--url: {e}"))?;
-    let mut request = RetryRequest::new(o.method.clone(), uri).name("demo");
-    if let Some(body) = &o.body {
-        request = request.body(body.clone());
-    }
-    match o.idempotency_key.as_deref() {
-        Some("auto") => request = request.generate_idempotency_key(),
-        Some(key) => {
-            let value = http::HeaderValue::from_str(key).map_err(|e| e.to_string())?;
-            request = request.idempotency_key(value);
-        }
-        None => {}
+    let body = Bytes::from(o.body.clone().unwrap_or_default());
+    let mut request = http::Request::builder()
+        .method(o.method.clone())
+        .uri(uri)
+        .extension(OperationName::new("demo"))
+        .body(body)
+        .map_err(|e| e.to_string())?;
+    let key = match o.idempotency_key.as_deref() {
+        // A new key whatever the method (`backstop::ensure_idempotency_key` gives one to POST
+        // and PATCH alone), sent on every attempt.
+        Some("auto") => Some(backstop::new_idempotency_key()),
+        Some(key) => Some(http::HeaderValue::from_str(key).map_err(|e| e.to_string())?),
+        None => None,
+    };
+    if let Some(key) = key {
+        request.headers_mut().insert(IDEMPOTENCY_KEY, key);
     }
     match send(o, retrier, request)? {
         Ok((status, outcome)) => {
@@ -287,7 +305,7 @@ type Sent = Result<(u16, Outcome), (String, Outcome)>;
 
 /// Sends the operation through the chosen adapter; with `--ca-file`, it trusts the CAs in
 /// that file alone, given to the client through its own TLS API.
-fn send(o: &Options, retrier: Retrier, request: RetryRequest) -> Result<Sent, String> {
+fn send(o: &Options, retrier: Retrier, request: http::Request<Bytes>) -> Result<Sent, String> {
     let cas = o.ca_file.as_deref().map(ca_certificates).transpose()?;
     match o.client {
         Client::Ureq => {
@@ -304,27 +322,27 @@ fn send(o: &Options, retrier: Retrier, request: RetryRequest) -> Result<Sent, St
                 }
                 None => backstop::ureq::Client::new(retrier),
             };
-            Ok(summary(client.run(request)))
+            // A request without a body goes with none at all, as a ureq user sends a GET.
+            let result = if request.body().is_empty() {
+                client.run(request.map(|_| ()))
+            } else {
+                client.run(request.map(|body| body.to_vec()))
+            };
+            Ok(summary(result))
         }
         Client::Smol => {
-            let client = match cas {
-                Some(cas) => backstop::smol::Client::with_tls(retrier, rustls_trusting(cas)?),
-                None => backstop::smol::Client::new(retrier),
+            let http = match cas {
+                Some(cas) => HttpService::with_tls(rustls_trusting(cas)?),
+                None => HttpService::new(),
             };
-            Ok(summary(smol::block_on(client.run(request))))
+            let client = RetryLayer::new(retrier, SmolRuntime::new()).layer(http);
+            layer_summary(smol::block_on(client.oneshot(request.map(Full::new))))
         }
         Client::Tokio => {
-            let client = match cas {
-                Some(cas) => backstop::tokio::Client::with_tls(retrier, rustls_trusting(cas)?),
-                None => backstop::tokio::Client::new(retrier),
-            };
-            Ok(summary(on_tokio(client.run(request))?))
-        }
-        Client::Reqwest => on_tokio(through_reqwest(retrier, cas, http_request(request)))?,
-        Client::Tower => {
             let tls = cas.map(rustls_trusting).transpose()?;
-            on_tokio(through_tower(retrier, tls, http_request(request)))?
+            on_tokio(through_hyper_util(retrier, tls, request))?
         }
+        Client::Reqwest => on_tokio(through_reqwest(retrier, cas, request))?,
     }
 }
 
@@ -348,7 +366,7 @@ fn on_tokio<T>(f: impl core::future::Future<Output = T>) -> Result<T, String> {
     Ok(runtime.block_on(f))
 }
 
-/// rustls trusting `cas` alone (for smol, tokio and tower).
+/// rustls trusting `cas` alone (for smol's `HttpService` and hyper-rustls).
 fn rustls_trusting(
     cas: Vec<CertificateDer<'static>>,
 ) -> Result<backstop::rustls::ClientConfig, String> {
@@ -361,26 +379,13 @@ fn rustls_trusting(
         .with_no_client_auth())
 }
 
-/// The operation as the `http::Request` a reqwest or tower client takes: the same method, URL,
-/// headers (the `Idempotency-Key` among them) and body, and its name in the extensions.
-fn http_request(mut request: RetryRequest) -> http::Request<Bytes> {
-    let name = request
-        .operation_name()
-        .map(|n| OperationName::new(n.to_owned()));
-    let mut http = request.to_http();
-    if let Some(name) = name {
-        http.extensions_mut().insert(name);
-    }
-    http
-}
-
 /// One operation through a reqwest client (rustls on ring, trusting `cas` alone when given,
 /// else reqwest's default: the platform's verifier) with the retry middleware. An error that
 /// did not come from the retry loop is the demo's own failure.
 async fn through_reqwest(
     retrier: Retrier,
     cas: Option<Vec<CertificateDer<'static>>>,
-    request: http::Request<Bytes>,
+    mut request: http::Request<Bytes>,
 ) -> Result<Sent, String> {
     // reqwest is built with `rustls-no-provider`: ring is the process default.
     let _ = backstop::rustls::crypto::ring::default_provider().install_default();
@@ -395,10 +400,7 @@ async fn through_reqwest(
         .with(backstop::reqwest::RetryMiddleware::new(retrier))
         .build();
     // The middleware reads the operation's name from the chain's extensions.
-    let mut extensions = http::Extensions::new();
-    if let Some(name) = request.extensions().get::<OperationName>() {
-        extensions.insert(name.clone());
-    }
+    let mut extensions = core::mem::take(request.extensions_mut());
     let request = reqwest::Request::try_from(request).map_err(|_| "--url: not for reqwest")?;
     match client
         .execute_with_extensions(request, &mut extensions)
@@ -416,14 +418,18 @@ async fn through_reqwest(
 }
 
 /// One operation through a hyper-util client (http, and https trusting `tls`, else
-/// hyper-rustls's Mozilla roots) behind the retry layer.
-async fn through_tower(
+/// hyper-rustls's Mozilla roots) behind the retry layer on tokio. Its connector gives up a
+/// connect at half the attempt timeout, as `backstop::tower`'s docs ask: a connect that never
+/// completes is then `ConnectTimeout` (never sent, so retried for any method), not the loop's
+/// `Timeout`.
+async fn through_hyper_util(
     retrier: Retrier,
     tls: Option<backstop::rustls::ClientConfig>,
     request: http::Request<Bytes>,
 ) -> Result<Sent, String> {
     let mut tcp = HttpConnector::new();
     tcp.enforce_http(false);
+    tcp.set_connect_timeout(Some(retrier.policy().attempt_timeout() / 2));
     let https = hyper_rustls::HttpsConnectorBuilder::new();
     let https = match tls {
         Some(tls) => https.with_tls_config(tls),
@@ -431,10 +437,16 @@ async fn through_tower(
     };
     let https = https.https_or_http().enable_http1().wrap_connector(tcp);
     let http = hyper_util::client::legacy::Client::builder(TokioExecutor::new()).build(https);
-    let client = tower::ServiceBuilder::new()
-        .layer(backstop::tower::RetryLayer::new(retrier))
-        .service(http);
-    match client.oneshot(request.map(Full::new)).await {
+    let client = RetryLayer::new(retrier, TokioRuntime::new()).layer(http);
+    layer_summary(client.oneshot(request.map(Full::new)).await)
+}
+
+/// The summary of the tower layer's answer: the status and the outcome in the response's
+/// extensions, or the error's summary.
+fn layer_summary<B>(
+    result: Result<http::Response<B>, RetryError<ServiceError>>,
+) -> Result<Sent, String> {
+    match result {
         Ok(response) => Ok(Ok((
             response.status().as_u16(),
             outcome_in(response.extensions())?,

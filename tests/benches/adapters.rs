@@ -18,10 +18,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use backstop::Policy;
-use backstop::{Abort, EventKind, Retrier, RetryRequest};
+use backstop::{Abort, EventKind, Retrier};
 use backstop_tests::adapters::{Adapter, Clock};
 use backstop_tests::overhead::{Getters, Way};
 use backstop_tests::server::{Action, Reply, Server};
+use backstop_tests::TestRequest;
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
@@ -238,7 +239,7 @@ fn abort_latency(adapter: Adapter, n: usize) {
                 abort.abort();
             })
         };
-        let request = RetryRequest::get(server.url("/")).abort_on(&abort);
+        let request = TestRequest::get(server.url("/")).abort_on(&abort);
         let (retrier, finished) = finish_recorder(Retrier::new(policy));
         let run = adapter.run(&retrier, request, Clock::Real);
         aborter.join().unwrap();
@@ -264,7 +265,7 @@ fn abort_latency(adapter: Adapter, n: usize) {
                 abort.abort();
             })
         };
-        let request = RetryRequest::get(server.url("/")).abort_on(&abort);
+        let request = TestRequest::get(server.url("/")).abort_on(&abort);
         let (retrier, finished) = finish_recorder(retrier);
         let run = adapter.run(&retrier, request, Clock::Real);
         aborter.join().unwrap();
@@ -308,7 +309,7 @@ fn timer_overshoot(adapter: Adapter, n: usize) {
     let mut script: Vec<Action> = vec![Reply::status(503).header("Retry-After", "0.02").into(); n];
     script.push(Reply::status(200).into());
     let server = Server::start(script);
-    let run = adapter.run(&retrier, RetryRequest::get(server.url("/")), Clock::Real);
+    let run = adapter.run(&retrier, TestRequest::get(server.url("/")), Clock::Real);
     assert_eq!(run.status(), Some(200), "{run:?}");
     let decided = decided.lock().unwrap().clone();
     let slept = slept.lock().unwrap().clone();

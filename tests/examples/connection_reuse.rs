@@ -8,17 +8,18 @@
 //! (as an operation in a fresh process would: no connection to start from) on virtual time, so
 //! the waits between attempts take no real time and the wall time is the attempts' own: TCP
 //! connects, TLS handshakes, exchanges, and the drains. Runs alternate between the two modes
-//! and the three adapters, so that drift on the machine falls on every cell alike. The server
+//! and the four adapters, so that drift on the machine falls on every cell alike. The server
 //! counts accepted connections; each one is a full TLS handshake (no session resumption across
 //! clients).
 
 use std::time::Duration;
 
-use backstop::{DrainLimits, Retrier, RetryRequest};
+use backstop::{DrainLimits, Retrier};
 use backstop_tests::adapters::Adapter;
 use backstop_tests::certs::TestCa;
 use backstop_tests::https::{run_https, Trust};
 use backstop_tests::server::{Action, Reply, Server};
+use backstop_tests::TestRequest;
 
 fn main() {
     let runs: usize = std::env::args()
@@ -78,7 +79,7 @@ fn one_operation(
         Reply::status(200).body("ok").into(),
     ];
     let server = Server::start_tls(script, cert);
-    let request = RetryRequest::get(server.url("/data"));
+    let request = TestRequest::get(server.url("/data"));
     let retrier = Retrier::default().drain(limits);
     let https = run_https(adapter, &retrier, request, trust);
     assert_eq!(https.run.status(), Some(200), "{adapter:?}: {https:?}");

@@ -4,6 +4,10 @@
 //!
 //! `cargo bench -p backstop-soak --bench per_request` (add `-- --quick` for a short run, and
 //! `-- --family reqwest` for one family: ureq, tokio, smol or reqwest).
+//! The families: `backstop::ureq` beside a ureq agent with the same timeouts; on tokio,
+//! `backstop::tower`'s layer over hyper-util's pooled client beside that client called
+//! directly; on smol, the layer over `backstop::smol::HttpService` beside that service called
+//! directly; `backstop::reqwest`'s middleware beside bare reqwest.
 //! Bare and backstop alternate operation by operation (the order flips each round) against one
 //! busy-polling server thread, in blocks with new clients; medians and ratios from one run.
 //! reqwest's family adds its peers, reqwest-retry and backon, each a row against bare reqwest
@@ -13,10 +17,11 @@
 
 use std::time::{Duration, Instant};
 
-use backstop::{Retrier, RetryRequest};
-use backstop_soak::bare;
+use backstop::Retrier;
 use backstop_soak::poll_server::PollServer;
+use backstop_soak::{bare, clients};
 use http_body_util::BodyExt;
+use tower::ServiceExt;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -45,11 +50,11 @@ fn main() {
         }
         if runs("tokio") {
             let [bare, ours] = tokio_family(&server, case, blocks, per_block);
-            print_row("tokio", case, bare, ours);
+            print_row("tower/hyper-util on tokio", case, bare, ours);
         }
         if runs("smol") {
             let [bare, ours] = smol_family(&server, case, blocks, per_block);
-            print_row("smol", case, bare, ours);
+            print_row("tower/HttpService on smol", case, bare, ours);
         }
         if runs("reqwest") {
             let [bare, ours, retry, backon, backon_no_zero] =
@@ -119,7 +124,8 @@ fn ureq_family(
         let client = backstop::ureq::Client::new(Retrier::default());
         let bare_op = || bare::until_not_503(3, || bare::ureq_get(&agent, &bare_uri)).unwrap();
         let our_op = || {
-            let mut r = client.run(RetryRequest::get(our_uri.clone())).unwrap();
+            let request = http::Request::get(our_uri.clone()).body(()).unwrap();
+            let mut r = client.run(request).unwrap();
             r.response.body_mut().read_to_vec().unwrap();
             r.response.status().as_u16()
         };
@@ -155,7 +161,7 @@ fn tokio_family(
     for _ in 0..blocks {
         rt.block_on(async {
             let agent = bare::tokio_client();
-            let client = backstop::tokio::Client::new(Retrier::default());
+            let client = clients::tower_tokio(Retrier::default());
             let bare_op = || async {
                 let mut status = bare::tokio_get(&agent, &bare_uri).await.unwrap();
                 for _ in 1..3 {
@@ -168,11 +174,12 @@ fn tokio_family(
             };
             let our_op = || async {
                 let r = client
-                    .run(RetryRequest::get(our_uri.clone()))
+                    .clone()
+                    .oneshot(clients::get(&our_uri))
                     .await
                     .unwrap();
-                let status = r.response.status().as_u16();
-                r.response.into_body().collect().await.unwrap();
+                let status = r.status().as_u16();
+                r.into_body().collect().await.unwrap();
                 status
             };
             for _ in 0..20 {
@@ -207,24 +214,26 @@ fn smol_family(
     let mut samples: [Vec<Duration>; 2] = Default::default();
     for _ in 0..blocks {
         smol::block_on(async {
-            let client = backstop::smol::Client::new(Retrier::default());
+            let service = bare::smol_service();
+            let client = clients::tower_smol(Retrier::default());
             let bare_op = || async {
-                let mut status = bare::smol_get(&bare_uri).await.unwrap();
+                let mut status = bare::smol_get(&service, &bare_uri).await.unwrap();
                 for _ in 1..3 {
                     if status != 503 {
                         break;
                     }
-                    status = bare::smol_get(&bare_uri).await.unwrap();
+                    status = bare::smol_get(&service, &bare_uri).await.unwrap();
                 }
                 status
             };
             let our_op = || async {
                 let r = client
-                    .run(RetryRequest::get(our_uri.clone()))
+                    .clone()
+                    .oneshot(clients::get(&our_uri))
                     .await
                     .unwrap();
-                let status = r.response.status().as_u16();
-                r.response.into_body().collect().await.unwrap();
+                let status = r.status().as_u16();
+                r.into_body().collect().await.unwrap();
                 status
             };
             for _ in 0..20 {

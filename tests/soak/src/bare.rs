@@ -1,13 +1,18 @@
 //! The bare clients the adapters are measured against: each makes a GET the way its adapter
 //! makes an attempt, without backstop, so the difference is what backstop adds.
 //!
-//! - tokio: hyper-util's pooled legacy client over its plain `HttpConnector`;
-//! - smol: a new TCP connection per request, hyper's HTTP/1 handshake over `smol-hyper`, the
-//!   connection task detached (as `backstop::smol` does per attempt);
+//! - tokio: hyper-util's pooled legacy client over its plain `HttpConnector` (the client
+//!   [`crate::clients::tower_tokio`] puts behind the tower layer);
+//! - smol: `backstop::smol::HttpService` called directly: the pooled HTTP/1 service over
+//!   smol-hyper that [`crate::clients::tower_smol`] puts behind the tower layer (it does not
+//!   retry; the layer does);
 //! - ureq: an agent with the adapter's timeouts (see `backstop-tests`' overhead module).
+
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
+use tower::ServiceExt;
 
 /// A boxed error, for the bare paths.
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -18,10 +23,19 @@ pub type TokioClient = hyper_util::client::legacy::Client<
     Empty<Bytes>,
 >;
 
-/// A new pooled hyper-util client.
+/// A new pooled hyper-util client, hyper-util's defaults.
 #[must_use]
 pub fn tokio_client() -> TokioClient {
     hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new()).build_http()
+}
+
+/// A new pooled hyper-util client whose connector gives up a connect after `connect_timeout`,
+/// hyper-util's defaults otherwise.
+#[must_use]
+pub fn tokio_client_with_connect_timeout(connect_timeout: Duration) -> TokioClient {
+    let mut tcp = hyper_util::client::legacy::connect::HttpConnector::new();
+    tcp.set_connect_timeout(Some(connect_timeout));
+    hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new()).build(tcp)
 }
 
 /// One GET through hyper-util, body read; its status.
@@ -36,22 +50,23 @@ pub async fn tokio_get(client: &TokioClient, uri: &http::Uri) -> Result<u16, Err
     Ok(status)
 }
 
-/// One GET over a new connection with hyper on smol, body read; its status.
+/// `backstop::smol::HttpService` for the bare smol GETs (and behind the layer).
+pub type SmolService = backstop::smol::HttpService<Empty<Bytes>>;
+
+/// A new `backstop::smol::HttpService`, its pool empty.
+#[must_use]
+pub fn smol_service() -> SmolService {
+    backstop::smol::HttpService::new()
+}
+
+/// One GET through `service` (a clone of it, made ready), body read; its status.
 ///
 /// # Errors
 ///
-/// The connection's or hyper's.
-pub async fn smol_get(uri: &http::Uri) -> Result<u16, Error> {
-    let authority = uri.authority().ok_or("no authority")?.as_str();
-    let stream = smol::net::TcpStream::connect(authority).await?;
-    stream.set_nodelay(true)?;
-    let (mut sender, connection) =
-        hyper::client::conn::http1::handshake(smol_hyper::rt::FuturesIo::new(stream)).await?;
-    smol::spawn(connection).detach();
-    let request = http::Request::get(uri.path_and_query().map_or("/", |p| p.as_str()))
-        .header(http::header::HOST, authority)
-        .body(Empty::<Bytes>::new())?;
-    let response = sender.send_request(request).await?;
+/// The service's, or its body's.
+pub async fn smol_get(service: &SmolService, uri: &http::Uri) -> Result<u16, Error> {
+    let request = http::Request::get(uri.clone()).body(Empty::<Bytes>::new())?;
+    let response = service.clone().oneshot(request).await?;
     let status = response.status().as_u16();
     response.into_body().collect().await?;
     Ok(status)

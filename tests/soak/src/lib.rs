@@ -10,6 +10,8 @@
 //!   checked for lost operations, overrun deadlines, miscounted attempts and leaked descriptors;
 //! - [`load`]: throughput of the async adapters beside their bare clients at a fixed
 //!   concurrency, and the memory an operation in flight holds;
+//! - [`bare`] and [`clients`]: the bare clients, and backstop's async front doors around them
+//!   (the tower layer over hyper-util on tokio and over `backstop::smol::HttpService` on smol);
 //! - [`poll_server::PollServer`]: the one-thread, busy-polling server the per-request benches
 //!   measure against;
 //! - [`process`]: open descriptors and resident memory of this process, from `/proc`.
@@ -22,6 +24,7 @@
 #![deny(missing_docs)]
 
 pub mod bare;
+pub mod clients;
 pub mod faulty_server;
 pub mod load;
 pub mod poll_server;

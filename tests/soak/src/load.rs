@@ -1,5 +1,6 @@
-//! Throughput of the async adapters beside their bare clients, at a fixed concurrency against
-//! a healthy loopback server, and the memory an operation in flight holds.
+//! Throughput of the async adapters (the tower layer over hyper-util on tokio, and over
+//! `backstop::smol::HttpService` on smol) beside their bare clients, at a fixed concurrency
+//! against a healthy loopback server, and the memory an operation in flight holds.
 //!
 //! Rule: the same operations, the same server, the same executor for both sides; the ways run
 //! in alternating rounds, so a slow moment of the shared machine falls on both.
@@ -8,10 +9,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use backstop::{Retrier, RetryRequest};
+use backstop::Retrier;
 use http_body_util::BodyExt;
+use tower::ServiceExt;
 
-use crate::bare;
+use crate::{bare, clients};
 
 /// One way of making the load's GETs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,14 +23,16 @@ pub enum Way {
     /// hyper-util on tokio, each GET under `tokio::time::timeout` with the default policy's
     /// attempt timeout (the timer an adapter's attempt also carries).
     TokioBareTimeout,
-    /// `backstop::tokio`.
-    TokioAdapter,
-    /// hyper over smol, a connection per request.
+    /// `backstop::tower`'s layer over hyper-util on tokio (its connector with a connect
+    /// timeout: [`clients::tower_tokio`]).
+    TokioTower,
+    /// `backstop::smol::HttpService` called directly (its pool), on smol.
     SmolBare,
     /// The same, each GET raced against an `async-io` timer of the attempt timeout.
     SmolBareTimeout,
-    /// `backstop::smol`.
-    SmolAdapter,
+    /// `backstop::tower`'s layer over `backstop::smol::HttpService` on smol
+    /// ([`clients::tower_smol`]).
+    SmolTower,
 }
 
 impl Way {
@@ -36,10 +40,10 @@ impl Way {
     pub const ALL: [Way; 6] = [
         Way::TokioBare,
         Way::TokioBareTimeout,
-        Way::TokioAdapter,
+        Way::TokioTower,
         Way::SmolBare,
         Way::SmolBareTimeout,
-        Way::SmolAdapter,
+        Way::SmolTower,
     ];
 }
 
@@ -55,14 +59,14 @@ pub fn run(way: Way, uri: &http::Uri, operations: usize, concurrency: usize) -> 
     let timeout = backstop::Policy::default().attempt_timeout();
     let take = move |next: &AtomicUsize| next.fetch_add(1, Ordering::Relaxed) < operations;
     match way {
-        Way::TokioBare | Way::TokioBareTimeout | Way::TokioAdapter => {
+        Way::TokioBare | Way::TokioBareTimeout | Way::TokioTower => {
             let rt = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
                 .enable_all()
                 .build()
                 .expect("a tokio runtime");
             let bare = Arc::new(bare::tokio_client());
-            let adapter = Arc::new(backstop::tokio::Client::new(Retrier::default()));
+            let adapter = clients::tower_tokio(Retrier::default());
             let started = Instant::now();
             rt.block_on(async {
                 let tasks: Vec<_> = (0..concurrency)
@@ -80,10 +84,11 @@ pub fn run(way: Way, uri: &http::Uri, operations: usize, concurrency: usize) -> 
                                         .expect("a bare GET");
                                 } else {
                                     let r = adapter
-                                        .run(RetryRequest::get(uri.clone()))
+                                        .clone()
+                                        .oneshot(clients::get(&uri))
                                         .await
                                         .expect("an adapter GET");
-                                    r.response.into_body().collect().await.expect("a body");
+                                    r.into_body().collect().await.expect("a body");
                                 }
                             }
                         })
@@ -95,21 +100,22 @@ pub fn run(way: Way, uri: &http::Uri, operations: usize, concurrency: usize) -> 
             });
             started.elapsed()
         }
-        Way::SmolBare | Way::SmolBareTimeout | Way::SmolAdapter => {
-            let adapter = backstop::smol::Client::new(Retrier::default());
+        Way::SmolBare | Way::SmolBareTimeout | Way::SmolTower => {
+            let bare = bare::smol_service();
+            let adapter = clients::tower_smol(Retrier::default());
             let ex = smol::LocalExecutor::new();
             let started = Instant::now();
             smol::block_on(ex.run(async {
                 let tasks: Vec<_> = (0..concurrency)
                     .map(|_| {
-                        let (next, adapter) = (&next, &adapter);
+                        let (next, bare, adapter) = (&next, &bare, &adapter);
                         ex.spawn(async move {
                             while take(next) {
                                 if way == Way::SmolBare {
-                                    bare::smol_get(uri).await.expect("a bare GET");
+                                    bare::smol_get(bare, uri).await.expect("a bare GET");
                                 } else if way == Way::SmolBareTimeout {
                                     futures_lite::future::or(
-                                        async { Some(bare::smol_get(uri).await) },
+                                        async { Some(bare::smol_get(bare, uri).await) },
                                         async {
                                             smol::Timer::after(timeout).await;
                                             None
@@ -120,10 +126,11 @@ pub fn run(way: Way, uri: &http::Uri, operations: usize, concurrency: usize) -> 
                                     .expect("a bare GET");
                                 } else {
                                     let r = adapter
-                                        .run(RetryRequest::get(uri.clone()))
+                                        .clone()
+                                        .oneshot(clients::get(uri))
                                         .await
                                         .expect("an adapter GET");
-                                    r.response.into_body().collect().await.expect("a body");
+                                    r.into_body().collect().await.expect("a body");
                                 }
                             }
                         })
@@ -138,26 +145,41 @@ pub fn run(way: Way, uri: &http::Uri, operations: usize, concurrency: usize) -> 
     }
 }
 
-/// The size in bytes of what an operation in flight holds: the adapter's `run` future
-/// (tokio, smol), and the shared driver's loop (`backstop::run`) with a send that
-/// holds nothing.
+/// The size in bytes of what an operation in flight holds: the tower layer's future over
+/// each async client (boxed: the size of the allocation the box holds, the layer's loop and
+/// the attempt in it), and the shared driver's loop (`backstop::run`) with a send that holds
+/// nothing. Making the futures sends nothing (they are never polled).
 #[must_use]
 pub fn future_sizes() -> [(&'static str, usize); 3] {
     let uri: http::Uri = "http://127.0.0.1:1/".parse().expect("a URI");
-    let tokio_client = backstop::tokio::Client::new(Retrier::default());
-    let smol_client = backstop::smol::Client::new(Retrier::default());
+    // The layer is always ready, and its `call` only boxes the operation's loop: nothing runs
+    // until the future is polled.
+    let mut tokio_client = clients::tower_tokio(Retrier::default());
+    let mut smol_client = clients::tower_smol(Retrier::default());
     let retrier = Retrier::default();
     let runtime = backstop::StdRuntime::new();
-    let tokio_future = tokio_client.run(RetryRequest::get(uri.clone()));
-    let smol_future = smol_client.run(RetryRequest::get(uri.clone()));
-    let driver_future = backstop::run(&retrier, &runtime, RetryRequest::get(uri), |_attempt| {
+    let tokio_future = tower::Service::call(&mut tokio_client, clients::get(&uri));
+    let smol_future = tower::Service::call(&mut smol_client, clients::get(&uri));
+    let request = http::Request::get(uri).body(()).expect("a GET");
+    let driver_future = backstop::run(&retrier, &runtime, request, |_attempt| {
         core::future::ready(Ok::<http::Response<()>, std::io::Error>(
             http::Response::new(()),
         ))
     });
     [
-        ("backstop::tokio::Client::run", size_of_val(&tokio_future)),
-        ("backstop::smol::Client::run", size_of_val(&smol_future)),
+        (
+            "backstop::tower::RetryLayer over hyper-util (tokio), boxed",
+            boxed_size(&tokio_future),
+        ),
+        (
+            "backstop::tower::RetryLayer over smol::HttpService, boxed",
+            boxed_size(&smol_future),
+        ),
         ("backstop::run (empty send)", size_of_val(&driver_future)),
     ]
+}
+
+/// The size of the operation a tower layer's future holds in its box.
+fn boxed_size<R>(future: &backstop::tower::RetryFuture<R>) -> usize {
+    size_of_val::<dyn core::future::Future<Output = _> + Send>(&**future)
 }

@@ -1,5 +1,6 @@
-//! The soak: many operations through every adapter at once (ureq on threads, smol, tokio)
-//! against a [`FaultyServer`], with one budget shared by all, then the checks.
+//! The soak: many operations through every adapter at once (ureq on threads, the tower layer
+//! over `backstop::smol::HttpService` on smol, the tower layer over hyper-util on tokio) against
+//! a [`FaultyServer`], with one budget shared by all, then the checks.
 //!
 //! Rule: nothing is lost and nothing is miscounted. Every operation ends with a response or an
 //! error and the machine's reason; none outlives its `max_elapsed` by more than a scheduling
@@ -14,9 +15,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use backstop::{AttemptOutcome, Backoff, ErrorKind, Policy, RatioBudget};
-use backstop::{EventKind, Retrier, RetryError, RetryRequest};
+use backstop::{EventKind, Retrier, RetryError};
 use http_body_util::BodyExt;
+use tower::ServiceExt;
 
+use crate::clients::{self, TowerSmol, TowerTokio};
 use crate::faulty_server::{refused_url, Fault, FaultyServer, Mix};
 use crate::process;
 
@@ -25,15 +28,17 @@ use crate::process;
 pub enum Adapter {
     /// `backstop::ureq`, one blocking thread per concurrent operation.
     Ureq,
-    /// `backstop::smol`, tasks on one smol executor thread.
-    Smol,
-    /// `backstop::tokio`, tasks on a two-worker tokio runtime.
-    Tokio,
+    /// `backstop::tower`'s layer over `backstop::smol::HttpService`, tasks on one smol executor
+    /// thread.
+    TowerSmol,
+    /// `backstop::tower`'s layer over hyper-util's pooled client, tasks on a two-worker tokio
+    /// runtime.
+    TowerTokio,
 }
 
 impl Adapter {
     /// Every adapter.
-    pub const ALL: [Adapter; 3] = [Adapter::Ureq, Adapter::Smol, Adapter::Tokio];
+    pub const ALL: [Adapter; 3] = [Adapter::Ureq, Adapter::TowerSmol, Adapter::TowerTokio];
 }
 
 /// What a soak runs.
@@ -415,7 +420,7 @@ fn drive(
         let smol_plan = plan.clone();
         let smol_retrier = retrier.clone();
         scope.spawn(move || {
-            let client = backstop::smol::Client::new(smol_retrier);
+            let client = clients::tower_smol(smol_retrier);
             let ex = smol::LocalExecutor::new();
             smol::block_on(ex.run(async {
                 let tasks: Vec<_> = (0..per_adapter)
@@ -434,7 +439,7 @@ fn drive(
                 .enable_all()
                 .build()
                 .expect("a tokio runtime");
-            let client = Arc::new(backstop::tokio::Client::new(tokio_retrier));
+            let client = clients::tower_tokio(tokio_retrier);
             rt.block_on(async {
                 let tasks: Vec<_> = (0..per_adapter)
                     .map(|_| tokio::spawn(tokio_worker(tokio_plan.clone(), client.clone())))
@@ -454,7 +459,10 @@ fn drive(
 fn ureq_worker(plan: &Plan, client: &backstop::ureq::Client) {
     while let Some((refused, uri)) = plan.take(Adapter::Ureq) {
         let started = Instant::now();
-        let result = client.run(RetryRequest::get(uri));
+        let request = http::Request::get(uri)
+            .body(())
+            .expect("a GET of a parsed URI");
+        let result = client.run(request);
         let wall = started.elapsed();
         let record = match result {
             Ok(mut r) => {
@@ -467,45 +475,55 @@ fn ureq_worker(plan: &Plan, client: &backstop::ureq::Client) {
     }
 }
 
-async fn smol_worker(plan: &Plan, client: &backstop::smol::Client) {
-    while let Some((refused, uri)) = plan.take(Adapter::Smol) {
+async fn smol_worker(plan: &Plan, client: &TowerSmol) {
+    while let Some((refused, uri)) = plan.take(Adapter::TowerSmol) {
         let started = Instant::now();
-        let result = client.run(RetryRequest::get(uri)).await;
+        let result = client.clone().oneshot(clients::get(&uri)).await;
         let wall = started.elapsed();
         let record = match result {
-            Ok(r) => {
-                let status = r.response.status().as_u16();
+            Ok(response) => {
+                let status = response.status().as_u16();
+                let outcome = outcome_of(&response);
                 // A reset after the head ends the body with an error; bounded all the same.
-                let body = r.response.into_body().collect();
+                let body = response.into_body().collect();
                 let _ = futures_lite::future::or(async { body.await.is_ok() }, async {
                     smol::Timer::after(Duration::from_secs(2)).await;
                     false
                 })
                 .await;
-                ok_record(refused, status, &r.outcome, wall)
+                ok_record(refused, status, &outcome, wall)
             }
             Err(e) => err_record(refused, &e, wall),
         };
-        plan.record(Adapter::Smol, record);
+        plan.record(Adapter::TowerSmol, record);
     }
 }
 
-async fn tokio_worker(plan: Arc<Plan>, client: Arc<backstop::tokio::Client>) {
-    while let Some((refused, uri)) = plan.take(Adapter::Tokio) {
+async fn tokio_worker(plan: Arc<Plan>, client: TowerTokio) {
+    while let Some((refused, uri)) = plan.take(Adapter::TowerTokio) {
         let started = Instant::now();
-        let result = client.run(RetryRequest::get(uri)).await;
+        let result = client.clone().oneshot(clients::get(&uri)).await;
         let wall = started.elapsed();
         let record = match result {
-            Ok(r) => {
-                let status = r.response.status().as_u16();
-                let body = r.response.into_body().collect();
+            Ok(response) => {
+                let status = response.status().as_u16();
+                let outcome = outcome_of(&response);
+                let body = response.into_body().collect();
                 let _ = tokio::time::timeout(Duration::from_secs(2), body).await;
-                ok_record(refused, status, &r.outcome, wall)
+                ok_record(refused, status, &outcome, wall)
             }
             Err(e) => err_record(refused, &e, wall),
         };
-        plan.record(Adapter::Tokio, record);
+        plan.record(Adapter::TowerTokio, record);
     }
+}
+
+/// The outcome the tower layer puts in the response's extensions.
+fn outcome_of<B>(response: &http::Response<B>) -> backstop::Outcome {
+    *response
+        .extensions()
+        .get::<backstop::Outcome>()
+        .expect("the layer puts the outcome in the response's extensions")
 }
 
 fn ok_record(refused_target: bool, status: u16, o: &backstop::Outcome, wall: Duration) -> Record {
