@@ -42,7 +42,7 @@ pub enum RetryError<E> {
         /// (https://api.example.com/v1?token=...)`): whatever prints the whole chain (`{:#}`
         /// with anyhow, a `Debug` of it, an error reporter) prints that too. Redact before
         /// logging it: reqwest's `Error::without_url`, `reqwest_middleware::Error::url_mut`.
-        /// backstop's own attempt errors (`backstop::ureq`'s, `smol`'s and `tokio`'s
+        /// backstop's own attempt errors (`backstop::ureq`'s and `backstop::smol`'s
         /// `HttpError`, `backstop::tower`'s `ServiceError`) show no URL in their `Display`.
         error: E,
         /// What kind of failure it was.

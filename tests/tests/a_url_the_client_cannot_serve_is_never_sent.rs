@@ -6,10 +6,7 @@
 use backstop::Retrier;
 use backstop::{ErrorKind, StopReason};
 use backstop_tests::adapters::{for_each_adapter, Adapter, Clock, Failure, Run};
-use backstop_tests::middleware::{
-    block_on, default_tls, reqwest_client, tower_answer, tower_client, tower_request,
-    Clock as StackClock,
-};
+use backstop_tests::middleware::{block_on, default_tls, reqwest_client, Clock as StackClock};
 use backstop_tests::server::{Reply, Server};
 use backstop_tests::TestRequest;
 use bytes::Bytes;

@@ -116,7 +116,11 @@ fn a_reset_post_without_a_key_names_the_missing_key_in_its_error_text() {
     let server = Server::always(Action::Reset);
     let client = backstop::ureq::Client::new(Retrier::default());
     let error = client
-        .run(TestRequest::post(server.url("/orders")).to_http().map(Vec::from))
+        .run(
+            TestRequest::post(server.url("/orders"))
+                .to_http()
+                .map(Vec::from),
+        )
         .expect_err("a reset");
     assert!(
         error.to_string().ends_with("(stopped: no_idempotency_key)"),
