@@ -371,7 +371,7 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         if response.retry_after.is_some()
             || (retryable && self.policy.rate_limit_fields() && has_reset_field(response))
         {
-            self.response_with_fields(response, cause, retryable);
+            self.response_with_fields(*response, cause, retryable);
         } else {
             self.last_retry_after = None;
             if retryable {
@@ -384,16 +384,17 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
     }
 
     /// What follows a response with a `Retry-After` or, on a retryable status, a rate-limit
-    /// field.
+    /// field. The response is taken by value: the copy is made on this path only, so the
+    /// usual response need not be written to memory.
     #[cold]
     #[inline(never)]
     fn response_with_fields(
         &mut self,
-        response: &Response<'_>,
+        response: Response<'_>,
         cause: AttemptOutcome,
         retryable: bool,
     ) {
-        let floor = self.server_floor(response, retryable);
+        let floor = self.server_floor(&response, retryable);
         match floor {
             _ if !retryable => self.stop(StopReason::FinalStatus),
             Some(floor) => self.retry_with_floor(cause, self.fixed.refusal, floor),
