@@ -97,8 +97,9 @@ pub struct RetryMachine<R, B = Unlimited> {
     /// The instant of the phase, in nanoseconds: the attempt's timeout (`InFlight`), the end of
     /// the wait (`Waiting`), the end of the operation (`Done`).
     at: u64,
-    /// The length of the wait (`Waiting`).
-    delay: Duration,
+    /// The length of the wait (`Waiting`), in nanoseconds: exact, since the wait ends before
+    /// the deadline.
+    delay: u64,
     /// Why the machine waits or retries (`Waiting`, `Retry`, `RetryAtOnce`).
     wait: WaitReason,
     /// Why the machine stopped (`Done`).
@@ -109,6 +110,8 @@ pub struct RetryMachine<R, B = Unlimited> {
     /// event changes before the retry is sent or given back.
     granted_at: u64,
     started: u64,
+    /// The last wait, for the decorrelated jitter; kept up to date only by a machine whose
+    /// backoff reads it (not the exponential backoff with full jitter).
     previous_wait: Duration,
     last: Option<AttemptOutcome>,
     /// The last response's `Retry-After` delay, for the outcome.
@@ -142,9 +145,16 @@ struct Fixed {
     attempt_timeout: u64,
     /// The same as the `Duration` a send reports when the deadline is further away.
     attempt_timeout_duration: Duration,
-    /// `Some` when the backoff is exponential with full jitter: the wait is then computed in
-    /// `u64` (a full-jitter draw only depends on the delay saturated to `u64` nanoseconds).
-    full_exponential: Option<FullExponential>,
+    /// Whether the backoff is exponential with full jitter: the wait is then computed in
+    /// `u64` from `exponential` (a full-jitter draw only depends on the delay saturated to
+    /// `u64` nanoseconds).
+    full_exponential: bool,
+    /// The backoff's base and cap in nanoseconds (read only when `full_exponential`).
+    exponential: FullExponential,
+    /// Below this attempt count, a retryable response is retried by the exponential backoff
+    /// with full jitter, with nothing to refuse: `max_attempts` when the backoff is that one
+    /// and the request may be retried, else 0. One comparison for the usual retry.
+    fast_retries_below: u32,
     /// Why a retry is refused after an attempt that never reached the server, if it is.
     refusal_not_sent: Option<StopReason>,
     /// Why a retry is refused after any other attempt, if it is.
@@ -177,14 +187,15 @@ impl FullExponential {
         }
     }
 
-    /// `min(cap, base * 2^(n-1))` in `u64`, for retry `n` (0 is treated as 1).
+    /// `min(cap, base * 2^(n-1))` in `u64`, for retry `n` (at least 1: a retry follows an
+    /// attempt).
     #[inline]
     fn delay(self, n: u32) -> u64 {
-        let n = n.max(1);
+        debug_assert!(n >= 1, "a retry follows an attempt");
         if n >= self.cap_from {
             self.cap
         } else {
-            // `n < cap_from <= 65`, and below `cap_from` the shift does not overflow.
+            // `1 <= n < cap_from <= 65`, and below `cap_from` the shift does not overflow.
             self.base << (n - 1)
         }
     }
@@ -199,18 +210,25 @@ impl Fixed {
         };
         let backoff = policy.backoff();
         let attempt_timeout = nanos_saturating(policy.attempt_timeout());
+        let full_exponential = matches!(
+            (backoff, policy.jitter()),
+            (Backoff::Exponential { .. }, Jitter::Full)
+        );
+        let refusal = body.or(policy.retry_refusal(request.method, request.has_idempotency_key));
         Fixed {
             attempt_timeout,
             attempt_timeout_duration: Duration::from_nanos(attempt_timeout),
-            full_exponential: match (backoff, policy.jitter()) {
-                (Backoff::Exponential { base, cap }, Jitter::Full) => Some(FullExponential::new(
-                    nanos_saturating(base),
-                    nanos_saturating(cap),
-                )),
-                _ => None,
+            full_exponential,
+            exponential: FullExponential::new(
+                nanos_saturating(backoff.base()),
+                nanos_saturating(backoff.cap()),
+            ),
+            fast_retries_below: match refusal {
+                None if full_exponential => policy.max_attempts(),
+                _ => 0,
             },
             refusal_not_sent: body,
-            refusal: body.or(policy.retry_refusal(request.method, request.has_idempotency_key)),
+            refusal,
         }
     }
 }
@@ -243,7 +261,7 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
             attempts: 0,
             now: now.nanos(),
             at: 0,
-            delay: Duration::ZERO,
+            delay: 0,
             // Read only in the phases that follow a retry's decision, which sets it.
             wait: WaitReason {
                 cause: AttemptOutcome::Response(0),
@@ -374,10 +392,13 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
             self.response_with_fields(*response, cause, retryable);
         } else {
             self.last_retry_after = None;
-            if retryable {
-                self.retry_with_backoff(cause, self.fixed.refusal);
-            } else {
+            if !retryable {
                 self.stop(StopReason::FinalStatus);
+            } else if self.attempts < self.fixed.fast_retries_below {
+                let delay = self.full_exponential_wait();
+                self.schedule(cause, delay, DelaySource::Backoff);
+            } else {
+                self.response_retry_general(cause);
             }
         }
         Ok(())
@@ -402,6 +423,14 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         }
     }
 
+    /// The retry after a retryable response without server-directed delay, when the fast
+    /// path's one comparison does not settle it: a refusal, no attempt left, or another backoff.
+    #[cold]
+    #[inline(never)]
+    fn response_retry_general(&mut self, cause: AttemptOutcome) {
+        self.retry_with_backoff(cause, self.fixed.refusal);
+    }
+
     /// [`Event::Error`] at `now` (not earlier than the machine's clock).
     fn error_in(&mut self, now: u64, error: AttemptError) -> Result<(), MisuseError> {
         if self.phase != Phase::InFlight {
@@ -414,26 +443,25 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
 
     /// The next decision at `now`. Polling twice without an event in between gives the same
     /// decision (unless time passed a bound); a terminal decision repeats forever.
-    #[inline]
+    #[inline(always)]
     pub fn poll(&mut self, now: Instant) -> Decision {
         // The usual polls, where no bound is reached or only a wait's end, answer at once; the
         // others apply the bounds first. Tests in the order a retry loop meets them.
+        // A wait that ended before `full_timeout_before` (which is not later than the deadline)
+        // is a retry with the whole attempt timeout.
         let now = self.now.max(now.nanos());
         self.now = now;
-        if self.phase == Phase::Waiting {
-            if now < self.at {
-                return self.wait_decision();
-            }
-            if now < self.deadline {
+        match self.phase {
+            Phase::Waiting if now < self.at => return self.wait_decision(),
+            Phase::Waiting if now < self.full_timeout_before => {
                 self.phase = Phase::Retry;
                 return self.send();
             }
-        } else if self.phase == Phase::InFlight {
-            if now < self.at {
-                return self.await_decision();
+            Phase::InFlight if now < self.at => return self.await_decision(),
+            Phase::First | Phase::Retry | Phase::RetryAtOnce if now < self.deadline => {
+                return self.send();
             }
-        } else if self.phase != Phase::Done && now < self.deadline {
-            return self.send();
+            _ => {}
         }
         self.poll_at_bound(now)
     }
@@ -466,7 +494,7 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
     fn wait_decision(&self) -> Decision {
         Decision::Wait {
             until: Instant::from_nanos(self.at),
-            delay: self.delay,
+            delay: Duration::from_nanos(self.delay),
             reason: self.wait,
         }
     }
@@ -663,8 +691,8 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         if self.retry_refused(refusal) {
             return;
         }
-        let (delay, delay_nanos) = self.backoff_wait();
-        self.schedule(cause, delay, delay_nanos, DelaySource::Backoff);
+        let delay = self.backoff_wait();
+        self.schedule(cause, delay, DelaySource::Backoff);
     }
 
     /// The same with the server-directed delay `floor`.
@@ -678,21 +706,19 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
             return;
         }
         match self.retry_after_wait(floor, source) {
-            Some((delay, source)) => self.schedule(cause, delay, nanos_saturating(delay), source),
+            Some((delay, source)) => {
+                // Read only if the retry is scheduled (a machine that stops draws no more).
+                self.previous_wait = delay;
+                self.schedule(cause, nanos_saturating(delay), source);
+            }
             None => self.stop(StopReason::RetryAfterAboveMax),
         }
     }
 
-    /// Schedules the retry after `cause` in `delay` (`delay_nanos`, saturated), unless it
-    /// would start at or after the deadline or the budget denies it.
+    /// Schedules the retry after `cause` in `delay_nanos` (saturated), unless it would start
+    /// at or after the deadline or the budget denies it.
     #[inline(always)]
-    fn schedule(
-        &mut self,
-        cause: AttemptOutcome,
-        delay: Duration,
-        delay_nanos: u64,
-        source: DelaySource,
-    ) {
+    fn schedule(&mut self, cause: AttemptOutcome, delay_nanos: u64, source: DelaySource) {
         let until = self.now.saturating_add(delay_nanos);
         if until >= self.deadline {
             return self.stop(StopReason::Deadline);
@@ -701,7 +727,6 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
             return self.stop(StopReason::Budget);
         }
         self.granted_at = self.now;
-        self.previous_wait = delay;
         self.wait = WaitReason {
             cause,
             source,
@@ -712,7 +737,7 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         } else {
             self.phase = Phase::Waiting;
             self.at = until;
-            self.delay = delay;
+            self.delay = delay_nanos;
         }
     }
 
@@ -754,23 +779,27 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         ))
     }
 
-    /// The policy's backoff for the coming retry, jittered, and the same in nanoseconds
-    /// (saturated).
+    /// The policy's backoff for the coming retry, jittered, in nanoseconds (saturated).
     #[inline]
-    fn backoff_wait(&mut self) -> (Duration, u64) {
-        if let Some(full) = self.fixed.full_exponential {
-            // `Backoff::delay` then `Jitter::Full` in `u64`: the delay `min(cap, base *
-            // 2^(n-1))` saturated to `u64` nanoseconds is the span of the draw.
-            let nanos = uniform_nanos(&mut self.rng, full.delay(self.attempts));
-            return (Duration::from_nanos(nanos), nanos);
+    fn backoff_wait(&mut self) -> u64 {
+        if self.fixed.full_exponential {
+            return self.full_exponential_wait();
         }
         self.backoff_wait_general()
+    }
+
+    /// [`Self::backoff_wait`] for the exponential backoff with full jitter.
+    #[inline(always)]
+    fn full_exponential_wait(&mut self) -> u64 {
+        // `Backoff::delay` then `Jitter::Full` in `u64`: the delay `min(cap, base * 2^(n-1))`
+        // saturated to `u64` nanoseconds is the span of the draw.
+        uniform_nanos(&mut self.rng, self.fixed.exponential.delay(self.attempts))
     }
 
     /// [`Self::backoff_wait`] for every other backoff and jitter.
     #[cold]
     #[inline(never)]
-    fn backoff_wait_general(&mut self) -> (Duration, u64) {
+    fn backoff_wait_general(&mut self) -> u64 {
         let backoff = self.policy.backoff();
         let d = backoff.delay(self.attempts);
         let wait = self.policy.jitter().apply(
@@ -780,7 +809,9 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
             self.previous_wait,
             &mut self.rng,
         );
-        (wait, nanos_saturating(wait))
+        // Read only if the retry is scheduled (a machine that stops draws no more).
+        self.previous_wait = wait;
+        nanos_saturating(wait)
     }
 }
 
