@@ -100,8 +100,12 @@ pub struct RetryMachine<R, B = Unlimited> {
     /// The length of the wait (`Waiting`), in nanoseconds: exact, since the wait ends before
     /// the deadline.
     delay: u64,
-    /// Why the machine waits or retries (`Waiting`, `Retry`, `RetryAtOnce`).
-    wait: WaitReason,
+    /// The attempt whose end caused the retry (`Waiting`, `Retry`, `RetryAtOnce`).
+    wait_cause: AttemptOutcome,
+    /// What decided the length of the wait (`Waiting`, `Retry`, `RetryAtOnce`). With
+    /// `wait_cause` and the attempt after `attempts`, the [`WaitReason`]; kept as fields so
+    /// that a decision reads each as it was written.
+    wait_source: DelaySource,
     /// Why the machine stopped (`Done`).
     stop: StopReason,
     /// When the budget granted the retry that is not sent yet (`Waiting`, `Retry`,
@@ -262,12 +266,9 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
             now: now.nanos(),
             at: 0,
             delay: 0,
-            // Read only in the phases that follow a retry's decision, which sets it.
-            wait: WaitReason {
-                cause: AttemptOutcome::Response(0),
-                source: DelaySource::Backoff,
-                next_attempt: 1,
-            },
+            // Read only in the phases that follow a retry's decision, which sets them.
+            wait_cause: AttemptOutcome::Response(0),
+            wait_source: DelaySource::Backoff,
             stop: StopReason::FinalStatus,
             granted_at: 0,
             started: now.nanos(),
@@ -346,7 +347,7 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
     }
 
     /// [`Event::AttemptStarted`] at `now` (not earlier than the machine's clock).
-    #[inline]
+    #[inline(always)]
     fn attempt_started(&mut self, now: u64) -> Result<(), MisuseError> {
         // What `poll` would say, without changing anything (a refused `AttemptStarted` must
         // leave the machine as it was).
@@ -368,7 +369,7 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
     }
 
     /// [`Event::Response`] at `now` (not earlier than the machine's clock).
-    #[inline]
+    #[inline(always)]
     fn response_in(&mut self, now: u64, response: &Response<'_>) -> Result<(), MisuseError> {
         if self.phase != Phase::InFlight {
             return Err(MisuseError::NoAttemptInFlight);
@@ -480,8 +481,8 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
     fn send(&self) -> Decision {
         let reason = match self.phase {
             Phase::First => SendReason::First,
-            Phase::RetryAtOnce => SendReason::RetryAtOnce(self.wait),
-            _ => SendReason::Retry(self.wait.cause),
+            Phase::RetryAtOnce => SendReason::RetryAtOnce(self.wait_reason()),
+            _ => SendReason::Retry(self.wait_cause),
         };
         Decision::Send {
             attempt: self.attempts.wrapping_add(1),
@@ -495,7 +496,17 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         Decision::Wait {
             until: Instant::from_nanos(self.at),
             delay: Duration::from_nanos(self.delay),
-            reason: self.wait,
+            reason: self.wait_reason(),
+        }
+    }
+
+    /// Why the machine waits or retries (in `Waiting`, `Retry`, `RetryAtOnce`).
+    #[inline]
+    fn wait_reason(&self) -> WaitReason {
+        WaitReason {
+            cause: self.wait_cause,
+            source: self.wait_source,
+            next_attempt: self.attempts.wrapping_add(1),
         }
     }
 
@@ -727,11 +738,8 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
             return self.stop(StopReason::Budget);
         }
         self.granted_at = self.now;
-        self.wait = WaitReason {
-            cause,
-            source,
-            next_attempt: self.attempts.wrapping_add(1),
-        };
+        self.wait_cause = cause;
+        self.wait_source = source;
         if delay_nanos == 0 {
             self.phase = Phase::RetryAtOnce;
         } else {
