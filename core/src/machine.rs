@@ -15,7 +15,7 @@ use crate::decision::{
     AttemptOutcome, Decision, DelaySource, Outcome, SendReason, StopReason, WaitReason,
 };
 use crate::event::{Event, MisuseError, Request, Response};
-use crate::jitter::{uniform_nanos, Jitter};
+use crate::jitter::{uniform_nanos, uniform_nanos_nonzero, Jitter};
 use crate::policy::{Policy, RetryAfterAboveMax};
 use crate::rate_limit::reset_delay;
 use crate::retry_after::{parse_http_date, parse_retry_after, RetryAfter};
@@ -156,8 +156,9 @@ struct Fixed {
     /// The backoff's base and cap in nanoseconds (read only when `full_exponential`).
     exponential: FullExponential,
     /// Below this attempt count, a retryable response is retried by the exponential backoff
-    /// with full jitter, with nothing to refuse: `max_attempts` when the backoff is that one
-    /// and the request may be retried, else 0. One comparison for the usual retry.
+    /// with full jitter, with nothing to refuse: `max_attempts` when the backoff is that one,
+    /// its base and cap are not zero (so every draw has a span) and the request may be
+    /// retried, else 0. One comparison for the usual retry.
     fast_retries_below: u32,
     /// Why a retry is refused after an attempt that never reached the server, if it is.
     refusal_not_sent: Option<StopReason>,
@@ -219,16 +220,18 @@ impl Fixed {
             (Backoff::Exponential { .. }, Jitter::Full)
         );
         let refusal = body.or(policy.retry_refusal(request.method, request.has_idempotency_key));
+        let exponential = FullExponential::new(
+            nanos_saturating(backoff.base()),
+            nanos_saturating(backoff.cap()),
+        );
+        let fast = full_exponential && exponential.base > 0 && exponential.cap > 0;
         Fixed {
             attempt_timeout,
             attempt_timeout_duration: Duration::from_nanos(attempt_timeout),
             full_exponential,
-            exponential: FullExponential::new(
-                nanos_saturating(backoff.base()),
-                nanos_saturating(backoff.cap()),
-            ),
+            exponential,
             fast_retries_below: match refusal {
-                None if full_exponential => policy.max_attempts(),
+                None if fast => policy.max_attempts(),
                 _ => 0,
             },
             refusal_not_sent: body,
@@ -396,7 +399,9 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
             if !retryable {
                 self.stop(StopReason::FinalStatus);
             } else if self.attempts < self.fixed.fast_retries_below {
-                let delay = self.full_exponential_wait();
+                // The delay `min(cap, base * 2^(n-1))` is not zero: base and cap are not.
+                let span = self.fixed.exponential.delay(self.attempts);
+                let delay = uniform_nanos_nonzero(&mut self.rng, span);
                 self.schedule(cause, delay, DelaySource::Backoff);
             } else {
                 self.response_retry_general(cause);
