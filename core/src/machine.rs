@@ -457,17 +457,21 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         // is a retry with the whole attempt timeout.
         let now = self.now.max(now.nanos());
         self.now = now;
-        match self.phase {
-            Phase::Waiting if now < self.at => return self.wait_decision(),
-            Phase::Waiting if now < self.full_timeout_before => {
+        // Tests, not a `match`: a jump table costs more than the first test.
+        if self.phase == Phase::Waiting {
+            if now < self.at {
+                return self.wait_decision();
+            }
+            if now < self.full_timeout_before {
                 self.phase = Phase::Retry;
                 return self.send();
             }
-            Phase::InFlight if now < self.at => return self.await_decision(),
-            Phase::First | Phase::Retry | Phase::RetryAtOnce if now < self.deadline => {
-                return self.send();
+        } else if self.phase == Phase::InFlight {
+            if now < self.at {
+                return self.await_decision();
             }
-            _ => {}
+        } else if self.phase != Phase::Done && now < self.deadline {
+            return self.send();
         }
         self.poll_at_bound(now)
     }

@@ -47,10 +47,11 @@ impl StatusSet {
     /// Whether `status` is in the set. Statuses outside 100 to 599 never are.
     #[must_use]
     pub const fn contains(&self, status: u16) -> bool {
-        if !Self::in_range(status) {
+        // One unsigned comparison for both ends of the range.
+        let i = (status as usize).wrapping_sub(FIRST as usize);
+        if i > (LAST - FIRST) as usize {
             return false;
         }
-        let i = (status - FIRST) as usize;
         // In range: `status <= LAST`, so `i / 64 < WORDS`.
         #[allow(clippy::indexing_slicing)]
         let word = self.0[i / 64];
