@@ -94,8 +94,10 @@ pub struct RetryMachine<R, B = Unlimited> {
     /// deadline does not cut it): `deadline - attempt_timeout + 1`, or 0 when the deadline is
     /// closer than one attempt timeout to the epoch.
     full_timeout_before: u64,
-    /// The instant of the phase, in nanoseconds: the attempt's timeout (`InFlight`), the end of
-    /// the wait (`Waiting`), the end of the operation (`Done`).
+    /// The instant of the phase, in nanoseconds: the attempt's start (`InFlight`: its timeout,
+    /// [`Self::timeout_at`], is derived when it is read, which a driver that sends with the
+    /// `Send`'s timeout never does), the end of the wait (`Waiting`), the end of the
+    /// operation (`Done`).
     at: u64,
     /// The length of the wait (`Waiting`), in nanoseconds: exact, since the wait ends before
     /// the deadline.
@@ -305,7 +307,8 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
     #[must_use]
     pub const fn next_deadline(&self) -> Option<Instant> {
         match self.phase {
-            Phase::InFlight | Phase::Waiting => Some(Instant::from_nanos(self.at)),
+            Phase::InFlight => Some(Instant::from_nanos(self.timeout_at())),
+            Phase::Waiting => Some(Instant::from_nanos(self.at)),
             Phase::First | Phase::Retry | Phase::RetryAtOnce | Phase::Done => None,
         }
     }
@@ -366,7 +369,7 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         // A send is due only before the first attempt or after a retry was decided, with
         // `attempts < max_attempts`: the count cannot wrap (here and below).
         self.attempts = self.attempts.wrapping_add(1);
-        self.at = self.attempt_timeout_at();
+        self.at = now;
         self.phase = Phase::InFlight;
         Ok(())
     }
@@ -467,7 +470,7 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
                 return self.send();
             }
         } else if self.phase == Phase::InFlight {
-            if now < self.at {
+            if now < self.timeout_at() {
                 return self.await_decision();
             }
         } else if self.phase != Phase::Done && now < self.deadline {
@@ -523,7 +526,7 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
     fn await_decision(&self) -> Decision {
         Decision::AwaitResponse {
             attempt: self.attempts,
-            timeout_at: Instant::from_nanos(self.at),
+            timeout_at: Instant::from_nanos(self.timeout_at()),
         }
     }
 
@@ -555,7 +558,7 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         self.now = now;
         match self.phase {
             Phase::InFlight => {
-                if now >= self.at {
+                if now >= self.timeout_at() {
                     self.error_ended(AttemptError::new(ErrorKind::Timeout));
                 }
             }
@@ -628,14 +631,17 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         }
     }
 
-    /// When the attempt started now times out: `now + min(attempt_timeout, deadline - now)`,
-    /// which is `min(now + attempt_timeout, deadline)` (saturating; `now` is before the
-    /// deadline).
+    /// When the attempt in flight times out (`InFlight`, where `at` is its start):
+    /// `at + min(attempt_timeout, deadline - at)`, which is `min(at + attempt_timeout,
+    /// deadline)` (saturating; an attempt starts before the deadline).
     #[inline]
-    fn attempt_timeout_at(&self) -> u64 {
-        self.now
-            .saturating_add(self.fixed.attempt_timeout)
-            .min(self.deadline)
+    const fn timeout_at(&self) -> u64 {
+        let end = self.at.saturating_add(self.fixed.attempt_timeout);
+        if end < self.deadline {
+            end
+        } else {
+            self.deadline
+        }
     }
 
     /// The server-directed delay of a response, if it has a usable `Retry-After`.
