@@ -131,13 +131,13 @@ pub struct RetryMachine<R, B = Unlimited> {
 enum Phase {
     /// The first attempt is due.
     First,
-    /// A retry is due: the wait for `wait` ended.
+    /// A retry is due: the wait for `wait_cause` ended.
     Retry,
-    /// A retry is due at once: the wait decided for `wait` was zero.
+    /// A retry is due at once: the wait decided for `wait_cause` was zero.
     RetryAtOnce,
-    /// An attempt is in flight until its timeout, `at`.
+    /// An attempt is in flight since `at`, until [`RetryMachine::timeout_at`].
     InFlight,
-    /// Waiting until `at`, for `delay`, for `wait`.
+    /// Waiting until `at`, for `delay`, for `wait_cause` and `wait_source`.
     Waiting,
     /// Done at `at`, for `stop`.
     Done,
