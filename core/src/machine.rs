@@ -96,11 +96,14 @@ pub struct RetryMachine<R, B = Unlimited> {
     full_timeout_before: u64,
     /// The instant of the phase, in nanoseconds: the attempt's start (`InFlight`: its timeout,
     /// [`Self::timeout_at`], is derived when it is read, which a driver that sends with the
-    /// `Send`'s timeout never does), the end of the wait (`Waiting`), the end of the
-    /// operation (`Done`).
+    /// `Send`'s timeout never does), the end of the wait (`Waiting`, `Retry`, `RetryAtOnce`),
+    /// the end of the operation (`Done`).
     at: u64,
-    /// The length of the wait (`Waiting`), in nanoseconds: exact, since the wait ends before
-    /// the deadline.
+    /// The length of the wait (`Waiting`, `Retry`, `RetryAtOnce`: 0), in nanoseconds: exact,
+    /// since the wait ends before the deadline. `at - delay` is when the budget granted the
+    /// retry that is not sent yet (given back if the operation ends first, so the budget pays
+    /// only for retries sent; its cause is `last`, which no event changes before the retry is
+    /// sent or given back).
     delay: u64,
     /// The attempt whose end caused the retry (`Waiting`, `Retry`, `RetryAtOnce`).
     wait_cause: AttemptOutcome,
@@ -110,11 +113,6 @@ pub struct RetryMachine<R, B = Unlimited> {
     wait_source: DelaySource,
     /// Why the machine stopped (`Done`).
     stop: StopReason,
-    /// When the budget granted the retry that is not sent yet (`Waiting`, `Retry`,
-    /// `RetryAtOnce`: the phases between a grant and the send). Given back if the operation
-    /// ends first, so the budget pays only for retries sent. Its cause is `last`, which no
-    /// event changes before the retry is sent or given back.
-    granted_at: u64,
     started: u64,
     /// The last wait, for the decorrelated jitter; kept up to date only by a machine whose
     /// backoff reads it (not the exponential backoff with full jitter).
@@ -275,7 +273,6 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
             wait_cause: AttemptOutcome::Response(0),
             wait_source: DelaySource::Backoff,
             stop: StopReason::FinalStatus,
-            granted_at: 0,
             started: now.nanos(),
             previous_wait: policy.backoff().base(),
             last: None,
@@ -594,7 +591,8 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         if let (true, Some(cause)) = (granted, self.last) {
             self.budget.on_retry_cancelled(
                 Instant::from_nanos(self.now),
-                Instant::from_nanos(self.granted_at),
+                // When the retry was granted (see `delay`).
+                Instant::from_nanos(self.at - self.delay),
                 cause,
             );
         }
@@ -752,11 +750,12 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         if !self.budget.try_retry(Instant::from_nanos(self.now), cause) {
             return self.stop(StopReason::Budget);
         }
-        self.granted_at = self.now;
         self.wait_cause = cause;
         self.wait_source = source;
         if delay_nanos == 0 {
             self.phase = Phase::RetryAtOnce;
+            self.at = self.now;
+            self.delay = 0;
         } else {
             self.phase = Phase::Waiting;
             self.at = until;
