@@ -15,12 +15,15 @@
 //! is a `Retry-After` value.
 //!
 //! Add `--dump-instr=yes` to see where they go. `backon_probe` is the same for backon's
-//! `next()`. The count includes this loop's own work, about 35 instructions a cycle: building
-//! the `Response` (from an opaque status, as a driver builds one from each attempt's head),
-//! keeping each decision observable with `black_box` on a reference to it, summing the waits.
-//! Until session 5 of `docs/PERFORMANCE.md` the decisions were passed to `black_box` by value,
-//! which copied each 40-byte `Decision` once more (about 13 instructions a cycle); the machine
-//! writes every field of both decisions either way.
+//! `next()`. The count includes this loop's own work, about 25 instructions a cycle: the
+//! opaque status, keeping each decision observable with `black_box` on a reference to it,
+//! summing the waits. The loop is the bench's `status_503_backoff` closure: the response is
+//! built before the cycle (as the closure's argument is), and the plain 503 runs in a loop of
+//! its own, without the per-cycle test of the `Retry-After` option. Until session 6 of
+//! `docs/PERFORMANCE.md` the response was built after `AttemptStarted` and the option was
+//! tested in every cycle (session 6's machine counts 150 in that loop, 140 in this one); until
+//! session 5 the decisions were passed to `black_box` by value, which copied each 40-byte
+//! `Decision` once more.
 
 #![allow(clippy::print_stdout)]
 
