@@ -583,6 +583,14 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         }
     }
 
+    /// [`Self::stop`] at the deadline: a call of its own, so that the usual path does not
+    /// carry the reason.
+    #[cold]
+    #[inline(never)]
+    fn stop_at_deadline(&mut self) {
+        self.stop(StopReason::Deadline);
+    }
+
     fn stop(&mut self, reason: StopReason) {
         let granted = matches!(
             self.phase,
@@ -745,7 +753,7 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
     fn schedule(&mut self, cause: AttemptOutcome, delay_nanos: u64, source: DelaySource) {
         let until = self.now.saturating_add(delay_nanos);
         if until >= self.deadline {
-            return self.stop(StopReason::Deadline);
+            return self.stop_at_deadline();
         }
         if !self.budget.try_retry(Instant::from_nanos(self.now), cause) {
             return self.stop(StopReason::Budget);
