@@ -21,7 +21,7 @@
 //! built before the cycle (as the closure's argument is), and the plain 503 runs in a loop of
 //! its own, without the per-cycle test of the `Retry-After` option. Until session 6 of
 //! `docs/PERFORMANCE.md` the response was built after `AttemptStarted` and the option was
-//! tested in every cycle (session 6's machine counts 150 in that loop, 140 in this one); until
+//! tested in every cycle (session 6's machine counts 149 in that loop, 140 in this one); until
 //! session 5 the decisions were passed to `black_box` by value, which copied each 40-byte
 //! `Decision` once more.
 
