@@ -80,6 +80,13 @@ pub(crate) fn uniform_nanos<R: Rng + ?Sized>(rng: &mut R, span: u64) -> u64 {
     if span == 0 {
         return 0;
     }
+    uniform_nanos_nonzero(rng, span)
+}
+
+/// [`uniform_nanos`] for a `span` known not to be 0.
+#[inline]
+pub(crate) fn uniform_nanos_nonzero<R: Rng + ?Sized>(rng: &mut R, span: u64) -> u64 {
+    debug_assert!(span != 0, "a zero span draws nothing");
     // Lemire's multiply-shift: a bias of at most 2^-64, and no loop. The high word of
     // `x * (span + 1)` is that of `x * span + x`: one 64-bit multiply and a carry.
     let x = rng.next_u64();

@@ -15,7 +15,7 @@ use crate::decision::{
     AttemptOutcome, Decision, DelaySource, Outcome, SendReason, StopReason, WaitReason,
 };
 use crate::event::{Event, MisuseError, Request, Response};
-use crate::jitter::{uniform_nanos, Jitter};
+use crate::jitter::{uniform_nanos, uniform_nanos_nonzero, Jitter};
 use crate::policy::{Policy, RetryAfterAboveMax};
 use crate::rate_limit::reset_delay;
 use crate::retry_after::{parse_http_date, parse_retry_after, RetryAfter};
@@ -94,21 +94,28 @@ pub struct RetryMachine<R, B = Unlimited> {
     /// deadline does not cut it): `deadline - attempt_timeout + 1`, or 0 when the deadline is
     /// closer than one attempt timeout to the epoch.
     full_timeout_before: u64,
-    /// The instant of the phase, in nanoseconds: the attempt's timeout (`InFlight`), the end of
-    /// the wait (`Waiting`), the end of the operation (`Done`).
+    /// The instant of the phase, in nanoseconds: the attempt's start (`InFlight`: its timeout,
+    /// [`Self::timeout_at`], is derived when it is read, which a driver that sends with the
+    /// `Send`'s timeout never does), the end of the wait (`Waiting`, `Retry`, `RetryAtOnce`),
+    /// the end of the operation (`Done`).
     at: u64,
-    /// The length of the wait (`Waiting`).
-    delay: Duration,
-    /// Why the machine waits or retries (`Waiting`, `Retry`, `RetryAtOnce`).
-    wait: WaitReason,
+    /// The length of the wait (`Waiting`, `Retry`, `RetryAtOnce`: 0), in nanoseconds: exact,
+    /// since the wait ends before the deadline. `at - delay` is when the budget granted the
+    /// retry that is not sent yet (given back if the operation ends first, so the budget pays
+    /// only for retries sent; its cause is `last`, which no event changes before the retry is
+    /// sent or given back).
+    delay: u64,
+    /// The attempt whose end caused the retry (`Waiting`, `Retry`, `RetryAtOnce`).
+    wait_cause: AttemptOutcome,
+    /// What decided the length of the wait (`Waiting`, `Retry`, `RetryAtOnce`). With
+    /// `wait_cause` and the attempt after `attempts`, the [`WaitReason`]; kept as fields so
+    /// that a decision reads each as it was written.
+    wait_source: DelaySource,
     /// Why the machine stopped (`Done`).
     stop: StopReason,
-    /// When the budget granted the retry that is not sent yet (`Waiting`, `Retry`,
-    /// `RetryAtOnce`: the phases between a grant and the send). Given back if the operation
-    /// ends first, so the budget pays only for retries sent. Its cause is `last`, which no
-    /// event changes before the retry is sent or given back.
-    granted_at: u64,
     started: u64,
+    /// The last wait, for the decorrelated jitter; kept up to date only by a machine whose
+    /// backoff reads it (not the exponential backoff with full jitter).
     previous_wait: Duration,
     last: Option<AttemptOutcome>,
     /// The last response's `Retry-After` delay, for the outcome.
@@ -122,13 +129,13 @@ pub struct RetryMachine<R, B = Unlimited> {
 enum Phase {
     /// The first attempt is due.
     First,
-    /// A retry is due: the wait for `wait` ended.
+    /// A retry is due: the wait for `wait_cause` ended.
     Retry,
-    /// A retry is due at once: the wait decided for `wait` was zero.
+    /// A retry is due at once: the wait decided for `wait_cause` was zero.
     RetryAtOnce,
-    /// An attempt is in flight until its timeout, `at`.
+    /// An attempt is in flight since `at`, until [`RetryMachine::timeout_at`].
     InFlight,
-    /// Waiting until `at`, for `delay`, for `wait`.
+    /// Waiting until `at`, for `delay`, for `wait_cause` and `wait_source`.
     Waiting,
     /// Done at `at`, for `stop`.
     Done,
@@ -142,9 +149,17 @@ struct Fixed {
     attempt_timeout: u64,
     /// The same as the `Duration` a send reports when the deadline is further away.
     attempt_timeout_duration: Duration,
-    /// `Some` when the backoff is exponential with full jitter: the wait is then computed in
-    /// `u64` (a full-jitter draw only depends on the delay saturated to `u64` nanoseconds).
-    full_exponential: Option<FullExponential>,
+    /// Whether the backoff is exponential with full jitter: the wait is then computed in
+    /// `u64` from `exponential` (a full-jitter draw only depends on the delay saturated to
+    /// `u64` nanoseconds).
+    full_exponential: bool,
+    /// The backoff's base and cap in nanoseconds (read only when `full_exponential`).
+    exponential: FullExponential,
+    /// Below this attempt count, a retryable response is retried by the exponential backoff
+    /// with full jitter, with nothing to refuse: `max_attempts` when the backoff is that one,
+    /// its base and cap are not zero (so every draw has a span) and the request may be
+    /// retried, else 0. One comparison for the usual retry.
+    fast_retries_below: u32,
     /// Why a retry is refused after an attempt that never reached the server, if it is.
     refusal_not_sent: Option<StopReason>,
     /// Why a retry is refused after any other attempt, if it is.
@@ -177,14 +192,15 @@ impl FullExponential {
         }
     }
 
-    /// `min(cap, base * 2^(n-1))` in `u64`, for retry `n` (0 is treated as 1).
+    /// `min(cap, base * 2^(n-1))` in `u64`, for retry `n` (at least 1: a retry follows an
+    /// attempt).
     #[inline]
     fn delay(self, n: u32) -> u64 {
-        let n = n.max(1);
+        debug_assert!(n >= 1, "a retry follows an attempt");
         if n >= self.cap_from {
             self.cap
         } else {
-            // `n < cap_from <= 65`, and below `cap_from` the shift does not overflow.
+            // `1 <= n < cap_from <= 65`, and below `cap_from` the shift does not overflow.
             self.base << (n - 1)
         }
     }
@@ -199,18 +215,27 @@ impl Fixed {
         };
         let backoff = policy.backoff();
         let attempt_timeout = nanos_saturating(policy.attempt_timeout());
+        let full_exponential = matches!(
+            (backoff, policy.jitter()),
+            (Backoff::Exponential { .. }, Jitter::Full)
+        );
+        let refusal = body.or(policy.retry_refusal(request.method, request.has_idempotency_key));
+        let exponential = FullExponential::new(
+            nanos_saturating(backoff.base()),
+            nanos_saturating(backoff.cap()),
+        );
+        let fast = full_exponential && exponential.base > 0 && exponential.cap > 0;
         Fixed {
             attempt_timeout,
             attempt_timeout_duration: Duration::from_nanos(attempt_timeout),
-            full_exponential: match (backoff, policy.jitter()) {
-                (Backoff::Exponential { base, cap }, Jitter::Full) => Some(FullExponential::new(
-                    nanos_saturating(base),
-                    nanos_saturating(cap),
-                )),
-                _ => None,
+            full_exponential,
+            exponential,
+            fast_retries_below: match refusal {
+                None if fast => policy.max_attempts(),
+                _ => 0,
             },
             refusal_not_sent: body,
-            refusal: body.or(policy.retry_refusal(request.method, request.has_idempotency_key)),
+            refusal,
         }
     }
 }
@@ -243,15 +268,11 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
             attempts: 0,
             now: now.nanos(),
             at: 0,
-            delay: Duration::ZERO,
-            // Read only in the phases that follow a retry's decision, which sets it.
-            wait: WaitReason {
-                cause: AttemptOutcome::Response(0),
-                source: DelaySource::Backoff,
-                next_attempt: 1,
-            },
+            delay: 0,
+            // Read only in the phases that follow a retry's decision, which sets them.
+            wait_cause: AttemptOutcome::Response(0),
+            wait_source: DelaySource::Backoff,
             stop: StopReason::FinalStatus,
-            granted_at: 0,
             started: now.nanos(),
             previous_wait: policy.backoff().base(),
             last: None,
@@ -283,7 +304,8 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
     #[must_use]
     pub const fn next_deadline(&self) -> Option<Instant> {
         match self.phase {
-            Phase::InFlight | Phase::Waiting => Some(Instant::from_nanos(self.at)),
+            Phase::InFlight => Some(Instant::from_nanos(self.timeout_at())),
+            Phase::Waiting => Some(Instant::from_nanos(self.at)),
             Phase::First | Phase::Retry | Phase::RetryAtOnce | Phase::Done => None,
         }
     }
@@ -328,7 +350,7 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
     }
 
     /// [`Event::AttemptStarted`] at `now` (not earlier than the machine's clock).
-    #[inline]
+    #[inline(always)]
     fn attempt_started(&mut self, now: u64) -> Result<(), MisuseError> {
         // What `poll` would say, without changing anything (a refused `AttemptStarted` must
         // leave the machine as it was).
@@ -344,13 +366,13 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         // A send is due only before the first attempt or after a retry was decided, with
         // `attempts < max_attempts`: the count cannot wrap (here and below).
         self.attempts = self.attempts.wrapping_add(1);
-        self.at = self.attempt_timeout_at();
+        self.at = now;
         self.phase = Phase::InFlight;
         Ok(())
     }
 
     /// [`Event::Response`] at `now` (not earlier than the machine's clock).
-    #[inline]
+    #[inline(always)]
     fn response_in(&mut self, now: u64, response: &Response<'_>) -> Result<(), MisuseError> {
         if self.phase != Phase::InFlight {
             return Err(MisuseError::NoAttemptInFlight);
@@ -371,34 +393,48 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         if response.retry_after.is_some()
             || (retryable && self.policy.rate_limit_fields() && has_reset_field(response))
         {
-            self.response_with_fields(response, cause, retryable);
+            self.response_with_fields(*response, cause, retryable);
         } else {
             self.last_retry_after = None;
-            if retryable {
-                self.retry_with_backoff(cause, self.fixed.refusal);
-            } else {
+            if !retryable {
                 self.stop(StopReason::FinalStatus);
+            } else if self.attempts < self.fixed.fast_retries_below {
+                // The delay `min(cap, base * 2^(n-1))` is not zero: base and cap are not.
+                let span = self.fixed.exponential.delay(self.attempts);
+                let delay = uniform_nanos_nonzero(&mut self.rng, span);
+                self.schedule(cause, delay, DelaySource::Backoff);
+            } else {
+                self.response_retry_general(cause);
             }
         }
         Ok(())
     }
 
     /// What follows a response with a `Retry-After` or, on a retryable status, a rate-limit
-    /// field.
+    /// field. The response is taken by value: the copy is made on this path only, so the
+    /// usual response need not be written to memory.
     #[cold]
     #[inline(never)]
     fn response_with_fields(
         &mut self,
-        response: &Response<'_>,
+        response: Response<'_>,
         cause: AttemptOutcome,
         retryable: bool,
     ) {
-        let floor = self.server_floor(response, retryable);
+        let floor = self.server_floor(&response, retryable);
         match floor {
             _ if !retryable => self.stop(StopReason::FinalStatus),
             Some(floor) => self.retry_with_floor(cause, self.fixed.refusal, floor),
             None => self.retry_with_backoff(cause, self.fixed.refusal),
         }
+    }
+
+    /// The retry after a retryable response without server-directed delay, when the fast
+    /// path's one comparison does not settle it: a refusal, no attempt left, or another backoff.
+    #[cold]
+    #[inline(never)]
+    fn response_retry_general(&mut self, cause: AttemptOutcome) {
+        self.retry_with_backoff(cause, self.fixed.refusal);
     }
 
     /// [`Event::Error`] at `now` (not earlier than the machine's clock).
@@ -413,22 +449,25 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
 
     /// The next decision at `now`. Polling twice without an event in between gives the same
     /// decision (unless time passed a bound); a terminal decision repeats forever.
-    #[inline]
+    #[inline(always)]
     pub fn poll(&mut self, now: Instant) -> Decision {
         // The usual polls, where no bound is reached or only a wait's end, answer at once; the
         // others apply the bounds first. Tests in the order a retry loop meets them.
+        // A wait that ended before `full_timeout_before` (which is not later than the deadline)
+        // is a retry with the whole attempt timeout.
         let now = self.now.max(now.nanos());
         self.now = now;
+        // Tests, not a `match`: a jump table costs more than the first test.
         if self.phase == Phase::Waiting {
             if now < self.at {
                 return self.wait_decision();
             }
-            if now < self.deadline {
+            if now < self.full_timeout_before {
                 self.phase = Phase::Retry;
                 return self.send();
             }
         } else if self.phase == Phase::InFlight {
-            if now < self.at {
+            if now < self.timeout_at() {
                 return self.await_decision();
             }
         } else if self.phase != Phase::Done && now < self.deadline {
@@ -451,8 +490,8 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
     fn send(&self) -> Decision {
         let reason = match self.phase {
             Phase::First => SendReason::First,
-            Phase::RetryAtOnce => SendReason::RetryAtOnce(self.wait),
-            _ => SendReason::Retry(self.wait.cause),
+            Phase::RetryAtOnce => SendReason::RetryAtOnce(self.wait_reason()),
+            _ => SendReason::Retry(self.wait_cause),
         };
         Decision::Send {
             attempt: self.attempts.wrapping_add(1),
@@ -465,8 +504,18 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
     fn wait_decision(&self) -> Decision {
         Decision::Wait {
             until: Instant::from_nanos(self.at),
-            delay: self.delay,
-            reason: self.wait,
+            delay: Duration::from_nanos(self.delay),
+            reason: self.wait_reason(),
+        }
+    }
+
+    /// Why the machine waits or retries (in `Waiting`, `Retry`, `RetryAtOnce`).
+    #[inline]
+    fn wait_reason(&self) -> WaitReason {
+        WaitReason {
+            cause: self.wait_cause,
+            source: self.wait_source,
+            next_attempt: self.attempts.wrapping_add(1),
         }
     }
 
@@ -474,7 +523,7 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
     fn await_decision(&self) -> Decision {
         Decision::AwaitResponse {
             attempt: self.attempts,
-            timeout_at: Instant::from_nanos(self.at),
+            timeout_at: Instant::from_nanos(self.timeout_at()),
         }
     }
 
@@ -506,7 +555,7 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         self.now = now;
         match self.phase {
             Phase::InFlight => {
-                if now >= self.at {
+                if now >= self.timeout_at() {
                     self.error_ended(AttemptError::new(ErrorKind::Timeout));
                 }
             }
@@ -534,6 +583,14 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         }
     }
 
+    /// [`Self::stop`] at the deadline: a call of its own, so that the usual path does not
+    /// carry the reason.
+    #[cold]
+    #[inline(never)]
+    fn stop_at_deadline(&mut self) {
+        self.stop(StopReason::Deadline);
+    }
+
     fn stop(&mut self, reason: StopReason) {
         let granted = matches!(
             self.phase,
@@ -542,7 +599,8 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         if let (true, Some(cause)) = (granted, self.last) {
             self.budget.on_retry_cancelled(
                 Instant::from_nanos(self.now),
-                Instant::from_nanos(self.granted_at),
+                // When the retry was granted (see `delay`).
+                Instant::from_nanos(self.at - self.delay),
                 cause,
             );
         }
@@ -579,14 +637,17 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         }
     }
 
-    /// When the attempt started now times out: `now + min(attempt_timeout, deadline - now)`,
-    /// which is `min(now + attempt_timeout, deadline)` (saturating; `now` is before the
-    /// deadline).
+    /// When the attempt in flight times out (`InFlight`, where `at` is its start):
+    /// `at + min(attempt_timeout, deadline - at)`, which is `min(at + attempt_timeout,
+    /// deadline)` (saturating; an attempt starts before the deadline).
     #[inline]
-    fn attempt_timeout_at(&self) -> u64 {
-        self.now
-            .saturating_add(self.fixed.attempt_timeout)
-            .min(self.deadline)
+    const fn timeout_at(&self) -> u64 {
+        let end = self.at.saturating_add(self.fixed.attempt_timeout);
+        if end < self.deadline {
+            end
+        } else {
+            self.deadline
+        }
     }
 
     /// The server-directed delay of a response, if it has a usable `Retry-After`.
@@ -662,8 +723,8 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         if self.retry_refused(refusal) {
             return;
         }
-        let (delay, delay_nanos) = self.backoff_wait();
-        self.schedule(cause, delay, delay_nanos, DelaySource::Backoff);
+        let delay = self.backoff_wait();
+        self.schedule(cause, delay, DelaySource::Backoff);
     }
 
     /// The same with the server-directed delay `floor`.
@@ -677,41 +738,36 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
             return;
         }
         match self.retry_after_wait(floor, source) {
-            Some((delay, source)) => self.schedule(cause, delay, nanos_saturating(delay), source),
+            Some((delay, source)) => {
+                // Read only if the retry is scheduled (a machine that stops draws no more).
+                self.previous_wait = delay;
+                self.schedule(cause, nanos_saturating(delay), source);
+            }
             None => self.stop(StopReason::RetryAfterAboveMax),
         }
     }
 
-    /// Schedules the retry after `cause` in `delay` (`delay_nanos`, saturated), unless it
-    /// would start at or after the deadline or the budget denies it.
+    /// Schedules the retry after `cause` in `delay_nanos` (saturated), unless it would start
+    /// at or after the deadline or the budget denies it.
     #[inline(always)]
-    fn schedule(
-        &mut self,
-        cause: AttemptOutcome,
-        delay: Duration,
-        delay_nanos: u64,
-        source: DelaySource,
-    ) {
+    fn schedule(&mut self, cause: AttemptOutcome, delay_nanos: u64, source: DelaySource) {
         let until = self.now.saturating_add(delay_nanos);
         if until >= self.deadline {
-            return self.stop(StopReason::Deadline);
+            return self.stop_at_deadline();
         }
         if !self.budget.try_retry(Instant::from_nanos(self.now), cause) {
             return self.stop(StopReason::Budget);
         }
-        self.granted_at = self.now;
-        self.previous_wait = delay;
-        self.wait = WaitReason {
-            cause,
-            source,
-            next_attempt: self.attempts.wrapping_add(1),
-        };
+        self.wait_cause = cause;
+        self.wait_source = source;
         if delay_nanos == 0 {
             self.phase = Phase::RetryAtOnce;
+            self.at = self.now;
+            self.delay = 0;
         } else {
             self.phase = Phase::Waiting;
             self.at = until;
-            self.delay = delay;
+            self.delay = delay_nanos;
         }
     }
 
@@ -753,23 +809,27 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         ))
     }
 
-    /// The policy's backoff for the coming retry, jittered, and the same in nanoseconds
-    /// (saturated).
+    /// The policy's backoff for the coming retry, jittered, in nanoseconds (saturated).
     #[inline]
-    fn backoff_wait(&mut self) -> (Duration, u64) {
-        if let Some(full) = self.fixed.full_exponential {
-            // `Backoff::delay` then `Jitter::Full` in `u64`: the delay `min(cap, base *
-            // 2^(n-1))` saturated to `u64` nanoseconds is the span of the draw.
-            let nanos = uniform_nanos(&mut self.rng, full.delay(self.attempts));
-            return (Duration::from_nanos(nanos), nanos);
+    fn backoff_wait(&mut self) -> u64 {
+        if self.fixed.full_exponential {
+            return self.full_exponential_wait();
         }
         self.backoff_wait_general()
+    }
+
+    /// [`Self::backoff_wait`] for the exponential backoff with full jitter.
+    #[inline(always)]
+    fn full_exponential_wait(&mut self) -> u64 {
+        // `Backoff::delay` then `Jitter::Full` in `u64`: the delay `min(cap, base * 2^(n-1))`
+        // saturated to `u64` nanoseconds is the span of the draw.
+        uniform_nanos(&mut self.rng, self.fixed.exponential.delay(self.attempts))
     }
 
     /// [`Self::backoff_wait`] for every other backoff and jitter.
     #[cold]
     #[inline(never)]
-    fn backoff_wait_general(&mut self) -> (Duration, u64) {
+    fn backoff_wait_general(&mut self) -> u64 {
         let backoff = self.policy.backoff();
         let d = backoff.delay(self.attempts);
         let wait = self.policy.jitter().apply(
@@ -779,7 +839,9 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
             self.previous_wait,
             &mut self.rng,
         );
-        (wait, nanos_saturating(wait))
+        // Read only if the retry is scheduled (a machine that stops draws no more).
+        self.previous_wait = wait;
+        nanos_saturating(wait)
     }
 }
 
