@@ -16,6 +16,7 @@
 //! cargo bench -p backstop-soak --bench tower_probe -- --cpu      # the thread's CPU time
 //! cargo bench -p backstop-soak --bench tower_probe -- --ways bare-timeout,backstop --quick
 //! cargo bench -p backstop-soak --bench tower_probe -- --only backstop 1000
+//! cargo bench -p backstop-soak --bench tower_probe -- --sizes    # the layer's boxed future
 //! tests/soak/benches/tower_callgrind.sh                          # instructions per GET
 //! ```
 //!
@@ -141,6 +142,17 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
+    if flag("--sizes").is_some() {
+        rt.block_on(async {
+            let Way::Backstop(mut s) = way("backstop") else {
+                unreachable!()
+            };
+            let future = tower::Service::call(&mut s, clients::get(&uri));
+            println!("backstop's call future: {} bytes", size_of_val(&*future));
+            assert_eq!(future.await.unwrap().status(), 200);
+        });
+        return;
+    }
     if let Some(i) = flag("--only") {
         let n: usize = args[i + 1].parse().unwrap();
         rt.block_on(async {
