@@ -1,8 +1,9 @@
 //! The layer and the service it makes.
 //!
 //! Rule: a request is repeated only as it was first sent. Each attempt sends a clone of the
-//! caller's request (body included, so the body must be `Clone`) to a clone of the inner
-//! service, made ready first: tower's contract is one `call` per `poll_ready`. Readiness is
+//! caller's request (body included, so the body must be `Clone`) to the operation's clone of
+//! the inner service, made ready first: tower's contract is one `call` per `poll_ready` (and a
+//! service whose readiness failed is discarded: the next attempt readies a fresh clone). Readiness is
 //! backpressure, not an attempt: the loop waits for it before the attempt starts (bounded by
 //! the operation's deadline, not by the attempt's timeout), so a service that is not ready
 //! sends nothing and spends no attempt.
@@ -10,8 +11,8 @@
 use core::future::{poll_fn, Future};
 use core::pin::Pin;
 use core::task::{Context, Poll};
+use std::sync::Arc;
 
-use crate::classify::port_out_of_range;
 use crate::request::Plan;
 use crate::run::run_planned;
 use crate::{
@@ -61,7 +62,7 @@ impl<S, RT: Clone> Layer<S> for RetryLayer<RT> {
     fn layer(&self, inner: S) -> Retry<S, RT> {
         Retry {
             inner,
-            retrier: self.retrier.clone(),
+            retrier: Arc::new(self.retrier.clone()),
             runtime: self.runtime.clone(),
             generate_keys: self.generate_keys,
         }
@@ -72,7 +73,9 @@ impl<S, RT: Clone> Layer<S> for RetryLayer<RT> {
 #[derive(Clone, Debug)]
 pub struct Retry<S, RT> {
     inner: S,
-    retrier: Retrier,
+    /// Shared: a call (and a clone of the service, as `oneshot` callers make) takes a
+    /// reference, not a copy of the retrier's observers, clocks and counters.
+    retrier: Arc<Retrier>,
     runtime: RT,
     generate_keys: bool,
 }
@@ -94,7 +97,7 @@ where
     type Error = RetryError<ServiceError>;
     type Future = RetryFuture<R>;
 
-    /// Always ready: each attempt readies its own clone of the inner service.
+    /// Always ready: each call readies its own clone of the inner service, before each attempt.
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         Poll::Ready(Ok(()))
     }
@@ -116,6 +119,7 @@ where
             let mut calls = Calls {
                 inner,
                 ready: None,
+                failed: false,
                 // `http::Uri` takes `host:99999`, which a connector may read as its default
                 // port: such a request is refused at its first attempt, never sent.
                 unservable: port_out_of_range(request.uri()),
@@ -129,12 +133,18 @@ where
     }
 }
 
-/// One operation's attempts through the inner service: each readies a clone of it, then
-/// calls it with a clone of the request.
+/// One operation's attempts through the inner service: its own clone of it, made ready before
+/// each attempt, is called with a clone of the request.
 struct Calls<S, B> {
+    /// The operation's clone of the inner service. A readiness error leaves it failed (tower's
+    /// contract: a service whose `poll_ready` failed is discarded): the next attempt readies a
+    /// fresh clone.
     inner: S,
-    /// The clone `ready` made ready, or the error it failed with (the attempt's: see `send`).
-    ready: Option<Result<S, ServiceError>>,
+    /// How `ready` ended for the next attempt: ready, or the error it failed with (the
+    /// attempt's: see `send`); `None` before `ready`.
+    ready: Option<Result<(), ServiceError>>,
+    /// `inner`'s readiness failed: it is replaced before it is readied again.
+    failed: bool,
     /// The request's port is not a TCP port: each attempt is refused unsent.
     unservable: bool,
     request: http::Request<B>,
@@ -151,19 +161,24 @@ where
     type Error = ServiceError;
 
     /// Calls the service `ready` made ready, or returns the error it failed with. The request
-    /// (and a `ReplayBody`'s factory) is cloned only when an attempt is sent.
+    /// (and a `ReplayBody`'s factory) is cloned only when an attempt is sent, and the service
+    /// is called only when the attempt's future is first polled.
     fn send(
         &mut self,
         _: Attempt<()>,
     ) -> impl Future<Output = Result<http::Response<R>, ServiceError>> {
         // The loop readies the transport before every send, so `ready` is always filled here.
-        let service = if self.unservable {
+        let readied = if self.unservable {
             Err(ServiceError::new(UnsupportedUri))
         } else {
-            self.ready.take().unwrap_or_else(|| Ok(self.inner.clone()))
+            self.ready.take().unwrap_or(Ok(()))
         };
         let request = self.request.clone();
-        async move { service?.call(request).await.map_err(ServiceError::new) }
+        let service = &mut self.inner;
+        async move {
+            readied?;
+            service.call(request).await.map_err(ServiceError::new)
+        }
     }
 
     fn error_kind(&self, error: &ServiceError) -> crate::ErrorKind {
@@ -176,13 +191,81 @@ where
         drain_body(body, limits).await;
     }
 
-    /// Readies a clone of the inner service for one attempt.
+    /// Readies the operation's clone of the inner service for one attempt (a fresh clone
+    /// after a readiness error).
     async fn ready(&mut self) {
-        let mut service = self.inner.clone();
-        let readied = poll_fn(|cx| service.poll_ready(cx))
+        if core::mem::take(&mut self.failed) {
+            self.inner = self.inner.clone();
+        }
+        let readied = poll_fn(|cx| self.inner.poll_ready(cx))
             .await
-            .map(|()| service)
             .map_err(ServiceError::new);
+        self.failed = readied.is_err();
         self.ready = Some(readied);
+    }
+}
+
+/// [`crate::classify::port_out_of_range`] without its string searches (the layer checks every
+/// request): the port is what follows the authority's last `:`, unless that colon is in the
+/// userinfo (an `@` follows it) or in an IPv6 literal (a `]` follows it); an empty one is the
+/// default port.
+fn port_out_of_range(uri: &http::Uri) -> bool {
+    let Some(authority) = uri.authority() else {
+        return false;
+    };
+    let bytes = authority.as_str().as_bytes();
+    let Some(colon) = bytes.iter().rposition(|&b| b == b':') else {
+        return false;
+    };
+    let port = &bytes[colon + 1..];
+    if port.is_empty() || port.iter().any(|&b| b == b'@' || b == b']') {
+        return false;
+    }
+    // As `u16::from_str` reads it: one optional `+`, then digits (leading zeros allowed).
+    let digits = match port {
+        [b'+', rest @ ..] if !rest.is_empty() => rest,
+        _ => port,
+    };
+    let mut n = 0_u32;
+    for &b in digits {
+        if !b.is_ascii_digit() {
+            return true;
+        }
+        n = (n * 10 + u32::from(b - b'0')).min(1 << 16);
+    }
+    n > u32::from(u16::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::port_out_of_range;
+
+    #[test]
+    fn the_fast_port_check_agrees_with_the_classifiers() {
+        for uri in [
+            "http://127.0.0.1:99999/",
+            "http://a:b@example.com:65536/",
+            "http://[::1]:70000/",
+            "http://[::1]:8080/",
+            "http://[::1]/",
+            "http://a:b@example.com/",
+            "http://a:b@example.com:/",
+            "http://example.com:/",
+            "http://example.com:65535/",
+            "http://example.com:0/",
+            "http://example.com:00080/",
+            "http://example.com:000080/",
+            "http://example.com:0000000000000000000080/",
+            "http://example.com:+80/",
+            "http://example.com/",
+            "/relative",
+        ] {
+            let uri: http::Uri = uri.parse().expect("http parses it");
+            assert_eq!(
+                port_out_of_range(&uri),
+                crate::classify::port_out_of_range(&uri),
+                "{uri}"
+            );
+        }
     }
 }

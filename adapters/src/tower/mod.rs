@@ -53,8 +53,9 @@
 //! [`OperationName`] there), a policy per request (a [`Policy`] there replaces
 //! the retrier's for that request), metrics, redaction.
 //!
-//! - Each attempt sends a clone of the request (`B: Clone`: `Full<Bytes>`, `String`, ...) to a
-//!   clone of the inner service, made ready first. Readiness is backpressure, not an
+//! - Each attempt sends a clone of the request (`B: Clone`: `Full<Bytes>`, `String`, ...) to the
+//!   operation's clone of the inner service, made ready first (a fresh clone after a
+//!   readiness error). Readiness is backpressure, not an
 //!   attempt: it is awaited before the attempt starts, bounded by the operation's deadline
 //!   (not the attempt's timeout), and a service never ready sends nothing and ends the
 //!   operation at the deadline with no attempt counted. A body that cannot be cloned (a boxed
