@@ -110,7 +110,7 @@ where
 fn drive<'a, RT, B, N, T>(
     retrier: &'a Retrier,
     runtime: &'a RT,
-    plan: Plan,
+    mut plan: Plan,
     mut next_request: N,
     mut transport: T,
 ) -> impl Future<Output = Result<Retried<T::Body>, RetryError<T::Error>>> + use<'a, RT, B, N, T>
@@ -120,12 +120,13 @@ where
     T: Transport<B>,
 {
     async move {
-        let request = plan;
-        let abort = request.abort.clone();
+        // The plan is read where it was captured, not moved to a binding of its own: moved,
+        // it would take its room twice in this future. The abort is taken, not cloned.
+        let abort = plan.abort.take();
         let start = runtime.now();
-        let facts = Request::new(Method::from(&request.method))
-            .with_idempotency_key(request.has_idempotency_key)
-            .with_replayable_body(!request.body_not_replayable);
+        let facts = Request::new(Method::from(&plan.method))
+            .with_idempotency_key(plan.has_idempotency_key)
+            .with_replayable_body(!plan.body_not_replayable);
         let mut operation = Operation {
             retrier,
             runtime,
@@ -133,13 +134,13 @@ where
             emitter: Emitter::new(
                 &retrier.observers,
                 retrier.metrics.as_ref(),
-                request.name.as_ref().map(OperationName::as_str),
-                &request.method,
-                &request.uri,
+                plan.name.as_ref().map(OperationName::as_str),
+                &plan.method,
+                &plan.uri,
             ),
             machine: RetryMachine::with_budget(
                 // The request's own policy, else the retrier's.
-                *request.policy.as_deref().unwrap_or(retrier.policy()),
+                *plan.policy.as_deref().unwrap_or(retrier.policy()),
                 facts,
                 retrier.next_rng(),
                 retrier.budget.clone(),
@@ -150,7 +151,7 @@ where
             answers: retrier
                 .classify_response
                 .is_some()
-                .then(|| Box::new((request.method.clone(), request.uri.clone()))),
+                .then(|| Box::new((plan.method.clone(), plan.uri.clone()))),
         };
         let mut last = Last::Nothing;
         // The clock as last read. It is read again after every attempt and every wait; a reading

@@ -81,12 +81,6 @@ impl<RT> RetryMiddleware<RT> {
     }
 }
 
-/// One attempt's response, with the extensions the rest of the chain left.
-struct Exchange {
-    response: Response,
-    extensions: Extensions,
-}
-
 // Written out rather than with `async_trait`, whose future would hold the request it was
 // called with for its whole life, beside the copies the attempts send: the future
 // reqwest-middleware boxes per request captures only what the loop needs.
@@ -113,6 +107,7 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
             request: Some(request),
             sent: false,
             extensions,
+            own: Extensions::new(),
             next,
         };
         Box::pin(async move {
@@ -125,7 +120,7 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
             // Lent to the loop, not moved into it: moved, it would take its room twice in this
             // future (once here, once in the loop's).
             let result = run_planned(&self.retrier, &self.runtime, plan, &mut sends).await;
-            finish(result, sends.extensions)
+            finish(result, sends)
         })
     }
 }
@@ -178,35 +173,27 @@ fn redact_url(mut error: reqwest_middleware::Error) -> reqwest_middleware::Error
 /// The response head the loop decides on, carrying the response itself. The headers move to
 /// the head (the response keeps an empty map) and back in [`finish`]: the loop reads them, and
 /// only the returned response needs them again.
-fn head(mut response: Response, extensions: Extensions) -> http::Response<Exchange> {
+fn head(mut response: Response) -> http::Response<Response> {
     let status = response.status();
     let headers = core::mem::take(response.headers_mut());
-    let mut head = http::Response::new(Exchange {
-        response,
-        extensions,
-    });
+    let mut head = http::Response::new(response);
     *head.status_mut() = status;
     *head.headers_mut() = headers;
     head
 }
 
 /// The caller's result: the last response with its [`Outcome`](crate::Outcome) (and the
-/// chain's extensions), or the loop's error inside reqwest-middleware's.
+/// extensions the chain left with it: its attempt was the last), or the loop's error inside
+/// reqwest-middleware's.
 fn finish(
-    result: Result<Retried<Exchange>, crate::reqwest::Error>,
-    extensions: &mut Extensions,
+    result: Result<Retried<Response>, crate::reqwest::Error>,
+    sends: Sends<'_>,
 ) -> reqwest_middleware::Result<Response> {
     match result {
         Ok(done) => {
-            let (
-                head,
-                Exchange {
-                    mut response,
-                    extensions: theirs,
-                },
-            ) = done.response.into_parts();
+            let (head, mut response) = done.response.into_parts();
             *response.headers_mut() = head.headers;
-            *extensions = theirs;
+            *sends.extensions = sends.own;
             response.extensions_mut().insert(done.outcome);
             Ok(response)
         }
@@ -253,6 +240,11 @@ struct Sends<'a> {
     /// The first attempt has taken the caller's request.
     sent: bool,
     extensions: &'a mut Extensions,
+    /// The extensions of the attempt in flight, or of the last one: a copy of the chain's,
+    /// made for each attempt, which the rest of the chain fills. Kept here, not in the
+    /// attempt's future, so that the call down the chain starts when the attempt is made and
+    /// its future holds only reqwest-middleware's (the request is moved into it at once).
+    own: Extensions,
     next: Next<'a>,
 }
 
@@ -273,21 +265,26 @@ impl Sends<'_> {
 
 // Each attempt sends the caller's reqwest request (or its copy): the loop's is empty.
 impl Transport<()> for &mut Sends<'_> {
-    type Body = Exchange;
+    type Body = Response;
     type Error = reqwest_middleware::Error;
 
     fn send(
         &mut self,
         _: Attempt<()>,
-    ) -> impl Future<Output = Result<http::Response<Exchange>, reqwest_middleware::Error>> {
+    ) -> impl Future<Output = Result<http::Response<Response>, reqwest_middleware::Error>> {
         let request = self.next_request();
-        let mut own = self.extensions.clone();
-        let next = self.next.clone();
+        let Sends {
+            extensions,
+            own,
+            next,
+            ..
+        } = &mut **self;
+        *own = extensions.clone();
+        let call = request.map(|request| next.clone().run(request, own));
         async move {
-            let request = request
-                .ok_or_else(|| reqwest_middleware::Error::middleware(BodyNotReplayableError))?;
-            let response = next.run(request, &mut own).await.map_err(redact_url)?;
-            Ok(head(response, own))
+            let call =
+                call.ok_or_else(|| reqwest_middleware::Error::middleware(BodyNotReplayableError))?;
+            Ok(head(call.await.map_err(redact_url)?))
         }
     }
 
@@ -297,7 +294,7 @@ impl Transport<()> for &mut Sends<'_> {
 
     /// A discarded response's body is read to its end when small and quick (a reqwest body is
     /// an `http_body::Body`), so reqwest's pool hands the same connection to the next attempt.
-    async fn drain(&mut self, exchange: Exchange, limits: DrainLimits) {
-        drain_body(Body::from(exchange.response), limits).await;
+    async fn drain(&mut self, response: Response, limits: DrainLimits) {
+        drain_body(Body::from(response), limits).await;
     }
 }
