@@ -120,6 +120,9 @@ pub use crate::{
 };
 pub use classify::{error_kind, HttpError};
 
+use core::future::Future;
+use core::pin::pin;
+use core::task::{Context, Poll, Waker};
 use core::time::Duration;
 use std::net::IpAddr;
 
@@ -243,7 +246,17 @@ impl<RT: Runtime> Client<RT> {
             abort: abort.as_ref(),
             target,
         };
-        futures_lite::future::block_on(run(&self.retrier, &self.runtime, request, exchanges))
+        let mut operation = pin!(run(&self.retrier, &self.runtime, request, exchanges));
+        // The attempts block, so an operation that needs no wait between attempts (the usual
+        // one) ends within its first poll: that poll needs no waker. One that waits goes on
+        // under `block_on`, whose first poll hands every timer and listener its own waker.
+        match operation
+            .as_mut()
+            .poll(&mut Context::from_waker(Waker::noop()))
+        {
+            Poll::Ready(result) => result,
+            Poll::Pending => futures_lite::future::block_on(operation),
+        }
     }
 
     /// One blocking exchange up to the response head, within `timeout` per phase (ureq's own
@@ -256,20 +269,21 @@ impl<RT: Runtime> Client<RT> {
         named_host: bool,
         abort: Option<&Abort>,
     ) -> core::result::Result<Response<Body>, ureq::Error> {
-        let request = if self.agent_timeout == Some(timeout) && !named_host {
-            request
-        } else {
-            let t = Some(timeout);
-            self.agent
-                .configure_request(request)
-                .http_status_as_error(false)
-                .timeout_resolve(t.filter(|_| named_host))
-                .timeout_connect(t)
-                .timeout_send_request(t)
-                .timeout_send_body(t)
-                .timeout_recv_response(t)
-                .build()
-        };
+        if self.agent_timeout == Some(timeout) && !named_host {
+            // The agent's own timeouts are the attempt's: the request goes as it is.
+            return interruptible(abort, || self.agent.run(request));
+        }
+        let t = Some(timeout);
+        let request = self
+            .agent
+            .configure_request(request)
+            .http_status_as_error(false)
+            .timeout_resolve(t.filter(|_| named_host))
+            .timeout_connect(t)
+            .timeout_send_request(t)
+            .timeout_send_body(t)
+            .timeout_recv_response(t)
+            .build();
         interruptible(abort, || self.agent.run(request))
     }
 }
