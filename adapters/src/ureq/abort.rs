@@ -11,7 +11,7 @@
 //! The attempt reaches the transport through a thread-local: ureq runs the connector and the
 //! transport on the calling thread, the thread that runs the attempt.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
@@ -25,6 +25,10 @@ type Handle = Weak<dyn ShutdownHandle>;
 thread_local! {
     /// The attempt this thread runs, when its operation can be aborted.
     static CURRENT: RefCell<Option<Scope>> = const { RefCell::new(None) };
+    /// The id of `CURRENT`'s attempt (0: none): a transport serving an operation without an
+    /// abort, the usual case, learns from it alone that it has nothing to tie (a plain load,
+    /// where `CURRENT`, which has a destructor, takes a borrow and a check of its state).
+    static CURRENT_ID: Cell<u64> = const { Cell::new(0) };
 }
 
 /// Runs `attempt` (one blocking exchange) so that `abort` shuts down every connection it uses.
@@ -74,6 +78,7 @@ impl Current {
             running: Arc::new(Mutex::new(true)),
             hooks: Vec::new(),
         };
+        CURRENT_ID.with(|id| id.set(scope.id));
         Current(CURRENT.with(|c| c.replace(Some(scope))))
     }
 }
@@ -81,6 +86,7 @@ impl Current {
 impl Drop for Current {
     fn drop(&mut self) {
         let previous = self.0.take();
+        CURRENT_ID.with(|id| id.set(previous.as_ref().map_or(0, |s| s.id)));
         if let Some(scope) = CURRENT.with(|c| c.replace(previous)) {
             // A hook that runs from now on finds the attempt over; one running now finishes
             // before this returns.
@@ -153,6 +159,9 @@ impl AbortableTransport {
         let Some(handle) = &self.handle else {
             return Ok(());
         };
+        if CURRENT_ID.with(Cell::get) == 0 {
+            return Ok(());
+        }
         CURRENT.with(|c| {
             let mut current = c.borrow_mut();
             let Some(scope) = current.as_mut() else {

@@ -120,6 +120,9 @@ pub use crate::{
 };
 pub use classify::{error_kind, HttpError};
 
+use core::future::Future;
+use core::pin::pin;
+use core::task::{Context, Poll, Waker};
 use core::time::Duration;
 use std::net::IpAddr;
 
@@ -237,39 +240,50 @@ impl<RT: Runtime> Client<RT> {
     /// the response's status and [`Retried::outcome`].
     pub fn run<B: AsSendBody + Clone>(&self, request: Request<B>) -> Result {
         let abort = request.extensions().get::<Abort>().cloned();
+        let target = Target::of(request.uri());
         let exchanges = Exchanges {
             client: self,
             abort: abort.as_ref(),
-            // `http::Uri` takes `host:99999`, which ureq would send to another port: refused
-            // at the first attempt, never sent.
-            unservable: crate::classify::port_out_of_range(request.uri()),
+            target,
         };
-        futures_lite::future::block_on(run(&self.retrier, &self.runtime, request, exchanges))
+        let mut operation = pin!(run(&self.retrier, &self.runtime, request, exchanges));
+        // The attempts block, so an operation that needs no wait between attempts (the usual
+        // one) ends within its first poll: that poll needs no waker. One that waits goes on
+        // under `block_on`, whose first poll hands every timer and listener its own waker.
+        match operation
+            .as_mut()
+            .poll(&mut Context::from_waker(Waker::noop()))
+        {
+            Poll::Ready(result) => result,
+            Poll::Pending => futures_lite::future::block_on(operation),
+        }
     }
 
     /// One blocking exchange up to the response head, within `timeout` per phase (ureq's own
-    /// timeouts) and interrupted by `abort`.
+    /// timeouts) and interrupted by `abort`. `named_host`: the request's host is a name, not an
+    /// IP address.
     fn exchange<S: AsSendBody>(
         &self,
         request: Request<S>,
         timeout: Duration,
+        named_host: bool,
         abort: Option<&Abort>,
     ) -> core::result::Result<Response<Body>, ureq::Error> {
-        let named_host = !request.uri().host().is_some_and(is_ip_address);
-        let request = if self.agent_timeout == Some(timeout) && !named_host {
-            request
-        } else {
-            let t = Some(timeout);
-            self.agent
-                .configure_request(request)
-                .http_status_as_error(false)
-                .timeout_resolve(t.filter(|_| named_host))
-                .timeout_connect(t)
-                .timeout_send_request(t)
-                .timeout_send_body(t)
-                .timeout_recv_response(t)
-                .build()
-        };
+        if self.agent_timeout == Some(timeout) && !named_host {
+            // The agent's own timeouts are the attempt's: the request goes as it is.
+            return interruptible(abort, || self.agent.run(request));
+        }
+        let t = Some(timeout);
+        let request = self
+            .agent
+            .configure_request(request)
+            .http_status_as_error(false)
+            .timeout_resolve(t.filter(|_| named_host))
+            .timeout_connect(t)
+            .timeout_send_request(t)
+            .timeout_send_body(t)
+            .timeout_recv_response(t)
+            .build();
         interruptible(abort, || self.agent.run(request))
     }
 }
@@ -278,8 +292,8 @@ impl<RT: Runtime> Client<RT> {
 struct Exchanges<'c, RT> {
     client: &'c Client<RT>,
     abort: Option<&'c Abort>,
-    /// The request's port is not a TCP port: each attempt is refused unsent.
-    unservable: bool,
+    /// What the request's URI says about every attempt.
+    target: Target,
 }
 
 impl<RT: Runtime, B: AsSendBody> Transport<B> for Exchanges<'_, RT> {
@@ -291,12 +305,17 @@ impl<RT: Runtime, B: AsSendBody> Transport<B> for Exchanges<'_, RT> {
         &mut self,
         attempt: Attempt<B>,
     ) -> core::result::Result<Response<Body>, HttpError> {
-        if self.unservable {
+        if self.target.unservable {
             let port = "the port is not a number from 0 to 65535".to_owned();
             return Err(HttpError::from(ureq::Error::BadUri(port)));
         }
         self.client
-            .exchange(attempt.request, attempt.timeout, self.abort)
+            .exchange(
+                attempt.request,
+                attempt.timeout,
+                self.target.named_host,
+                self.abort,
+            )
             .map_err(HttpError::from)
     }
 
@@ -307,6 +326,75 @@ impl<RT: Runtime, B: AsSendBody> Transport<B> for Exchanges<'_, RT> {
     /// Blocking too, bounded by the limits' time itself.
     async fn drain(&mut self, body: Body, limits: DrainLimits) {
         drain::drain(body, limits, self.abort);
+    }
+}
+
+/// What an operation's URI says about its attempts, read once from its authority (a plain
+/// `host:port` in one pass over its bytes; anything else the slow way, with `http`'s parsers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Target {
+    /// The host is a name, not an IP address: an attempt resolves it within its timeout.
+    named_host: bool,
+    /// `http::Uri` takes `host:99999`, which ureq would send to another port: refused at the
+    /// first attempt, never sent.
+    unservable: bool,
+}
+
+impl Target {
+    fn of(uri: &ureq::http::Uri) -> Self {
+        let Some(authority) = uri.authority() else {
+            return Target::slow(uri);
+        };
+        // The host, read as an IPv4 address (`Ipv4Addr`'s rule: four decimal numbers up to
+        // 255 between dots, without leading zeros) until it cannot be one: the dots so far,
+        // the current number and its digits.
+        let mut bytes = authority.as_str().as_bytes().iter();
+        let (mut ipv4, mut dots, mut number, mut digits) = (true, 0_u32, 0_u32, 0_u32);
+        let has_port = loop {
+            match bytes.next() {
+                None => break false,
+                Some(b':') => break true,
+                // Userinfo, an IPv6 literal, percent-encoding: the slow way.
+                Some(b'@' | b'[' | b']' | b'%') => return Target::slow(uri),
+                Some(&b) if ipv4 => {
+                    if b.is_ascii_digit() {
+                        // Not a leading zero, not above 255.
+                        ipv4 = !(digits == 1 && number == 0);
+                        number = number * 10 + u32::from(b - b'0');
+                        digits += 1;
+                        ipv4 &= number <= 255;
+                    } else {
+                        ipv4 = b == b'.' && digits > 0 && dots < 3;
+                        dots += 1;
+                        (number, digits) = (0, 0);
+                    }
+                }
+                Some(_) => {}
+            }
+        };
+        let named_host = !(ipv4 && dots == 3 && digits > 0);
+        // The port: ASCII digits (none: the default port), else the slow way.
+        let mut port = 0_u32;
+        if has_port {
+            for &b in bytes {
+                if !b.is_ascii_digit() {
+                    return Target::slow(uri);
+                }
+                port = (port * 10 + u32::from(b - b'0')).min(1 << 16);
+            }
+        }
+        Target {
+            named_host,
+            unservable: port > u32::from(u16::MAX),
+        }
+    }
+
+    /// The facts read with `http`'s parsers.
+    fn slow(uri: &ureq::http::Uri) -> Self {
+        Target {
+            named_host: !uri.host().is_some_and(is_ip_address),
+            unservable: crate::classify::port_out_of_range(uri),
+        }
     }
 }
 
@@ -321,19 +409,76 @@ fn is_ip_address(host: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::Target;
+
+    fn target(uri: &str) -> Target {
+        Target::of(&uri.parse().expect("uri"))
+    }
+
     #[test]
     fn ip_address_hosts_are_told_from_host_names() {
         for (uri, ip) in [
             ("http://127.0.0.1:8080/", true),
+            ("http://127.0.0.1/", true),
+            ("http://0.0.0.0:1/", true),
+            ("http://255.255.255.255:1/", true),
             ("http://[::1]:8080/", true),
             ("https://[2001:db8::1]/", true),
+            ("http://u:p@127.0.0.1:8080/", true),
             ("http://localhost/", false),
             ("http://127.0.0.1.nip.io/", false),
             ("http://1password.com/", false),
+            ("http://256.0.0.1/", false),
+            ("http://01.2.3.4/", false),
+            ("http://1.2.3/", false),
+            ("http://1.2.3.4.5/", false),
+            ("http://1.2.3.4./", false),
         ] {
-            let uri: ureq::http::Uri = uri.parse().expect("uri");
-            let host = uri.host().expect("host");
-            assert_eq!(super::is_ip_address(host), ip, "{uri}");
+            assert_eq!(target(uri).named_host, !ip, "{uri}");
+        }
+    }
+
+    #[test]
+    fn the_one_pass_agrees_with_the_parsers() {
+        // Hosts of one to five dotted numbers, each one of these.
+        let numbers = [
+            "", "0", "00", "01", "1", "9", "10", "99", "100", "199", "255", "256", "259", "999",
+            "1000", "a",
+        ];
+        let mut hosts: Vec<String> = numbers.iter().map(|n| (*n).to_owned()).collect();
+        let mut level = hosts.clone();
+        for _ in 1..4 {
+            level = level
+                .iter()
+                .flat_map(|h| numbers.iter().map(move |n| format!("{h}.{n}")))
+                .collect();
+            hosts.extend(level.iter().cloned());
+        }
+        hosts.extend(["1.1.1.1.1", "255.255.255.255.255", "1.1.1.1."].map(str::to_owned));
+        let ports = ["", ":", ":65535", ":65536", ":0065535", ":123456"];
+        for host in &hosts {
+            for port in ports {
+                let Ok(uri) = format!("http://{host}{port}/").parse::<ureq::http::Uri>() else {
+                    continue;
+                };
+                assert_eq!(Target::of(&uri), Target::slow(&uri), "{uri}");
+            }
+        }
+    }
+
+    #[test]
+    fn ports_out_of_range_are_unservable() {
+        for (uri, bad) in [
+            ("http://127.0.0.1:99999/", true),
+            ("http://example.com:65536/", true),
+            ("http://a:b@example.com:65536/", true),
+            ("http://[::1]:70000/", true),
+            ("http://127.0.0.1:65535/", false),
+            ("http://example.com/", false),
+            ("http://example.com:/", false),
+            ("http://[::1]/", false),
+        ] {
+            assert_eq!(target(uri).unservable, bad, "{uri}");
         }
     }
 }
