@@ -158,11 +158,17 @@ impl Plan {
         }
     }
 
-    /// The plan of `request` (see [`from_head`](Self::from_head)).
-    pub(crate) fn of<B>(request: &http::Request<B>) -> Self {
+    /// The plan of `request` (see [`from_head`](Self::from_head)), with its URI only when
+    /// `needs_uri` (see `Retrier::needs_uri`; else `/`, which nothing reads).
+    pub(crate) fn of<B>(request: &http::Request<B>, needs_uri: bool) -> Self {
+        let uri = if needs_uri {
+            request.uri().clone()
+        } else {
+            Uri::default()
+        };
         Plan::from_head(
             request.method().clone(),
-            request.uri().clone(),
+            uri,
             request.headers(),
             request.extensions(),
         )

@@ -240,6 +240,13 @@ impl Retrier {
         crate::observe::reported(&self.observers)
     }
 
+    /// Whether an operation started now reads its request's URI: for its events, or for the
+    /// response hook. A front door passes the URI to the loop only then (copying it costs
+    /// more than the rest of the request's facts).
+    pub(crate) fn needs_uri(&self) -> bool {
+        self.reports_events() || self.classify_response.is_some()
+    }
+
     /// Seeds the jitter: operation `n` (counting from 0) of this retrier uses seed
     /// `seed + n`, so a run is reproducible.
     #[must_use]

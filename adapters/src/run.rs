@@ -77,7 +77,7 @@ where
     B: Clone,
     T: Transport<B>,
 {
-    let plan = Plan::of(&request);
+    let plan = Plan::of(&request, retrier.needs_uri());
     drive(
         retrier,
         runtime,

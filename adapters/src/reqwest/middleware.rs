@@ -113,8 +113,7 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
         Box::pin(async move {
             // The URL is converted only when something reads it: the events or the response
             // hook.
-            let needs_uri =
-                self.retrier.reports_events() || self.retrier.classify_response.is_some();
+            let needs_uri = self.retrier.needs_uri();
             let mut plan = plan(&sends, needs_uri);
             plan.body_not_replayable = !replayable;
             // Lent to the loop, not moved into it: moved, it would take its room twice in this

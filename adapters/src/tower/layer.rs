@@ -111,7 +111,7 @@ where
         let retrier = self.retrier.clone();
         let runtime = self.runtime.clone();
         Box::pin(async move {
-            let plan = Plan::of(&request);
+            let plan = Plan::of(&request, retrier.needs_uri());
             // The request (and a `ReplayBody`'s factory) is cloned only when an attempt is
             // sent. A discarded response's body is read to its end when small and quick, so
             // the inner client can send the next attempt on the same connection.
