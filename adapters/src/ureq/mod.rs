@@ -194,6 +194,11 @@ impl Client<StdRuntime> {
     /// A client with a ureq configuration of the caller's. Each attempt overrides its
     /// timeouts up to the response head (with the attempt's) and its `http_status_as_error`
     /// (statuses are the retry policy's business).
+    ///
+    /// It takes a configuration, not a whole `ureq::Agent`: the agent is built with
+    /// backstop's connector and resolver around ureq's own, which let an [`Abort`] shut the
+    /// operation's sockets mid-request and tell a connect that timed out (never sent) from
+    /// a read that did. An agent built elsewhere has neither.
     #[must_use]
     pub fn with_config(retrier: Retrier, config: ureq::config::Config) -> Self {
         Client {
