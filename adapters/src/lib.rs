@@ -78,6 +78,32 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+// The feature table's links resolve in this crate when their feature is on; without it (a
+// default-features build) they point at the item on docs.rs, which documents every feature.
+#![cfg_attr(
+    not(feature = "reqwest"),
+    doc = concat!("[`reqwest::RetryMiddleware`]: https://docs.rs/backstop/", env!("CARGO_PKG_VERSION"), "/backstop/reqwest/struct.RetryMiddleware.html")
+)]
+#![cfg_attr(
+    not(feature = "tower"),
+    doc = concat!("[`tower::RetryLayer`]: https://docs.rs/backstop/", env!("CARGO_PKG_VERSION"), "/backstop/tower/struct.RetryLayer.html")
+)]
+#![cfg_attr(
+    not(feature = "tokio"),
+    doc = concat!("[`tokio::TokioRuntime`]: https://docs.rs/backstop/", env!("CARGO_PKG_VERSION"), "/backstop/tokio/struct.TokioRuntime.html")
+)]
+#![cfg_attr(
+    not(feature = "smol"),
+    doc = concat!("[`smol::SmolRuntime`]: https://docs.rs/backstop/", env!("CARGO_PKG_VERSION"), "/backstop/smol/struct.SmolRuntime.html")
+)]
+#![cfg_attr(
+    not(feature = "smol"),
+    doc = concat!("[`smol::HttpService`]: https://docs.rs/backstop/", env!("CARGO_PKG_VERSION"), "/backstop/smol/struct.HttpService.html")
+)]
+#![cfg_attr(
+    not(feature = "ureq"),
+    doc = concat!("[`ureq::Client`]: https://docs.rs/backstop/", env!("CARGO_PKG_VERSION"), "/backstop/ureq/struct.Client.html")
+)]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
