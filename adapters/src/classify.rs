@@ -294,7 +294,7 @@ impl Error for UnsupportedUri {}
 /// Whether `uri` names a port that is not a TCP port (`http` parses `host:99999`). An empty
 /// port (`host:`) is the default one (RFC 3986 §3.2.3), and an IPv6 literal's colons are not a
 /// port's.
-#[cfg_attr(not(any(feature = "tower", feature = "ureq")), allow(dead_code))]
+#[cfg_attr(not(any(feature = "ureq", test)), allow(dead_code))]
 pub(crate) fn port_out_of_range(uri: &http::Uri) -> bool {
     let Some(authority) = uri.authority() else {
         return false;

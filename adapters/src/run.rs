@@ -90,6 +90,7 @@ where
 /// [`run`] for a front door that sends the caller's request itself (the reqwest middleware,
 /// the tower layer): the loop knows the request by its `plan`, and each attempt carries an
 /// empty request.
+#[cfg(any(feature = "tower", feature = "reqwest"))]
 pub(crate) fn run_planned<'a, RT, T>(
     retrier: &'a Retrier,
     runtime: &'a RT,
