@@ -24,6 +24,55 @@ type Hook = Box<dyn FnOnce() + Send>;
 /// std::thread::spawn(move || for_other_thread.abort()).join().unwrap();
 /// assert!(abort.is_aborted());
 /// ```
+///
+/// # Cancelling from another thread or task
+///
+/// One clone goes with the operation (in its request's extensions), another to whoever may
+/// cancel it (a UI thread, a shutdown signal, a task that lost a race). [`abort`](Self::abort)
+/// interrupts the request in flight, its timeout or the wait between attempts; nothing is
+/// sent after it, and the error says `Aborted`, not a timeout.
+///
+/// ```
+/// # #[cfg(feature = "ureq")] {
+/// # use std::io::Read;
+/// # let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+/// # let url = format!("http://{}/report", listener.local_addr()?);
+/// # let (arrived, request_arrived) = std::sync::mpsc::channel();
+/// # std::thread::spawn(move || {
+/// #     let mut held = Vec::new(); // reads each request, never answers
+/// #     for stream in listener.incoming() {
+/// #         let mut stream = stream.unwrap();
+/// #         let _ = stream.read(&mut [0; 4096]);
+/// #         let _ = arrived.send(());
+/// #         held.push(stream);
+/// #     }
+/// # });
+/// # let request_arrived = move || request_arrived.recv().unwrap();
+/// use backstop::StopReason;
+/// use backstop::ureq::{Abort, Client, Retrier, RetryError};
+///
+/// let abort = Abort::new();
+/// let canceller = abort.clone();
+/// let cancel = std::thread::spawn(move || {
+///     request_arrived(); // the user presses Cancel while the server says nothing
+///     canceller.abort();
+/// });
+/// let client = Client::new(Retrier::default()); // 5 s per attempt, up to 4 attempts
+/// let mut request = http::Request::get(url).body(())?;
+/// request.extensions_mut().insert(abort.clone());
+/// let result = client.run(request);
+/// # cancel.join().unwrap();
+/// let Err(RetryError::Aborted(outcome)) = result else { panic!("expected an abort") };
+/// assert_eq!((outcome.attempts, outcome.reason), (1, StopReason::Aborted));
+/// # }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// The tower layer (on tokio or smol) and [`run`](crate::run) take it the same way, and a
+/// task cancels as a thread does (`tokio::spawn(async move { canceller.abort() })`). Through
+/// reqwest the handle goes in the middleware chain's extensions,
+/// `client.get(url).with_extension(abort.clone())`, and `backstop::reqwest::retry_error(&e)`
+/// finds `RetryError::Aborted` in the error.
 #[derive(Clone, Default)]
 pub struct Abort(Arc<Inner>);
 

@@ -1,18 +1,20 @@
 //! # backstop
 //!
 //! Safe HTTP retries: bounded, polite to servers, cancellable, observable and deterministic to
-//! test. One crate, with the front doors behind features:
+//! test. One crate, with the front doors behind features of the same names:
 //!
-//! | feature | what it adds |
-//! |---|---|
-//! | `reqwest` | [`reqwest::RetryMiddleware`], a reqwest-middleware `Middleware` |
-//! | `tower` | [`tower::RetryLayer`], a tower `Layer` for HTTP services |
-//! | `tokio` | [`tokio::TokioRuntime`]: the tower layer's clock and timers on `tokio::time` |
-//! | `smol` | [`smol::SmolRuntime`] (async-io timers) and [`smol::HttpService`], a minimal pooled HTTP/1 service over smol-hyper |
-//! | `ureq` | [`ureq::Client`], blocking retries over ureq 3 |
-//! | `tracing` | every retry event as a `tracing` event |
-//! | `json` | events and metrics as JSON lines |
-//! | `rustls` | TLS for the clients backstop builds, and TLS failures found by type |
+//! | front door (feature) | runtime | ready-made HTTP client | clock and sleep |
+//! |---|---|---|---|
+//! | [`reqwest`] | tokio | your reqwest 0.13 client, as a reqwest-middleware 0.5 [`reqwest::RetryMiddleware`] | tokio's, as `tokio` |
+//! | [`tower`] | the one given to [`tower::RetryLayer::new`] | any tower HTTP service (a hyper-util client, tower-http layers, smol's `HttpService`) | the runtime's |
+//! | [`ureq`] | blocking, the calling thread | ureq 3.5, through [`ureq::Client`] | `std::time::Instant`; parks until the deadline or an abort |
+//! | [`tokio`] | tokio | none: [`tokio::TokioRuntime`] is the tower layer's, the reqwest middleware's and [`run`]'s runtime | `tokio::time::Instant` (so `tokio::time::pause()` works) |
+//! | [`smol`] | smol | [`smol::HttpService`]: hyper 1 over smol's TCP (`smol-hyper`), pooled | [`smol::SmolRuntime`]: `async_io::Timer` |
+//! | (the root) | any | any: a [`Transport`] (one `send` per attempt; a closure is one) given to [`run`] | the [`Runtime`] trait ([`VirtualTime`] for tests) |
+//!
+//! Other features: `tracing` (every retry event as a `tracing` event, target `backstop`,
+//! redacted), `json` (events and metrics as JSON lines), `rustls` (TLS for the clients
+//! backstop builds, and TLS failures found by type). None is on by default.
 //!
 //! Every rule lives in [`backstop-core`](backstop_core)'s sans-IO [`RetryMachine`], which this
 //! crate re-exports at its root (`backstop::Policy`, `backstop::StopReason`, …).
@@ -76,6 +78,124 @@
 //! assert_eq!(result.response.status(), 200);
 //! assert_eq!(result.outcome.attempts, 2);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ## Requests
+//!
+//! A URL or header that does not convert is `http`'s builder error, before backstop sees
+//! anything: nothing is sent. A POST or PATCH opts in to retries with an `Idempotency-Key`:
+//! [`new_idempotency_key`] makes one (a UUID v4), [`ensure_idempotency_key`] adds one where
+//! there is none, as the layer's and the middleware's `generate_idempotency_key()` do. [`run`]
+//! and ureq's `Client::run` return a [`Retried`] (the last response and its [`Outcome`]), whose
+//! [`error_for_status`](Retried::error_for_status) turns a 4xx or 5xx into an error that keeps
+//! both; the layer and the middleware return the response with the `Outcome` in its extensions.
+//! The body is the client's, untouched.
+//!
+//! ```
+//! # #[cfg(feature = "ureq")] {
+//! # use std::io::{Read, Write};
+//! # let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+//! # let url = format!("http://{}/orders", listener.local_addr()?);
+//! # std::thread::spawn(move || {
+//! #     for (stream, answer) in listener.incoming().zip([
+//! #         "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 0\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+//! #         "HTTP/1.1 201 Created\r\nContent-Length: 8\r\nConnection: close\r\n\r\n{\"id\":7}",
+//! #     ]) {
+//! #         let mut stream = stream.unwrap();
+//! #         let (mut seen, mut buf) = (Vec::new(), [0; 4096]);
+//! #         while !seen.ends_with(b"}") { // the whole request, body included
+//! #             let n = stream.read(&mut buf).unwrap();
+//! #             if n == 0 { break }
+//! #             seen.extend_from_slice(&buf[..n]);
+//! #         }
+//! #         let _ = stream.write_all(answer.as_bytes());
+//! #     }
+//! # });
+//! use backstop::{OperationName, Policy};
+//! use backstop::ureq::{Client, Retrier};
+//!
+//! // A header that does not convert is `http`'s error: nothing reaches backstop or the server.
+//! let bad = http::Request::post(&url)
+//!     .header("authorization", "Bearer s3cret\r\nX-Injected: yes") // a newline: invalid
+//!     .body(());
+//! assert!(bad.is_err());
+//!
+//! let mut request = http::Request::post(&url)
+//!     .header("content-type", "application/json")
+//!     .header("idempotency-key", backstop::new_idempotency_key()) // the opt-in
+//!     .body(serde_json::to_vec(&serde_json::json!({ "sku": 42 }))?)?;
+//! request.extensions_mut().insert(OperationName::new("create-order"));
+//! request.extensions_mut().insert(Policy::builder().max_attempts(2).build()?); // this request's
+//! let mut done = Client::new(Retrier::default())
+//!     .run(request)?
+//!     .error_for_status()?; // "HTTP 503 Service Unavailable after 2 attempts (stopped: attempts)"
+//! let order: serde_json::Value = serde_json::from_str(&done.response.body_mut().read_to_string()?)?;
+//! assert_eq!((order["id"].as_u64(), done.outcome.attempts), (Some(7), 2));
+//! # }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Recipes, each a doctest on the item it uses: a budget shared by threads or tasks
+//! ([`Retrier::budget`]), cancelling from another thread or task ([`Abort`]), testing your own
+//! retrying code on virtual time ([`VirtualTime`]), draining discarded bodies so that one
+//! connection carries every attempt ([`DrainLimits`]).
+//!
+//! ## HTTPS
+//!
+//! TLS is the client's, and so is its configuration: backstop builds none. With the `rustls`
+//! feature the clients backstop makes speak `https://` on rustls' `ring` provider (no OpenSSL,
+//! no cmake), trusting Mozilla's roots: ureq's own rustls stack ([`ureq`]), futures-rustls and
+//! the `webpki-roots` crate ([`smol::HttpService`]). Under the tower layer hyper-util speaks it
+//! through hyper-rustls (`with_webpki_roots()` for Mozilla's), reqwest through its own. Each
+//! is configured with its own API, and the module docs of [`ureq`], [`smol`], [`reqwest`] and
+//! [`tower`] each trust a private CA in one example. For anything else (client certificates,
+//! pinning, another crypto provider, a proxy), build the client's TLS configuration as its own
+//! docs say.
+//!
+//! ## Errors: one kind per failure, on every front door
+//!
+//! The mapping is written once ([`connect_error_kind`] before the request is sent,
+//! `exchange_error_kind` after, `find_tls_error` and [`ResolveError`] for ureq's errors); a
+//! front door only says which phase failed. [`Retrier::classify`] overrides the class.
+//!
+//! | failure | kind (every front door) | class |
+//! |---|---|---|
+//! | host name does not resolve ([`ResolveError`]; under reqwest and tower, hyper-util's `dns error`) | `Dns` | not sent |
+//! | TCP connection refused | `ConnectionRefused` | not sent |
+//! | any other connect failure: unreachable, a reset or an end of file during the TLS handshake, a connect error not recognised | as the first telling `io::Error` says, else `Other` | maybe sent (an error not recognised is never taken for one that did not send) |
+//! | TCP connect timed out (ureq's connect timeout; the attempt timer while smol's `HttpService` is still connecting; reqwest's `connect_timeout` or hyper-util's `set_connect_timeout`, which need one below the attempt timeout: without it a stalled connect there is `Timeout`) | `ConnectTimeout` | not sent |
+//! | certificate rejected (unknown issuer, expired, another host's name, revoked), handshake refused, no common protocol version, any other `rustls::Error`; a certificate another TLS stack rejected, found by its text | `Tls` | permanent, never retried |
+//! | URI without a host, a relative URI, a scheme the client does not speak (`ftp://`; `https` without TLS), a port out of range | `InvalidRequest` | permanent, nothing sent |
+//! | connected, then reset / broken pipe / EOF | `ConnectionReset` / `BrokenPipe` / `UnexpectedEof` | maybe sent |
+//! | connected, then a response cut short or unparsable | `UnexpectedEof` / `Protocol` | maybe sent |
+//!
+//! A TLS failure's text names its cause and nothing secret:
+//! `TLS handshake failed: certificate rejected: UnknownIssuer`.
+//!
+//! ## Observability
+//!
+//! Each attempt, wait and outcome is a [`RetryEvent`] (operation name, method, URL without
+//! userinfo, query or fragment, attempt, status or error kind and class, reason, the delay
+//! actually slept, total elapsed, final result), delivered to a callback
+//! ([`Retrier::on_event`]) and, with the `tracing` feature, to `tracing`: an operation that
+//! succeeded at its first attempt logs at DEBUG only; a wait before a retry and an operation
+//! that needed retries are INFO; an operation that gave up is WARN. [`Metrics`] counts the
+//! share of operations that retried, mean attempts, successes after a retry, operations that
+//! hit a limit, and 429/503/504 responses. Bodies, query strings, userinfo and every header
+//! (`Authorization`, `Cookie`, `Proxy-Authorization`, the raw `Idempotency-Key`) are never
+//! emitted; the logs of your own hyper-util or reqwest client are yours (hyper-util's pool logs
+//! its key, userinfo included, at debug level).
+//!
+//! ```
+//! use backstop::{Metrics, Retrier};
+//!
+//! let metrics = Metrics::new();
+//! let retrier = Retrier::default()
+//!     .on_event(|event| eprintln!("{event}")) // one redacted line per event
+//!     .metrics(&metrics);
+//! # drop(retrier);
+//! let m = metrics.snapshot();
+//! println!("retried {:.0} %, mean attempts {:.2}", m.retried_share() * 100.0, m.mean_attempts());
 //! ```
 
 // The feature table's links resolve in this crate when their feature is on; without it (a

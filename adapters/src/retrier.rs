@@ -193,14 +193,56 @@ impl Retrier {
     /// multiply an outage (see `backstop::TokenBucket`, `RetryQuota`, `RatioBudget`). The
     /// budget sees each runtime's clock; the adapters' runtimes share one process-wide epoch.
     ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use backstop::Retrier;
+    /// A `Retrier` and every clone of it (and so every clone of a client, layer or
+    /// middleware) draw on one budget: in an outage the retries of the whole process stop
+    /// together, not one operation at a time. Four threads call a server that answers every
+    /// request with 503 and `Retry-After: 0`:
     ///
-    /// let quota = Arc::new(backstop::RetryQuota::new());
-    /// let retrier = Retrier::default().budget(quota.clone());
-    /// # drop(retrier);
     /// ```
+    /// # #[cfg(feature = "ureq")] {
+    /// # use std::io::{Read, Write};
+    /// # use std::sync::atomic::{AtomicUsize, Ordering};
+    /// # let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    /// # let url = format!("http://{}/data", listener.local_addr()?);
+    /// # let requests = Arc::new(AtomicUsize::new(0));
+    /// # let seen = requests.clone();
+    /// # std::thread::spawn(move || {
+    /// #     for stream in listener.incoming() {
+    /// #         let mut stream = stream.unwrap();
+    /// #         let _ = stream.read(&mut [0; 4096]);
+    /// #         seen.fetch_add(1, Ordering::SeqCst);
+    /// #         let busy = "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 0\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    /// #         let _ = stream.write_all(busy.as_bytes());
+    /// #     }
+    /// # });
+    /// use std::sync::Arc;
+    /// use backstop::{RetryQuota, StopReason};
+    /// use backstop::ureq::{Client, Retrier};
+    ///
+    /// // Room for two retries in all: each costs 5, and a 503 refunds nothing.
+    /// let quota = Arc::new(RetryQuota::new().with_capacity(10));
+    /// let client = Client::new(Retrier::default().budget(quota.clone()));
+    /// let request = http::Request::get(url).body(())?;
+    ///
+    /// let outcomes = std::thread::scope(|s| {
+    ///     let threads: Vec<_> = (0..4)
+    ///         .map(|_| s.spawn(|| client.run(request.clone()).map(|done| done.outcome)))
+    ///         .collect();
+    ///     threads.into_iter().map(|t| t.join().unwrap()).collect::<Result<Vec<_>, _>>()
+    /// })?;
+    /// // Up to 4 attempts each would be 16 requests; the budget allowed 4 first attempts and 2 retries.
+    /// assert!(outcomes.iter().all(|o| o.reason == StopReason::Budget));
+    /// assert_eq!(outcomes.iter().map(|o| o.attempts).sum::<u32>(), 6);
+    /// assert_eq!(quota.available(), 0);
+    /// # assert_eq!(requests.load(Ordering::SeqCst), 6);
+    /// # }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// The count is the same whichever thread runs first: `RetryQuota` spends atomically and
+    /// only a success refunds it. `TokenBucket` and `RatioBudget` go in the same place. On
+    /// tokio, clone the layered service into each `tokio::spawn`: the clones share the
+    /// retrier, and with it the budget.
     #[must_use]
     pub fn budget(mut self, budget: Arc<dyn Budget + Send + Sync>) -> Self {
         self.budget = SharedBudget(Some(budget));

@@ -31,6 +31,68 @@ use crate::runtime::{Runtime, Sleep};
 /// assert!(rt.skipped() >= Duration::from_secs(3599));
 /// ```
 ///
+/// # Testing your own retrying code
+///
+/// A test of code that retries should not sleep through its waits. `VirtualTime` wraps an
+/// adapter's runtime and skips each wait between attempts, while the attempts stay real HTTP
+/// with real timeouts; [`Retrier::seed`](crate::Retrier::seed) makes the jitter the same on
+/// every run, so a failure replays exactly. The server asks for 30 s before each retry, twice
+/// (the policy allows two minutes: with the default 15 s a 30 s wait could not lead to a
+/// retry, and the 503 would come back at once):
+///
+/// ```
+/// # #[cfg(feature = "ureq")] {
+/// # use std::io::{Read, Write};
+/// # let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+/// # let url = format!("http://{}/data", listener.local_addr()?);
+/// # std::thread::spawn(move || {
+/// #     let busy = "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 30\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+/// #     let ok = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+/// #     for (stream, answer) in listener.incoming().zip([busy, ok, busy, ok]) {
+/// #         let mut stream = stream.unwrap();
+/// #         let _ = stream.read(&mut [0; 4096]);
+/// #         let _ = stream.write_all(answer.as_bytes());
+/// #     }
+/// # });
+/// use std::sync::{Arc, Mutex};
+/// use std::time::{Duration, Instant};
+/// use backstop::EventKind;
+/// use backstop::ureq::{Client, Retrier, StdRuntime, VirtualTime};
+///
+/// let policy = backstop::Policy::builder().max_elapsed(Duration::from_secs(120)).build()?;
+/// let waits = Arc::new(Mutex::new(Vec::new()));
+/// let started = Instant::now();
+/// for _run in 0..2 {
+///     let log = waits.clone();
+///     let retrier = Retrier::new(policy).seed(7).on_event(move |e| {
+///         if let EventKind::WaitStarted { delay, .. } = e.kind {
+///             log.lock().unwrap().push(delay);
+///         }
+///     });
+///     let client = Client::new(retrier).with_runtime(VirtualTime::new(StdRuntime::new()));
+///     let done = client.run(http::Request::get(url.as_str()).body(())?)?;
+///     assert_eq!((done.response.status().as_u16(), done.outcome.attempts), (200, 2));
+///     assert!(client.runtime().skipped() >= Duration::from_secs(30)); // the wait, skipped
+/// }
+/// assert!(started.elapsed() < Duration::from_secs(20)); // a minute of waits, not slept
+/// let waits = waits.lock().unwrap();
+/// assert_eq!(waits[0], waits[1]); // the same seed, the same jitter
+/// assert!(waits[0] >= Duration::from_secs(30) && waits[0] <= Duration::from_secs(31));
+/// # }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// The reqwest middleware and the tower layer take the same clock over theirs:
+/// `RetryMiddleware::new(retrier).with_runtime(VirtualTime::new(TokioRuntime::new()))`,
+/// `RetryLayer::new(retrier, VirtualTime::new(TokioRuntime::new()))` (or `SmolRuntime`).
+/// `tokio::time::pause()` moves `TokioRuntime`'s clock too, but only for attempts that answer
+/// without a socket (`backstop::run` with a closure that returns canned responses): paused
+/// time jumps to the next timer whenever the runtime is idle, so while a real server is still
+/// answering, the attempt's timeout can fire first.
+///
+/// The wall clock for an HTTP-date `Retry-After` is an input too
+/// ([`Retrier::wall_clock`](crate::Retrier::wall_clock), [`SkewedClock`](crate::SkewedClock)).
+///
 /// # One operation at a time
 ///
 /// A skip moves this clock, which its clones share, for every operation that reads it: while

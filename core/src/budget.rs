@@ -1,66 +1,4 @@
-//! A retry budget shared across operations.
-//!
-//! Rule (gRPC gRFC A6 retry throttling, the AWS SDKs' retry quota, the
-//! Google SRE book): retries across a whole client are capped so that an outage cannot be
-//! multiplied by the clients' retries. The machine consults the budget before every retry and
-//! informs it of every attempt's result; a denied retry ends the operation with reason
-//! [`StopReason::Budget`](crate::StopReason::Budget) and the last response or error.
-//!
-//! A budget is shared (`&self` methods) and driven only by the `now` the machine passes in.
-//! Three budgets ship with core, each `Send + Sync`, lock-free (atomics only) and
-//! allocation-free, so one `static` or `Arc` serves every operation of a client:
-//!
-//! | budget | model | allows a retry while | charged | good for |
-//! |---|---|---|---|---|
-//! | [`TokenBucket`] | gRPC retry throttling (gRFC A6) | tokens > `max_tokens / 2`; a failure costs 1, a success earns `token_ratio` | per failed attempt, when it ends; a retry itself costs nothing | switching retries off entirely in an outage |
-//! | [`RetryQuota`] | the AWS SDKs' standard retry quota | the quota covers the retry's cost (5, or 10 after a timeout); a success refunds 1 | per retry, when granted; given back if it is never sent | a fixed allowance of retries that refills with successes |
-//! | [`RatioBudget`] | Finagle/Envoy/tower budgets, the Google SRE 10% rule | retries in the last `window` stay under `percent` of the operations started in it, plus `min_per_sec` | per retry, when granted; given back if it is never sent | capping amplification at a ratio (about 1.1x for 10%) |
-//!
-//! Only retries actually sent are paid for: the machine asks the budget when it decides to
-//! retry (so that a denied retry is not waited for), and when the operation ends before that
-//! retry is sent (an abort during the wait, a deadline reached before the send) it gives the
-//! grant back ([`Budget::on_retry_cancelled`]). A machine dropped mid-wait without an abort
-//! keeps the charge: drivers report [`Event::Abort`](crate::Event::Abort) on cancellation.
-//!
-//! ```
-//! use backstop_core::{Decision, Event, Instant, Method, Policy, RatioBudget, Request, Response,
-//!                RetryMachine, StopReason};
-//! use core::time::Duration;
-//! use rand_core::SeedableRng;
-//!
-//! // At most 10% retries over a 10 s window, and no minimum rate.
-//! static BUDGET: RatioBudget = match RatioBudget::new(10, 0, Duration::from_secs(10)) {
-//!     Ok(b) => b,
-//!     Err(_) => panic!("valid budget"),
-//! };
-//!
-//! let policy = Policy::builder().max_attempts(4).build()?;
-//! let now = Instant::ZERO;
-//! let mut attempts = 0;
-//! // A full outage: every attempt fails with 503.
-//! for op in 0..20u64 {
-//!     let rng = rand_pcg::Pcg64Mcg::seed_from_u64(op);
-//!     let mut m = RetryMachine::with_budget(policy, Request::new(Method::Get), rng, &BUDGET, now);
-//!     loop {
-//!         match m.poll(now) {
-//!             Decision::Send { .. } => {
-//!                 m.handle(now, Event::AttemptStarted)?;
-//!                 m.handle(now, Event::Response(Response::new(503).retry_after(b"0")))?;
-//!             }
-//!             Decision::Return(o) | Decision::GiveUp(o) => {
-//!                 assert_eq!(o.reason, StopReason::Budget);
-//!                 attempts += o.attempts;
-//!                 break;
-//!             }
-//!             _ => unreachable!("no waits: Retry-After is 0 and time stands still"),
-//!         }
-//!     }
-//! }
-//! // 20 operations earn 2 retries (10% of 20); without the budget they would have made 80
-//! // attempts.
-//! assert_eq!(attempts, 22);
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
+//! A retry budget shared across operations. See [`Budget`] for the rule and the three budgets.
 
 mod ratio;
 mod retry_quota;
@@ -75,6 +13,76 @@ use crate::time::Instant;
 
 /// A retry budget the machine consults. Implementations use interior mutability (atomics) so
 /// one budget can be shared by many machines.
+///
+/// Rule (gRPC gRFC A6 retry throttling, the AWS SDKs' retry quota, the
+/// Google SRE book): retries across a whole client are capped so that an outage cannot be
+/// multiplied by the clients' retries. The machine consults the budget before every retry and
+/// informs it of every attempt's result; a denied retry ends the operation with reason
+/// [`StopReason::Budget`](crate::StopReason::Budget) and the last response or error.
+///
+/// A budget is shared (`&self` methods) and driven only by the `now` the machine passes in.
+/// Three budgets ship with core, each `Send + Sync`, lock-free (atomics only) and
+/// allocation-free, so one `static` or `Arc` serves every operation of a client:
+///
+/// | budget | model | allows a retry while | charged | good for |
+/// |---|---|---|---|---|
+/// | [`TokenBucket`] | gRPC retry throttling (gRFC A6) | tokens > `max_tokens / 2`; a failure costs 1, a success earns `token_ratio` | per failed attempt, when it ends; a retry itself costs nothing | switching retries off entirely in an outage |
+/// | [`RetryQuota`] | the AWS SDKs' standard retry quota | the quota covers the retry's cost (5, or 10 after a timeout); a success refunds 1 | per retry, when granted; given back if it is never sent | a fixed allowance of retries that refills with successes |
+/// | [`RatioBudget`] | Finagle/Envoy/tower budgets, the Google SRE 10% rule | retries in the last `window` stay under `percent` of the operations started in it, plus `min_per_sec` | per retry, when granted; given back if it is never sent | capping amplification at a ratio (about 1.1x for 10%) |
+///
+/// Only retries actually sent are paid for: the machine asks the budget when it decides to
+/// retry (so that a denied retry is not waited for), and when the operation ends before that
+/// retry is sent (an abort during the wait, a deadline reached before the send) it gives the
+/// grant back ([`Budget::on_retry_cancelled`]). A machine dropped mid-wait without an abort
+/// keeps the charge: drivers report [`Event::Abort`](crate::Event::Abort) on cancellation.
+///
+/// ```
+/// use backstop_core::{Decision, Event, Instant, Method, Policy, RatioBudget, Request, Response,
+///                RetryMachine, StopReason};
+/// use core::time::Duration;
+/// use rand_core::SeedableRng;
+///
+/// // At most 10% retries over a 10 s window, and no minimum rate.
+/// static BUDGET: RatioBudget = match RatioBudget::new(10, 0, Duration::from_secs(10)) {
+///     Ok(b) => b,
+///     Err(_) => panic!("valid budget"),
+/// };
+///
+/// let policy = Policy::builder().max_attempts(4).build()?;
+/// let now = Instant::ZERO;
+/// let mut attempts = 0;
+/// // A full outage: every attempt fails with 503.
+/// for op in 0..20u64 {
+///     let rng = rand_pcg::Pcg64Mcg::seed_from_u64(op);
+///     let mut m = RetryMachine::with_budget(policy, Request::new(Method::Get), rng, &BUDGET, now);
+///     loop {
+///         match m.poll(now) {
+///             Decision::Send { .. } => {
+///                 m.handle(now, Event::AttemptStarted)?;
+///                 m.handle(now, Event::Response(Response::new(503).retry_after(b"0")))?;
+///             }
+///             Decision::Return(o) | Decision::GiveUp(o) => {
+///                 assert_eq!(o.reason, StopReason::Budget);
+///                 attempts += o.attempts;
+///                 break;
+///             }
+///             _ => unreachable!("no waits: Retry-After is 0 and time stands still"),
+///         }
+///     }
+/// }
+/// // 20 operations earn 2 retries (10% of 20); without the budget they would have made 80
+/// // attempts.
+/// assert_eq!(attempts, 22);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// The budgets are atomics from `portable-atomic`: a [`RatioBudget`] slot is one 64-bit word
+/// (its balance and the low 16 bits of its slot number, beside a running total and the full
+/// newest slot number), so an expired balance stays expired however long the process runs. They
+/// are lock-free where the target has 64-bit atomics (x86_64, aarch64); on targets without them
+/// (thumbv7em, riscv32imc) `portable-atomic` falls back to a small table of spinlocks; on targets
+/// without compare-and-swap at all, enable this crate's `critical-section` feature and provide a
+/// `critical-section` implementation.
 pub trait Budget {
     /// A new operation started (its first attempt is about to be sent).
     fn on_operation_start(&self, now: Instant) {

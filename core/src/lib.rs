@@ -38,6 +38,15 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! The RNG is an input, so its trait is part of the API: the machine takes any `rand_core` 0.10
+//! `Rng` (the trait `rand` 0.10 and `rand_pcg` 0.10 implement; 0.10 renamed `RngCore` to `Rng`).
+//! A generator from `rand_core` 0.9 or earlier does not fit: seed a `rand_pcg` 0.10 generator
+//! (`Pcg64Mcg::seed_from_u64`) or any other 0.10 one. The `backstop` front doors make their own.
+//!
+//! The rules: [`Policy`] (every bound and its default, the semantics table), [`Budget`] (retry
+//! budgets shared by a whole client), [`parse_retry_after`] and [`parse_rate_limit`] (what the
+//! server's fields mean), [`ErrorKind`] and [`ErrorClass`] (which failures are retried).
+//!
 //! ## Choices where the design is silent
 //!
 //! - Without a usable `Retry-After` (which wins), a retryable response's rate-limit reset is a

@@ -2,7 +2,7 @@
 //!
 //! Rule (bad configuration is an error, never a panic): configuration is checked when it is built,
 //! never asserted later; a [`Policy`] that exists is valid. Defaults are given on each
-//! builder method and in the guide's semantics table (`docs/GUIDE.md`).
+//! builder method and in [`Policy`]'s semantics table.
 //!
 //! What is refused is what is always a mistake: no attempt at all, no time at all, a backoff
 //! whose base exceeds its cap, a status outside 100..=599 or a 1xx/2xx status in the retryable
@@ -46,9 +46,28 @@ pub enum RetryAfterAboveMax {
 /// A validated retry policy. Build one with [`Policy::builder`]; `Policy::default()` is the
 /// builder's defaults.
 ///
+/// <!-- readme:defaults -->
+/// **The defaults** (`Policy::default()`, which `Retrier::default()` and every front door
+/// use): at most **4 attempts**, **5 s per attempt and 15 s in all** (an endpoint that needs
+/// longer fails where the bare client would have waited), statuses 408, 425, 429, 500, 502,
+/// 503, 504, methods GET, HEAD, OPTIONS (POST and PATCH only with an `Idempotency-Key`),
+/// exponential backoff from 300 ms capped at 5 s with full jitter, and a `Retry-After` ceiling
+/// of 60 s. Every number changes through `Policy::builder()`, whose `build()` returns a
+/// `ConfigError` for anything inconsistent, never a panic.
+/// <!-- /readme:defaults -->
+///
 /// ```
-/// use backstop_core::{Backoff, Jitter, Method, Policy};
+/// use backstop_core::{Backoff, Jitter, Method, Policy, StatusSet};
 /// use core::time::Duration;
+///
+/// // The defaults, as stated above.
+/// let d = Policy::default();
+/// assert_eq!((d.max_attempts(), d.attempt_timeout(), d.max_elapsed()),
+///            (4, Duration::from_secs(5), Duration::from_secs(15)));
+/// assert_eq!(d.retryable_statuses(), StatusSet::DEFAULT_RETRYABLE);
+/// assert!([408, 425, 429, 500, 502, 503, 504].iter().all(|&s| d.retryable_statuses().contains(s)));
+/// assert_eq!(d.backoff(), Backoff::exponential(Duration::from_millis(300), Duration::from_secs(5)));
+/// assert_eq!((d.jitter(), d.max_retry_after()), (Jitter::Full, Duration::from_secs(60)));
 ///
 /// let policy = Policy::builder()
 ///     .max_attempts(3)
@@ -63,6 +82,34 @@ pub enum RetryAfterAboveMax {
 /// // Bad configuration is an error, not a panic.
 /// assert!(Policy::builder().max_attempts(0).build().is_err());
 /// ```
+///
+/// # Semantics
+///
+/// | rule | default | notes |
+/// |---|---|---|
+/// | `max_attempts` | 4 | counts the first attempt |
+/// | `max_elapsed` | 15 s | from the machine's creation; no attempt starts at or after the deadline |
+/// | `attempt_timeout` | 5 s | each attempt gets `min(attempt_timeout, deadline - now)` |
+/// | backoff | exponential, base 300 ms, cap 5 s | retry n waits `min(cap, base * 2^(n-1))`; also linear and constant ([`Backoff`]); saturating, no overflow at attempt 10,000 |
+/// | jitter | full: `U[0, d]` | also equal `d/2 + U[0, d/2]`, decorrelated `min(cap, U[base, 3 * previous])`, none ([`Jitter`]); never above the cap |
+/// | retryable statuses | 408, 425, 429, 500, 502, 503, 504 | everything else is returned at once; a 1xx or 2xx in the set is a [`ConfigError`] (`StatusNotAnError`) |
+/// | retryable methods | GET, HEAD, OPTIONS | add PUT, DELETE (or TRACE) with [`PolicyBuilder::add_retry_method`] |
+/// | POST, PATCH | retried once maybe sent only when the request carries an `Idempotency-Key` | the key is the caller's opt-in (an empty or blank value is no key); without one the first answer is final and the reason is `no_idempotency_key`; [`NonIdempotent::Never`] forbids such retries, [`NonIdempotent::ServerDeduplicatesWithoutKey`] allows them without a key (for a server that deduplicates by other means) |
+/// | errors | not sent (DNS, refused): retried for any method; maybe sent (reset, EOF, timeout): retryable methods only; aborted: never, and distinct from a timeout; permanent (TLS, bad URL): never | the caller can override any classification ([`ErrorClass`](crate::ErrorClass)) |
+/// | `Retry-After` | honoured as a floor | delay-seconds (decimals such as `0.1` accepted) or an HTTP-date in any of the three forms, measured against the response's `Date` when present ([`parse_retry_after`](crate::parse_retry_after)); malformed means absent (the backoff applies); huge values saturate |
+/// | rate-limit fields | honoured as a floor, like `Retry-After`, only when their quota is exhausted | on a retryable status without a usable `Retry-After` (which wins): `RateLimit` (with `RateLimit-Policy`), `RateLimit-Reset`, `X-RateLimit-Reset-After` and `X-RateLimit-Reset`, as [`parse_rate_limit`](crate::parse_rate_limit) says; same ceiling, spread and deadline check; the wait's source is `rate_limit_reset`; off with [`PolicyBuilder::rate_limit_fields`]`(false)` |
+/// | `X-RateLimit-Reset` | Unix time | measured against the response's `Date`, else the wall clock; more than a day ([`IMPLAUSIBLE_RESET_AGE`](crate::IMPLAUSIBLE_RESET_AGE)) before it is malformed, not "now"; [`XRateLimitReset::DelaySeconds`] for APIs that send seconds from now |
+/// | `max_retry_after` | 60 s | above it: return the response at once ([`RetryAfterAboveMax::Clamp`] waits the ceiling instead); also the ceiling of a rate-limit reset |
+/// | `retry_after_spread` | 1 s | a random `U[0, min(spread, value/10)]` above the server's value, never past the ceiling, so clients told the same instant do not return together |
+/// | deadline | | a wait that would end at or after the deadline is not waited: the last response or error is returned at once, reason `deadline` |
+/// | abort | | from any state: the next decision is "give up: aborted"; nothing is sent after it |
+/// | budget | none | a shared retry budget ([`Budget`](crate::Budget)) may deny a retry: reason `budget` |
+/// | `Retry-After` on a final status | changes nothing | a 301, 302, 303, 307, 308 or a 4xx the policy does not retry is returned at once; [`Outcome::retry_after`](crate::Outcome::retry_after) carries the value for a caller that follows redirects itself |
+/// | worst case | [`Policy::worst_case`] | at most `max_attempts` requests; at most `min(max_elapsed, attempts x attempt_timeout + (attempts - 1) x longest wait)` when the driver acts on each decision as it comes; the longest wait is `min(max(backoff cap, max_retry_after), max_elapsed - 1 ns)` |
+///
+/// Every terminal decision carries an [`Outcome`](crate::Outcome): the number of attempts, the
+/// time elapsed, the [`StopReason`], what the last attempt ended with, and that response's
+/// `Retry-After`. The driver holds the response itself, so nothing the server said is lost.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Policy {
     max_attempts: u32,

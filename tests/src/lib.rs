@@ -44,8 +44,3 @@ pub use request::TestRequest;
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
-
-/// The guide's examples (`docs/GUIDE.md`), compiled and run as doctests.
-#[cfg(doctest)]
-#[doc = include_str!("../../docs/GUIDE.md")]
-pub struct GuideDoctests;

@@ -53,7 +53,7 @@ impl std::error::Error for HttpError {
 }
 
 /// The kind of a smol service error: the same kinds `backstop::tokio` gives for the same
-/// failures (the table is in the adapters' README).
+/// failures (the table is in the crate root's docs).
 ///
 /// ```
 /// use backstop::ErrorKind;

@@ -4,7 +4,10 @@
 //! `tokio::time::pause()`), for the tower layer over hyper-util's pooled client
 //! (`backstop::tower`, feature `tower`), for the reqwest middleware (which uses it by
 //! default), and for [`run`] over any other client. backstop ships no tokio client of its own:
-//! hyper-util's is the one to retry.
+//! hyper-util's legacy `Client`, under the tower layer, is the one to retry: the hyperium
+//! project's own pooled client, the engine under reqwest, without reqwest's extra layers (its
+//! own redirects, TLS stacks and a large build); its errors' `is_connect()` is exactly "never
+//! sent".
 //!
 //! ```
 //! use backstop::tokio::{run, Attempt, Retrier, TokioRuntime};
