@@ -224,6 +224,30 @@
     not(feature = "ureq"),
     doc = concat!("[`ureq::Client`]: https://docs.rs/backstop/", env!("CARGO_PKG_VERSION"), "/backstop/ureq/struct.Client.html")
 )]
+#![cfg_attr(
+    not(feature = "reqwest"),
+    doc = concat!("[`reqwest`]: https://docs.rs/backstop/", env!("CARGO_PKG_VERSION"), "/backstop/reqwest/index.html")
+)]
+#![cfg_attr(
+    not(feature = "tower"),
+    doc = concat!("[`tower`]: https://docs.rs/backstop/", env!("CARGO_PKG_VERSION"), "/backstop/tower/index.html")
+)]
+#![cfg_attr(
+    not(feature = "tower"),
+    doc = concat!("[`tower::RetryLayer::new`]: https://docs.rs/backstop/", env!("CARGO_PKG_VERSION"), "/backstop/tower/struct.RetryLayer.html#method.new")
+)]
+#![cfg_attr(
+    not(feature = "tokio"),
+    doc = concat!("[`tokio`]: https://docs.rs/backstop/", env!("CARGO_PKG_VERSION"), "/backstop/tokio/index.html")
+)]
+#![cfg_attr(
+    not(feature = "smol"),
+    doc = concat!("[`smol`]: https://docs.rs/backstop/", env!("CARGO_PKG_VERSION"), "/backstop/smol/index.html")
+)]
+#![cfg_attr(
+    not(feature = "ureq"),
+    doc = concat!("[`ureq`]: https://docs.rs/backstop/", env!("CARGO_PKG_VERSION"), "/backstop/ureq/index.html")
+)]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
