@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use backstop::Retrier;
 use backstop::{NonIdempotent, Policy, StopReason};
-use backstop_tests::adapters::{for_each_adapter, Clock, Failure};
+use backstop_tests::adapters::{for_each_adapter, Adapter, Clock, Failure};
 use backstop_tests::middleware::{block_on, default_tls, reqwest_client};
 use backstop_tests::server::{Action, Reply, Server};
 use backstop_tests::TestRequest;
@@ -36,7 +36,15 @@ fn a_post_with_a_key_is_retried_under_the_default_policy_with_the_same_key() {
         let run = adapter.run(&Retrier::default(), request, Clock::Virtual);
 
         assert_eq!(run.status(), Some(201), "{adapter:?}: {run:?}");
-        assert_eq!(run.outcome().attempts, 2, "{adapter:?}");
+        // The server saw the 503 and the 201. Under load, ureq may first try the 503's pooled
+        // connection after the server closed it: an attempt that reached no server (a third
+        // attempt, on a new connection), which this policy may retry like any other.
+        assert_eq!(server.requests(), 2, "{adapter:?}: {run:?}");
+        let attempts = run.outcome().attempts;
+        assert!(
+            attempts == 2 || (adapter == Adapter::Ureq && attempts == 3),
+            "{adapter:?}: {run:?}"
+        );
         let keys: Vec<_> = server
             .recorded()
             .iter()
@@ -93,7 +101,15 @@ fn the_policy_forbids_them_outright_or_allows_them_without_a_key() {
         let retrier = policy(NonIdempotent::ServerDeduplicatesWithoutKey);
         let run = adapter.run(&retrier, bare, Clock::Virtual);
         assert_eq!(run.status(), Some(201), "{adapter:?}: {run:?}");
-        assert_eq!(run.outcome().attempts, 2, "{adapter:?}");
+        // The server saw the 503 and the 201. Under load, ureq may first try the 503's pooled
+        // connection after the server closed it: an attempt that reached no server (a third
+        // attempt, on a new connection), which this policy may retry like any other.
+        assert_eq!(server.requests(), 2, "{adapter:?}: {run:?}");
+        let attempts = run.outcome().attempts;
+        assert!(
+            attempts == 2 || (adapter == Adapter::Ureq && attempts == 3),
+            "{adapter:?}: {run:?}"
+        );
     });
 }
 
