@@ -31,6 +31,9 @@
 // One call, the thread's CPU clock, which std does not expose.
 #![allow(unsafe_code)]
 
+#[path = "common/interleaved.rs"]
+mod interleaved;
+
 use std::future::Ready;
 use std::time::{Duration, Instant};
 
@@ -121,18 +124,6 @@ async fn get(way: &Way, uri: &http::Uri) -> u16 {
     status
 }
 
-/// The CPU time this thread has used, user and kernel.
-fn thread_cpu() -> Duration {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `t` is a valid, writable timespec; the clock id is a constant of the platform.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-    assert_eq!(rc, 0);
-    Duration::new(t.tv_sec.try_into().unwrap(), t.tv_nsec.try_into().unwrap())
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let flag = |name: &str| args.iter().position(|a| a == name).map(|i| i + 1);
@@ -174,13 +165,7 @@ fn main() {
         (20, 2_000)
     };
     let start = Instant::now();
-    let clock = || {
-        if cpu {
-            thread_cpu()
-        } else {
-            start.elapsed()
-        }
-    };
+    let clock = || interleaved::reading(cpu, start);
     let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
     for _ in 0..blocks {
         rt.block_on(async {
@@ -192,12 +177,7 @@ fn main() {
             }
             for round in 0..per_block {
                 for k in 0..ways.len() {
-                    let k = if round % 2 == 0 {
-                        k
-                    } else {
-                        ways.len() - 1 - k
-                    };
-                    let which = (round / 2 + k) % ways.len();
+                    let which = interleaved::way_of(round, k, ways.len());
                     let t = clock();
                     assert_eq!(get(&ways[which], &uri).await, 200);
                     samples[which].push(clock() - t);
@@ -205,35 +185,5 @@ fn main() {
             }
         });
     }
-    println!(
-        "== tower probe: {} GETs per way, interleaved; {}",
-        blocks * per_block,
-        if cpu {
-            "the client thread's CPU time"
-        } else {
-            "wall time"
-        }
-    );
-    println!(
-        "{:<14} {:>9} {:>8}  {:>6} {:>6} {:>6} {:>6}  {:>9} {:>8}",
-        "way", "median", "vs first", "p10", "p25", "p75", "p90", "mean<p90", "vs first"
-    );
-    let mut reference = None;
-    for (name, mut s) in names.iter().zip(samples) {
-        s.sort();
-        let q = |f: f64| s[(s.len() as f64 * f) as usize].as_secs_f64() * 1e6;
-        let median = q(0.5);
-        let kept = &s[..s.len() * 9 / 10];
-        let mean = kept.iter().map(Duration::as_secs_f64).sum::<f64>() / kept.len() as f64 * 1e6;
-        let (first_median, first_mean) = *reference.get_or_insert((median, mean));
-        println!(
-            "{name:<14} {median:>6.1} us {:>+7.1} %  {:>6.1} {:>6.1} {:>6.1} {:>6.1}  {mean:>6.1} us {:>+7.1} %",
-            (median / first_median - 1.0) * 100.0,
-            q(0.1),
-            q(0.25),
-            q(0.75),
-            q(0.9),
-            (mean / first_mean - 1.0) * 100.0,
-        );
-    }
+    interleaved::report("tower", 14, &names, samples, cpu);
 }
