@@ -1,32 +1,7 @@
 #!/usr/bin/env bash
 # Instructions per GET of the client thread for each way of tests/soak/benches/tower_probe.rs.
 # Usage: tests/soak/benches/tower_callgrind.sh [ways...]
-#   (default: bare bare-timeout tower-retry backstop)
-#   KEEP=dir keeps the profiles there (callgrind_annotate "$KEEP"/backstop.1200.*-01);
-#   DUMP_INSTR=yes records them per instruction (--dump-instr=yes) for that.
-# The probe's server runs in the same process, on its own thread: callgrind counts each thread
-# apart (--separate-threads), and the first thread is the client. 200 and 1,200 GETs, the
-# difference divided by 1,000: start-up excluded.
-set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
-bin=$(cargo bench -p backstop-soak --bench tower_probe --no-run --message-format=json 2>/dev/null \
-  | grep -o '"executable":"[^"]*tower_probe[^"]*"' | cut -d'"' -f4)
-if [[ -n "${KEEP:-}" ]]; then
-  out=$KEEP
-  mkdir -p "$out"
-else
-  out=$(mktemp -d)
-  trap 'rm -rf "$out"' EXIT
-fi
-for way in "${@:-bare bare-timeout tower-retry backstop}"; do
-  for w in $way; do
-    for n in 200 1200; do
-      rm -f "$out/$w.$n".*
-      valgrind --tool=callgrind --separate-threads=yes --dump-instr="${DUMP_INSTR:-no}" \
-        --callgrind-out-file="$out/$w.$n.%p" "$bin" --only "$w" "$n" >/dev/null 2>&1
-    done
-    a=$(grep '^summary:' "$out/$w".200.*-01 | awk '{print $2}')
-    b=$(grep '^summary:' "$out/$w".1200.*-01 | awk '{print $2}')
-    echo "$w: $(( (b - a) / 1000 )) instructions per GET"
-  done
-done
+#   (default: bare bare-timeout tower-retry backstop; KEEP and DUMP_INSTR: see
+#   common/probe_callgrind.sh)
+exec "$(dirname "${BASH_SOURCE[0]}")/common/probe_callgrind.sh" tower_probe \
+  "bare bare-timeout tower-retry backstop" "$@"
