@@ -291,19 +291,36 @@ impl fmt::Display for UnsupportedUri {
 
 impl Error for UnsupportedUri {}
 
-/// Whether `uri` names a port that is not a TCP port (`http` parses `host:99999`). An empty
-/// port (`host:`) is the default one (RFC 3986 §3.2.3), and an IPv6 literal's colons are not a
-/// port's.
-#[cfg_attr(not(any(feature = "ureq", test)), allow(dead_code))]
+/// Whether `uri` names a port that is not a TCP port (`http` parses `host:99999`). The port is
+/// what follows the authority's last `:`, unless that colon is in the userinfo (an `@` follows
+/// it) or in an IPv6 literal (a `]` follows it); an empty one is the default port (RFC 3986
+/// §3.2.3). One backward scan, no string search: the tower layer checks every request.
+#[cfg_attr(not(any(feature = "tower", feature = "ureq")), allow(dead_code))]
 pub(crate) fn port_out_of_range(uri: &http::Uri) -> bool {
     let Some(authority) = uri.authority() else {
         return false;
     };
-    let host_port = authority.as_str().rsplit('@').next().unwrap_or("");
-    let Some((_, port)) = host_port.rsplit_once(':') else {
+    let bytes = authority.as_str().as_bytes();
+    let Some(colon) = bytes.iter().rposition(|&b| b == b':') else {
         return false;
     };
-    !port.contains(']') && !port.is_empty() && port.parse::<u16>().is_err()
+    let port = &bytes[colon + 1..];
+    if port.is_empty() || port.iter().any(|&b| b == b'@' || b == b']') {
+        return false;
+    }
+    // As `u16::from_str` reads it: one optional `+`, then digits (leading zeros allowed).
+    let digits = match port {
+        [b'+', rest @ ..] if !rest.is_empty() => rest,
+        _ => port,
+    };
+    let mut n = 0_u32;
+    for &b in digits {
+        if !b.is_ascii_digit() {
+            return true;
+        }
+        n = (n * 10 + u32::from(b - b'0')).min(1 << 16);
+    }
+    n > u32::from(u16::MAX)
 }
 
 #[cfg(test)]
@@ -327,6 +344,14 @@ mod tests {
             "http://[::1]/",
             "http://u:p@[::1]/",
             "/relative",
+            // As `u16::from_str` reads a port: an optional `+`, leading zeros.
+            "http://[::1]:8080/",
+            "http://a:b@example.com/",
+            "http://a:b@example.com:/",
+            "http://example.com:0/",
+            "http://example.com:00080/",
+            "http://example.com:0000000000000000000080/",
+            "http://example.com:+80/",
         ] {
             let uri: http::Uri = good.parse().expect("a URI");
             assert!(!port_out_of_range(&uri), "{good}");

@@ -13,6 +13,7 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 use std::sync::Arc;
 
+use crate::classify::port_out_of_range;
 use crate::request::Plan;
 use crate::run::run_planned;
 use crate::{
@@ -202,70 +203,5 @@ where
             .map_err(ServiceError::new);
         self.failed = readied.is_err();
         self.ready = Some(readied);
-    }
-}
-
-/// [`crate::classify::port_out_of_range`] without its string searches (the layer checks every
-/// request): the port is what follows the authority's last `:`, unless that colon is in the
-/// userinfo (an `@` follows it) or in an IPv6 literal (a `]` follows it); an empty one is the
-/// default port.
-fn port_out_of_range(uri: &http::Uri) -> bool {
-    let Some(authority) = uri.authority() else {
-        return false;
-    };
-    let bytes = authority.as_str().as_bytes();
-    let Some(colon) = bytes.iter().rposition(|&b| b == b':') else {
-        return false;
-    };
-    let port = &bytes[colon + 1..];
-    if port.is_empty() || port.iter().any(|&b| b == b'@' || b == b']') {
-        return false;
-    }
-    // As `u16::from_str` reads it: one optional `+`, then digits (leading zeros allowed).
-    let digits = match port {
-        [b'+', rest @ ..] if !rest.is_empty() => rest,
-        _ => port,
-    };
-    let mut n = 0_u32;
-    for &b in digits {
-        if !b.is_ascii_digit() {
-            return true;
-        }
-        n = (n * 10 + u32::from(b - b'0')).min(1 << 16);
-    }
-    n > u32::from(u16::MAX)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::port_out_of_range;
-
-    #[test]
-    fn the_fast_port_check_agrees_with_the_classifiers() {
-        for uri in [
-            "http://127.0.0.1:99999/",
-            "http://a:b@example.com:65536/",
-            "http://[::1]:70000/",
-            "http://[::1]:8080/",
-            "http://[::1]/",
-            "http://a:b@example.com/",
-            "http://a:b@example.com:/",
-            "http://example.com:/",
-            "http://example.com:65535/",
-            "http://example.com:0/",
-            "http://example.com:00080/",
-            "http://example.com:000080/",
-            "http://example.com:0000000000000000000080/",
-            "http://example.com:+80/",
-            "http://example.com/",
-            "/relative",
-        ] {
-            let uri: http::Uri = uri.parse().expect("http parses it");
-            assert_eq!(
-                port_out_of_range(&uri),
-                crate::classify::port_out_of_range(&uri),
-                "{uri}"
-            );
-        }
     }
 }
