@@ -280,6 +280,8 @@ pub enum MisuseError {
     /// A response or error arrived, but no attempt was in flight (it may already have timed
     /// out).
     NoAttemptInFlight,
+    /// A hedging driver reported a copy cancelled that the machine had not told it to cancel.
+    NoCancelPending,
 }
 
 impl core::fmt::Display for MisuseError {
@@ -290,6 +292,9 @@ impl core::fmt::Display for MisuseError {
             }
             MisuseError::NoAttemptInFlight => {
                 "response or error for an attempt that is not in flight"
+            }
+            MisuseError::NoCancelPending => {
+                "copy reported cancelled, but the machine had not asked to cancel it"
             }
         })
     }

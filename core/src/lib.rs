@@ -95,6 +95,7 @@ mod budget;
 mod classify;
 mod decision;
 mod event;
+mod hedge;
 #[cfg(feature = "http")]
 mod http_conv;
 mod jitter;
@@ -104,6 +105,7 @@ mod non_idempotent;
 mod policy;
 mod rate_limit;
 mod retry_after;
+mod server_delay;
 mod status;
 mod time;
 mod worst_case;
@@ -115,6 +117,10 @@ pub use decision::{
     AttemptOutcome, Decision, DelaySource, Outcome, SendReason, StopReason, WaitReason,
 };
 pub use event::{is_idempotency_key, Event, MisuseError, Request, Response};
+pub use hedge::{
+    CancelReason, HedgeDecision, HedgeDelay, HedgeEvent, HedgeMachine, HedgeOutcome, HedgeTrigger,
+    Hedging, HedgingError, Latencies, LatencyTracker, NoLatencies, A6_MAX_ATTEMPTS, MAX_COPIES,
+};
 pub use jitter::Jitter;
 pub use machine::RetryMachine;
 pub use method::{Method, MethodSet};

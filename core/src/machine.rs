@@ -16,9 +16,8 @@ use crate::decision::{
 };
 use crate::event::{Event, MisuseError, Request, Response};
 use crate::jitter::{uniform_nanos, uniform_nanos_nonzero, Jitter};
-use crate::policy::{Policy, RetryAfterAboveMax};
-use crate::rate_limit::reset_delay;
-use crate::retry_after::{parse_http_date, parse_retry_after, RetryAfter};
+use crate::policy::Policy;
+use crate::server_delay::{floored_wait, server_floor};
 use crate::status::ResponseClass;
 use crate::time::{nanos_saturating, Instant};
 
@@ -650,22 +649,8 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         }
     }
 
-    /// The server-directed delay of a response, if it has a usable `Retry-After`.
-    fn retry_after_delay(response: &Response<'_>) -> Option<Duration> {
-        match parse_retry_after(response.retry_after?)? {
-            RetryAfter::Delay(d) => Some(d),
-            date @ RetryAfter::Date(_) => {
-                let reference = response
-                    .date
-                    .and_then(parse_http_date)
-                    .or(response.wall_clock)?;
-                Some(date.delay_from(reference))
-            }
-        }
-    }
-
-    /// The server-directed delay of a response and where it comes from: its `Retry-After`
-    /// (kept for the outcome), else, on a retryable status, its rate-limit fields.
+    /// The server-directed delay of a response and where it comes from (see
+    /// [`server_floor`]), keeping its `Retry-After` for the outcome.
     #[cold]
     #[inline(never)]
     fn server_floor(
@@ -673,15 +658,9 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         response: &Response<'_>,
         retryable: bool,
     ) -> Option<(Duration, DelaySource)> {
-        self.last_retry_after = Self::retry_after_delay(response);
-        if let Some(d) = self.last_retry_after {
-            return Some((d, DelaySource::RetryAfter));
-        }
-        if !retryable || !self.policy.rate_limit_fields() {
-            return None;
-        }
-        reset_delay(response, self.policy.x_rate_limit_reset())
-            .map(|d| (d, DelaySource::RateLimitReset))
+        let (retry_after, floor) = server_floor(&self.policy, response, retryable);
+        self.last_retry_after = retry_after;
+        floor
     }
 
     /// Decides what follows an attempt that ended with `error`.
@@ -771,8 +750,7 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         }
     }
 
-    /// The wait for a server-directed delay: the value as a floor, plus a spread, within the
-    /// ceiling. `None` means the value is above the ceiling and the policy gives up.
+    /// The wait for a server-directed delay (see [`floored_wait`]).
     #[cold]
     #[inline(never)]
     fn retry_after_wait(
@@ -780,33 +758,12 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         floor: Duration,
         source: DelaySource,
     ) -> Option<(Duration, DelaySource)> {
-        let max = self.policy.max_retry_after();
-        let (floor, source) = if floor <= max {
-            (floor, source)
-        } else {
-            match self.policy.retry_after_above_max() {
-                RetryAfterAboveMax::Clamp => (max, source.clamped()),
-                _ => return None,
-            }
-        };
-        // The spread is ours, not the server's: it never takes a wait past the ceiling, nor
-        // past the deadline when the server's value alone would fit before it. In nanoseconds:
-        // the room before the deadline fits a u64, and it bounds the spread, so saturating a
-        // larger floor or ceiling changes no result (and no random draw).
-        let floor_nanos = nanos_saturating(floor);
-        let room = self
-            .deadline
-            .saturating_sub(self.now)
-            .saturating_sub(floor_nanos)
-            .saturating_sub(1);
-        let spread = nanos_saturating(self.policy.retry_after_spread())
-            .min(floor_nanos / 10)
-            .min(nanos_saturating(max).saturating_sub(floor_nanos))
-            .min(room);
-        Some((
-            floor.saturating_add(Duration::from_nanos(uniform_nanos(&mut self.rng, spread))),
-            source,
-        ))
+        floored_wait(
+            &self.policy,
+            &mut self.rng,
+            self.deadline.saturating_sub(self.now),
+            (floor, source),
+        )
     }
 
     /// The policy's backoff for the coming retry, jittered, in nanoseconds (saturated).

@@ -24,6 +24,7 @@ use core::time::Duration;
 use crate::backoff::Backoff;
 use crate::decision::StopReason;
 use crate::jitter::Jitter;
+use crate::hedge::{Hedging, HedgingError};
 use crate::method::{Method, MethodSet};
 use crate::non_idempotent::NonIdempotent;
 use crate::rate_limit::XRateLimitReset;
@@ -125,6 +126,7 @@ pub struct Policy {
     retry_after_spread: Duration,
     rate_limit_fields: bool,
     x_rate_limit_reset: XRateLimitReset,
+    hedging: Option<Hedging>,
 }
 
 const DEFAULT: Policy = Policy {
@@ -141,6 +143,7 @@ const DEFAULT: Policy = Policy {
     retry_after_spread: Duration::from_secs(1),
     rate_limit_fields: true,
     x_rate_limit_reset: XRateLimitReset::UnixTime,
+    hedging: None,
 };
 
 impl Default for Policy {
@@ -244,6 +247,13 @@ impl Policy {
     #[must_use]
     pub const fn x_rate_limit_reset(&self) -> XRateLimitReset {
         self.x_rate_limit_reset
+    }
+
+    /// The hedging policy, if the operations under this policy are hedged instead of retried
+    /// (see [`PolicyBuilder::hedging`]).
+    #[must_use]
+    pub const fn hedging(&self) -> Option<Hedging> {
+        self.hedging
     }
 
     /// The longest single wait this policy can ever decide: the backoff's cap or the
@@ -475,6 +485,19 @@ impl PolicyBuilder {
         self
     }
 
+    /// Hedges the operations instead of retrying them (gRFC A6: one or the other per
+    /// operation): copies of the request go out `hedging`'s delay apart, or at once after a
+    /// non-final answer, and the first final answer wins. Only a request that could be retried
+    /// is hedged (an idempotent method, or a POST or PATCH with an `Idempotency-Key`, with a
+    /// body that can be sent again); the attempt timeout, deadline, retryable statuses and
+    /// `Retry-After` handling of this policy apply to every copy; its `max_attempts` and
+    /// backoff do not. See [`HedgeMachine`](crate::HedgeMachine).
+    #[must_use]
+    pub const fn hedging(mut self, hedging: Hedging) -> Self {
+        self.policy.hedging = Some(hedging);
+        self
+    }
+
     /// Validates and returns the policy.
     pub fn build(self) -> Result<Policy, ConfigError> {
         if let Some(e) = self.error {
@@ -498,6 +521,9 @@ impl PolicyBuilder {
         }
         if let Some(code) = (100..300).find(|&c| p.retryable_statuses.contains(c)) {
             return Err(ConfigError::StatusNotAnError(code));
+        }
+        if let Some(h) = p.hedging {
+            h.check().map_err(ConfigError::Hedging)?;
         }
         Ok(p)
     }
@@ -527,6 +553,8 @@ pub enum ConfigError {
     StatusNotAnError(u16),
     /// A non-idempotent method was added to the retried methods.
     MethodNotIdempotent(Method),
+    /// The hedging policy was refused.
+    Hedging(HedgingError),
 }
 
 impl core::fmt::Display for ConfigError {
@@ -552,6 +580,7 @@ impl core::fmt::Display for ConfigError {
                 f,
                 "{m} is not idempotent: send an Idempotency-Key, which opts the request in to retries"
             ),
+            ConfigError::Hedging(e) => e.fmt(f),
         }
     }
 }

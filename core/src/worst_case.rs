@@ -12,6 +12,7 @@
 
 use core::time::Duration;
 
+use crate::hedge::{HedgeDelay, Hedging};
 use crate::policy::Policy;
 
 /// The most an operation under a [`Policy`] can cost: see [`Policy::worst_case`].
@@ -23,8 +24,11 @@ pub struct WorstCase {
     /// The longest the operation takes when its driver acts on each decision as it comes:
     /// every attempt's timeout plus every wait between attempts, within `max_elapsed`.
     pub elapsed: Duration,
-    /// The longest single wait between two attempts.
+    /// The longest single wait between two attempts (for hedging: between two copies'
+    /// starts, the hedging delay or a server-directed wait).
     pub wait: Duration,
+    /// The most requests in flight at once: 1 when retrying, the copies allowed when hedging.
+    pub in_flight: u32,
 }
 
 impl Policy {
@@ -42,8 +46,29 @@ impl Policy {
     /// // A wait ends before the deadline.
     /// assert_eq!(worst.wait, Duration::from_secs(15) - Duration::from_nanos(1));
     /// ```
+    ///
+    /// Under [`hedging`](Self::hedging) the copies may all be in flight at once; a copy starts
+    /// at most the longer of the hedging delay and an attempt timeout plus the ceiling after the
+    /// previous one (an adaptive delay is bounded by `max_elapsed` only), and ends by the
+    /// deadline:
+    ///
+    /// ```
+    /// use backstop_core::{Hedging, Policy};
+    /// use core::time::Duration;
+    ///
+    /// let policy = Policy::builder()
+    ///     .hedging(Hedging::fixed(Duration::from_millis(10)).max_attempts(3))
+    ///     .build()?;
+    /// let worst = policy.worst_case();
+    /// assert_eq!((worst.attempts, worst.in_flight), (3, 3));
+    /// assert_eq!(worst.elapsed, Duration::from_secs(15));
+    /// # Ok::<(), backstop_core::ConfigError>(())
+    /// ```
     #[must_use]
     pub const fn worst_case(&self) -> WorstCase {
+        if let Some(hedging) = self.hedging() {
+            return self.hedged_worst_case(hedging);
+        }
         let attempts = self.max_attempts();
         let max_elapsed = self.max_elapsed();
         let cap = self.backoff().cap();
@@ -61,6 +86,32 @@ impl Policy {
             attempts,
             elapsed: min(timeouts.saturating_add(waits), max_elapsed),
             wait,
+            in_flight: 1,
+        }
+    }
+
+    /// [`Self::worst_case`] under hedging.
+    const fn hedged_worst_case(&self, hedging: Hedging) -> WorstCase {
+        let copies = hedging.attempts();
+        let max_elapsed = self.max_elapsed();
+        let timeout = self.attempt_timeout();
+        let after_answer = timeout.saturating_add(self.max_retry_after());
+        let gap = match hedging.delay() {
+            HedgeDelay::Fixed(d) if d.as_nanos() > after_answer.as_nanos() => d,
+            HedgeDelay::Fixed(_) => after_answer,
+            HedgeDelay::Adaptive { .. } => max_elapsed,
+        };
+        let wait = match hedging.delay() {
+            HedgeDelay::Fixed(d) if d.as_nanos() > self.max_retry_after().as_nanos() => d,
+            HedgeDelay::Fixed(_) => self.max_retry_after(),
+            HedgeDelay::Adaptive { .. } => max_elapsed,
+        };
+        let last_start = gap.saturating_mul(copies.saturating_sub(1));
+        WorstCase {
+            attempts: copies,
+            elapsed: min(last_start.saturating_add(timeout), max_elapsed),
+            wait: min(wait, max_elapsed.saturating_sub(Duration::from_nanos(1))),
+            in_flight: copies,
         }
     }
 }

@@ -1,0 +1,653 @@
+//! The hedging state machine: several copies of one request in flight, the first final answer
+//! wins, the others are cancelled.
+//!
+//! Rule (gRPC gRFC A6 hedging, made HTTP-aware): copy k goes out `delay` after copy k−1 while
+//! nothing final has arrived; a non-final answer (a retryable status or error) sends the next
+//! copy at once, not before a server-directed floor (`Retry-After`, a rate-limit reset) any
+//! answer set; no copy starts at or after the deadline and each copy's timeout ends by it. The
+//! first final answer (a status the policy does not retry) wins and every other copy is
+//! cancelled; a retryable answer never wins while another copy may still answer. Every copy
+//! after the first is paid for by the shared retry budget; a denial suppresses it and every
+//! later one, while the copies in flight run on.
+
+use core::time::Duration;
+
+use rand_core::Rng;
+
+use super::config::{HedgeDelay, MAX_COPIES};
+use super::decision::{CancelReason, HedgeDecision, HedgeEvent, HedgeOutcome, HedgeTrigger};
+use super::latency::{Latencies, NoLatencies};
+use crate::budget::{Budget, Unlimited};
+use crate::classify::{AttemptError, ErrorClass, ErrorKind};
+use crate::decision::{AttemptOutcome, DelaySource, Outcome, StopReason};
+use crate::event::{MisuseError, Request, Response};
+use crate::policy::Policy;
+use crate::server_delay::{floored_wait, server_floor};
+use crate::status::ResponseClass;
+use crate::time::{nanos_saturating, Instant};
+
+/// The shortest adaptive delay (Finagle's floor).
+const MIN_ADAPTIVE_DELAY: Duration = Duration::from_millis(1);
+
+/// What the budget is told a delay-triggered copy is for: the copy before did not answer in
+/// time, which is a (soft) timeout.
+const SLOW_COPY: AttemptOutcome = AttemptOutcome::Error(AttemptError::new(ErrorKind::Timeout));
+
+/// Where one copy stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CopyState {
+    /// Not sent.
+    Idle,
+    /// In flight since `started`, timing out at `timeout_at` (nanoseconds).
+    InFlight { started: u64, timeout_at: u64 },
+    /// It answered.
+    Ended,
+    /// The driver must drop it.
+    Cancel(CancelReason),
+    /// The driver dropped it.
+    Cancelled,
+}
+
+/// The sans-IO hedging state machine for one operation: the policy's
+/// [`Hedging`](crate::Hedging) instead of its retries.
+///
+/// `R` is the random number generator (only a server-directed floor's spread draws from it),
+/// `B` the shared [`Budget`] every copy after the first is paid from, `L` the [`Latencies`] an
+/// adaptive delay reads and the answers feed.
+///
+/// # The driver's contract
+///
+/// A driver loops on `poll(now)`:
+/// - [`HedgeDecision::Send`]: start the copy, report [`HedgeEvent::Started`], and later its
+///   [`HedgeEvent::Response`] or [`HedgeEvent::Error`] (with its number).
+/// - [`HedgeDecision::Cancel`]: drop the copy's future and report [`HedgeEvent::Cancelled`].
+/// - [`HedgeDecision::Wait`]: wait for any copy's answer, at most until `until`.
+/// - [`HedgeDecision::Return`] / [`HedgeDecision::GiveUp`]: done (every copy is cancelled or
+///   answered by then); every later poll repeats it.
+///
+/// A misplaced event is a [`MisuseError`] and changes nothing. A policy without hedging, or a
+/// request that may not be retried (a method the policy does not retry and no
+/// `Idempotency-Key`, or a body that cannot be sent again) gets one copy, and stops after a
+/// non-final answer with the reason a retry would have been refused.
+///
+/// ```
+/// use backstop_core::{HedgeDecision, HedgeEvent, Hedging, Instant, Method, Policy, Request,
+///                     Response, HedgeMachine, StopReason};
+/// use core::time::Duration;
+/// use rand_core::SeedableRng;
+///
+/// let policy = Policy::builder().hedging(Hedging::fixed(Duration::from_millis(50))).build()?;
+/// let rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
+/// let mut m = HedgeMachine::new(policy, Request::new(Method::Get), rng, Instant::ZERO);
+///
+/// assert!(matches!(m.poll(Instant::ZERO), HedgeDecision::Send { copy: 1, .. }));
+/// m.handle(Instant::ZERO, HedgeEvent::Started { copy: 1 })?;
+/// // Copy 1 is slow: at 50 ms copy 2 goes out.
+/// let t = Instant::from_nanos(50_000_000);
+/// assert!(matches!(m.poll(t), HedgeDecision::Send { copy: 2, .. }));
+/// m.handle(t, HedgeEvent::Started { copy: 2 })?;
+/// // Copy 2 answers first: copy 1 is cancelled, then copy 2's response is returned.
+/// m.handle(t, HedgeEvent::Response { copy: 2, response: Response::new(200) })?;
+/// assert!(matches!(m.poll(t), HedgeDecision::Cancel { copy: 1, .. }));
+/// m.handle(t, HedgeEvent::Cancelled { copy: 1 })?;
+/// let HedgeDecision::Return(done) = m.poll(t) else { panic!("expected the response") };
+/// assert_eq!((done.winner, done.outcome.attempts, done.cancelled), (Some(2), 2, 1));
+/// assert_eq!(done.outcome.reason, StopReason::FinalStatus);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct HedgeMachine<R, B = Unlimited, L = NoLatencies> {
+    policy: Policy,
+    rng: R,
+    budget: B,
+    latencies: L,
+    /// The latest `now` seen, in nanoseconds.
+    now: u64,
+    started: u64,
+    /// No copy starts at or after it.
+    deadline: u64,
+    attempt_timeout: u64,
+    /// The hedging delay in nanoseconds; `None`: copies follow non-final answers only.
+    delay: Option<u64>,
+    /// Copies this operation may send.
+    max: u32,
+    /// Why a retry of this request is refused, if it is (then `max` is 1).
+    refusal: Option<StopReason>,
+    copies: [CopyState; MAX_COPIES as usize],
+    /// Copies started.
+    sent: u32,
+    /// When the next copy is due, and why; `None`: no copy is coming.
+    next: Option<(u64, HedgeTrigger)>,
+    /// No copy starts before this instant: the latest server-directed floor.
+    not_before: u64,
+    /// The budget's grant for the next copy (a `Send` is pending): when, and for what.
+    granted: Option<(u64, AttemptOutcome)>,
+    suppressed_by: Option<StopReason>,
+    /// Done (at `ended`, for `stop`).
+    done: bool,
+    stop: StopReason,
+    ended: u64,
+    winner: Option<u32>,
+    cancelled: u32,
+    /// The last response's status and `Retry-After` delay.
+    last_response: Option<(u16, Option<Duration>)>,
+    last_error: Option<AttemptError>,
+}
+
+impl<R: Rng> HedgeMachine<R, Unlimited, NoLatencies> {
+    /// A machine for one operation, created at `now`, with no budget and no latencies (an
+    /// adaptive delay then sends copies only after non-final answers).
+    pub fn new(policy: Policy, request: Request, rng: R, now: Instant) -> Self {
+        HedgeMachine::with_budget(policy, request, rng, Unlimited, NoLatencies, now)
+    }
+}
+
+impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
+    /// A machine that pays for copies from `budget` and reads (and feeds) `latencies`.
+    pub fn with_budget(
+        policy: Policy,
+        request: Request,
+        rng: R,
+        budget: B,
+        latencies: L,
+        now: Instant,
+    ) -> Self {
+        budget.on_operation_start(now);
+        let refusal = if request.has_replayable_body {
+            policy.retry_refusal(request.method, request.has_idempotency_key)
+        } else {
+            Some(StopReason::BodyNotReplayable)
+        };
+        let hedging = policy.hedging();
+        let max = match (hedging, refusal) {
+            (Some(h), None) => h.attempts().min(MAX_COPIES),
+            _ => 1,
+        };
+        let delay = match hedging.map(|h| h.delay()) {
+            Some(HedgeDelay::Fixed(d)) => Some(nanos_saturating(d)),
+            Some(HedgeDelay::Adaptive {
+                max_extra_load_percent,
+                min_samples,
+            }) => latencies
+                .quantile(now, 100 - max_extra_load_percent.min(100), min_samples)
+                .map(|q| nanos_saturating(q.max(MIN_ADAPTIVE_DELAY))),
+            None => None,
+        };
+        let now = now.nanos();
+        HedgeMachine {
+            deadline: now.saturating_add(nanos_saturating(policy.max_elapsed())),
+            attempt_timeout: nanos_saturating(policy.attempt_timeout()),
+            policy,
+            rng,
+            budget,
+            latencies,
+            now,
+            started: now,
+            delay,
+            max,
+            refusal,
+            copies: [CopyState::Idle; MAX_COPIES as usize],
+            sent: 0,
+            next: Some((now, HedgeTrigger::First)),
+            not_before: 0,
+            granted: None,
+            suppressed_by: None,
+            done: false,
+            stop: StopReason::FinalStatus,
+            ended: now,
+            winner: None,
+            cancelled: 0,
+            last_response: None,
+            last_error: None,
+        }
+    }
+
+    /// The policy this machine follows.
+    #[must_use]
+    pub const fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The hedging delay this operation uses (fixed, or read from the latencies when the
+    /// machine was created); `None` when copies follow non-final answers only.
+    #[must_use]
+    pub fn delay(&self) -> Option<Duration> {
+        self.delay.map(Duration::from_nanos)
+    }
+
+    /// The copies this operation may send (1 when it may not be hedged).
+    #[must_use]
+    pub const fn max_copies(&self) -> u32 {
+        self.max
+    }
+
+    /// Copies started so far.
+    #[must_use]
+    pub const fn sent(&self) -> u32 {
+        self.sent
+    }
+
+    /// Copies in flight.
+    #[must_use]
+    pub fn in_flight(&self) -> u32 {
+        self.copies
+            .iter()
+            .filter(|c| matches!(c, CopyState::InFlight { .. }))
+            .count() as u32
+    }
+
+    /// The instant after which no copy starts.
+    #[must_use]
+    pub const fn deadline(&self) -> Instant {
+        Instant::from_nanos(self.deadline)
+    }
+
+    /// When the driver must poll again at the latest; `None`: act now (a send or a cancel is
+    /// due), or done.
+    #[must_use]
+    pub fn next_deadline(&self) -> Option<Instant> {
+        if self.done || self.cancel_pending().is_some() {
+            return None;
+        }
+        match self.next {
+            Some((at, _)) if at <= self.now => None,
+            next => self
+                .earliest_timeout()
+                .into_iter()
+                .chain(next.map(|(at, _)| at))
+                .min()
+                .map(Instant::from_nanos),
+        }
+    }
+
+    /// The final outcome, once done.
+    #[must_use]
+    pub fn outcome(&self) -> Option<HedgeOutcome> {
+        self.done.then(|| self.hedge_outcome())
+    }
+
+    /// Feeds one event in. A misplaced event is an error and changes nothing.
+    pub fn handle(&mut self, now: Instant, event: HedgeEvent<'_>) -> Result<(), MisuseError> {
+        let now = self.now.max(now.nanos());
+        match event {
+            HedgeEvent::Started { copy } => self.started_copy(now, copy),
+            HedgeEvent::Response { copy, response } => {
+                let i = self.in_flight_index(copy)?;
+                self.now = now;
+                self.response_in(i, &response);
+                Ok(())
+            }
+            HedgeEvent::Error { copy, error } => {
+                let i = self.in_flight_index(copy)?;
+                self.now = now;
+                self.error_in(i, error);
+                Ok(())
+            }
+            HedgeEvent::Cancelled { copy } => {
+                let i = index(copy).ok_or(MisuseError::NoCancelPending)?;
+                if !matches!(self.copies[i], CopyState::Cancel(_)) {
+                    return Err(MisuseError::NoCancelPending);
+                }
+                self.now = now;
+                self.copies[i] = CopyState::Cancelled;
+                Ok(())
+            }
+            HedgeEvent::TimePassed => {
+                self.now = now;
+                self.advance();
+                Ok(())
+            }
+            HedgeEvent::Abort => {
+                self.now = now;
+                self.abort();
+                Ok(())
+            }
+        }
+    }
+
+    /// The next decision at `now`. Polling twice without an event in between gives the same
+    /// decision (unless time passed a bound).
+    pub fn poll(&mut self, now: Instant) -> HedgeDecision {
+        self.now = self.now.max(now.nanos());
+        self.advance();
+        if let Some((i, reason)) = self.cancel_pending() {
+            return HedgeDecision::Cancel {
+                copy: i as u32 + 1,
+                reason,
+            };
+        }
+        if self.done {
+            return self.terminal();
+        }
+        if let Some((at, trigger)) = self.next {
+            if at <= self.now {
+                if self.sent >= 1 && self.granted.is_none() {
+                    let cause = cause_of(trigger);
+                    if self.budget.try_retry(Instant::from_nanos(self.now), cause) {
+                        self.granted = Some((self.now, cause));
+                    } else {
+                        self.suppress(StopReason::Budget);
+                        return self.after_change();
+                    }
+                }
+                return HedgeDecision::Send {
+                    copy: self.sent + 1,
+                    timeout: Duration::from_nanos(
+                        self.attempt_timeout
+                            .min(self.deadline.saturating_sub(self.now)),
+                    ),
+                    trigger,
+                };
+            }
+        }
+        self.wait()
+    }
+
+    /// The decision after a change made inside `poll`: done, or a wait.
+    fn after_change(&mut self) -> HedgeDecision {
+        if self.done {
+            self.terminal()
+        } else {
+            self.wait()
+        }
+    }
+
+    fn wait(&self) -> HedgeDecision {
+        let until = self
+            .earliest_timeout()
+            .into_iter()
+            .chain(self.next.map(|(at, _)| at))
+            .min()
+            // Not reached: a machine that is not done has a copy in flight or one coming.
+            .unwrap_or(self.deadline);
+        HedgeDecision::Wait {
+            until: Instant::from_nanos(until),
+            in_flight: self.in_flight(),
+        }
+    }
+
+    fn terminal(&self) -> HedgeDecision {
+        let outcome = self.hedge_outcome();
+        match outcome.outcome.last {
+            Some(AttemptOutcome::Response(_)) if self.stop != StopReason::Aborted => {
+                HedgeDecision::Return(outcome)
+            }
+            _ => HedgeDecision::GiveUp(outcome),
+        }
+    }
+
+    fn hedge_outcome(&self) -> HedgeOutcome {
+        let (last, retry_after) = match (self.last_response, self.last_error) {
+            (Some((status, retry_after)), _) => (Some(AttemptOutcome::Response(status)), retry_after),
+            (None, Some(e)) => (Some(AttemptOutcome::Error(e)), None),
+            (None, None) => (None, None),
+        };
+        HedgeOutcome {
+            outcome: Outcome {
+                attempts: self.sent,
+                elapsed: Duration::from_nanos(self.ended.saturating_sub(self.started)),
+                reason: self.stop,
+                last,
+                retry_after,
+            },
+            winner: self.winner,
+            cancelled: self.cancelled,
+            suppressed: match self.suppressed_by {
+                Some(_) => self.max - self.sent,
+                None => 0,
+            },
+            suppressed_by: self.suppressed_by,
+        }
+    }
+
+    /// The first copy the driver must drop, and why.
+    fn cancel_pending(&self) -> Option<(usize, CancelReason)> {
+        self.copies.iter().enumerate().find_map(|(i, c)| match c {
+            CopyState::Cancel(reason) => Some((i, *reason)),
+            _ => None,
+        })
+    }
+
+    fn earliest_timeout(&self) -> Option<u64> {
+        self.copies
+            .iter()
+            .filter_map(|c| match c {
+                CopyState::InFlight { timeout_at, .. } => Some(*timeout_at),
+                _ => None,
+            })
+            .min()
+    }
+
+    fn in_flight_index(&self, copy: u32) -> Result<usize, MisuseError> {
+        match index(copy) {
+            Some(i) if matches!(self.copies[i], CopyState::InFlight { .. }) => Ok(i),
+            _ => Err(MisuseError::NoAttemptInFlight),
+        }
+    }
+
+    fn started_copy(&mut self, now: u64, copy: u32) -> Result<(), MisuseError> {
+        let due = matches!(self.next, Some((at, _)) if at <= now);
+        let paid = self.sent == 0 || self.granted.is_some();
+        if self.done || !due || !paid || now >= self.deadline || copy != self.sent + 1 {
+            return Err(MisuseError::NoSendPending);
+        }
+        self.now = now;
+        self.copies[self.sent as usize] = CopyState::InFlight {
+            started: now,
+            timeout_at: now.saturating_add(self.attempt_timeout).min(self.deadline),
+        };
+        self.sent += 1;
+        self.granted = None;
+        self.next = None;
+        if self.sent < self.max && self.suppressed_by.is_none() {
+            if let Some(d) = self.delay {
+                self.next_at(
+                    now.saturating_add(d),
+                    HedgeTrigger::Delay(Duration::from_nanos(d)),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets the next copy at `at` (not before the latest floor), unless that is at or after
+    /// the deadline.
+    fn next_at(&mut self, at: u64, trigger: HedgeTrigger) {
+        let at = at.max(self.not_before);
+        self.next = (at < self.deadline).then_some((at, trigger));
+    }
+
+    fn response_in(&mut self, i: usize, response: &Response<'_>) {
+        let status = response.status;
+        let retryable = match response.class {
+            ResponseClass::ByStatus => self.policy.retries_status(status),
+            class => class == ResponseClass::Retryable,
+        };
+        self.budget
+            .on_attempt_end(Instant::from_nanos(self.now), !retryable);
+        let (retry_after, floor) = server_floor(&self.policy, response, retryable);
+        self.last_response = Some((status, retry_after));
+        if retryable {
+            self.copies[i] = CopyState::Ended;
+            self.non_final(i, AttemptOutcome::Response(status), floor);
+        } else {
+            self.win(i);
+        }
+    }
+
+    fn error_in(&mut self, i: usize, error: AttemptError) {
+        self.copies[i] = CopyState::Ended;
+        self.last_error = Some(error);
+        match error.class {
+            ErrorClass::Aborted => self.abort(),
+            ErrorClass::Permanent => {
+                self.cancel_others(CancelReason::Fatal);
+                self.finish(StopReason::PermanentError);
+            }
+            ErrorClass::NotSent | ErrorClass::MaybeSent | ErrorClass::Timeout => {
+                self.budget
+                    .on_attempt_end(Instant::from_nanos(self.now), false);
+                self.non_final(i, AttemptOutcome::Error(error), None);
+            }
+        }
+    }
+
+    /// Copy `i` answered with a final status: it wins.
+    fn win(&mut self, i: usize) {
+        if let CopyState::InFlight { started, .. } = self.copies[i] {
+            self.record(started);
+        }
+        self.copies[i] = CopyState::Ended;
+        let winner = i as u32 + 1;
+        self.winner = Some(winner);
+        self.cancel_others(CancelReason::Superseded { winner });
+        self.finish(StopReason::FinalStatus);
+    }
+
+    /// Marks every copy in flight for cancelling; superseded copies are latency samples (they
+    /// took at least this long).
+    fn cancel_others(&mut self, reason: CancelReason) {
+        for i in 0..self.copies.len() {
+            if let CopyState::InFlight { started, .. } = self.copies[i] {
+                if matches!(reason, CancelReason::Superseded { .. }) {
+                    self.record(started);
+                }
+                self.copies[i] = CopyState::Cancel(reason);
+                self.cancelled += 1;
+            }
+        }
+    }
+
+    fn record(&self, started: u64) {
+        self.latencies.record(
+            Instant::from_nanos(self.now),
+            Duration::from_nanos(self.now.saturating_sub(started)),
+        );
+    }
+
+    /// Copy `i` ended with a non-final answer: the next copy goes at once, or after the
+    /// server's floor; with none coming and none in flight, the operation ends.
+    fn non_final(
+        &mut self,
+        i: usize,
+        outcome: AttemptOutcome,
+        floor: Option<(Duration, DelaySource)>,
+    ) {
+        if self.sent < self.max && self.suppressed_by.is_none() {
+            let mut source = None;
+            if let Some(floor) = floor {
+                let room = self.deadline.saturating_sub(self.now);
+                match floored_wait(&self.policy, &mut self.rng, room, floor) {
+                    Some((wait, s)) => {
+                        let until = self.now.saturating_add(nanos_saturating(wait));
+                        self.not_before = self.not_before.max(until);
+                        source = Some(s);
+                    }
+                    None => self.suppress(StopReason::RetryAfterAboveMax),
+                }
+            }
+            if self.suppressed_by.is_none() {
+                self.next_at(
+                    self.now,
+                    HedgeTrigger::Answer {
+                        copy: i as u32 + 1,
+                        outcome,
+                        floor: source,
+                    },
+                );
+            }
+        }
+        self.end_if_exhausted();
+    }
+
+    /// No copy may follow (`reason`): the ones in flight run on.
+    fn suppress(&mut self, reason: StopReason) {
+        self.suppressed_by = Some(reason);
+        self.next = None;
+        self.give_back_grant();
+        self.end_if_exhausted();
+    }
+
+    /// Ends the operation when nothing is in flight and no copy is coming: every copy failed.
+    fn end_if_exhausted(&mut self) {
+        if self.done || self.next.is_some() || self.in_flight() > 0 {
+            return;
+        }
+        let reason = match (self.suppressed_by, self.refusal) {
+            (Some(r), _) | (None, Some(r)) => r,
+            (None, None) if self.sent >= self.max => StopReason::Attempts,
+            (None, None) => StopReason::Deadline,
+        };
+        self.finish(reason);
+    }
+
+    /// Applies the bounds `now` reached: timeouts, then the deadline.
+    fn advance(&mut self) {
+        let now = self.now;
+        for i in 0..self.copies.len() {
+            if let CopyState::InFlight {
+                started,
+                timeout_at,
+            } = self.copies[i]
+            {
+                if now >= timeout_at && !self.done {
+                    // Slow, not failed fast: a latency sample of at least its timeout.
+                    self.latencies.record(
+                        Instant::from_nanos(timeout_at),
+                        Duration::from_nanos(timeout_at - started),
+                    );
+                    self.copies[i] = CopyState::Cancel(CancelReason::TimedOut);
+                    let error = AttemptError::new(ErrorKind::Timeout);
+                    self.last_error = Some(error);
+                    self.budget.on_attempt_end(Instant::from_nanos(now), false);
+                    self.non_final(i, AttemptOutcome::Error(error), None);
+                }
+            }
+        }
+        if !self.done && now >= self.deadline {
+            self.next = None;
+            self.give_back_grant();
+            self.end_if_exhausted();
+        }
+    }
+
+    fn abort(&mut self) {
+        if !self.done {
+            self.cancel_others(CancelReason::Aborted);
+            self.finish(StopReason::Aborted);
+        }
+    }
+
+    fn give_back_grant(&mut self) {
+        if let Some((granted_at, cause)) = self.granted.take() {
+            self.budget.on_retry_cancelled(
+                Instant::from_nanos(self.now),
+                Instant::from_nanos(granted_at),
+                cause,
+            );
+        }
+    }
+
+    fn finish(&mut self, reason: StopReason) {
+        self.give_back_grant();
+        self.done = true;
+        self.stop = reason;
+        self.ended = self.now;
+        self.next = None;
+    }
+}
+
+/// The index of copy `copy` in the state, if it is a copy number.
+fn index(copy: u32) -> Option<usize> {
+    (1..=MAX_COPIES)
+        .contains(&copy)
+        .then(|| copy as usize - 1)
+}
+
+/// What the budget is told a copy is for.
+fn cause_of(trigger: HedgeTrigger) -> AttemptOutcome {
+    match trigger {
+        HedgeTrigger::Answer { outcome, .. } => outcome,
+        HedgeTrigger::First | HedgeTrigger::Delay(_) => SLOW_COPY,
+    }
+}

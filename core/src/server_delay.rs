@@ -1,0 +1,87 @@
+//! The server-directed delay of a response, and the wait it makes: shared by the retry and the
+//! hedging machines.
+//!
+//! Rule: a `Retry-After` (a delay, or an HTTP-date against the response's `Date`, else the
+//! client's wall clock) is a floor; without one, on a retryable status, a rate-limit field's
+//! reset is. The wait is the floor plus a spread of our own, within the ceiling
+//! (`max_retry_after`: above it the policy clamps or gives up) and, when the floor alone fits,
+//! before the deadline.
+
+use core::time::Duration;
+
+use rand_core::Rng;
+
+use crate::decision::DelaySource;
+use crate::event::Response;
+use crate::jitter::uniform_nanos;
+use crate::policy::{Policy, RetryAfterAboveMax};
+use crate::rate_limit::reset_delay;
+use crate::retry_after::{parse_http_date, parse_retry_after, RetryAfter};
+use crate::time::nanos_saturating;
+
+/// The delay of a response's usable `Retry-After`, if it has one.
+pub(crate) fn retry_after_delay(response: &Response<'_>) -> Option<Duration> {
+    match parse_retry_after(response.retry_after?)? {
+        RetryAfter::Delay(d) => Some(d),
+        date @ RetryAfter::Date(_) => {
+            let reference = response
+                .date
+                .and_then(parse_http_date)
+                .or(response.wall_clock)?;
+            Some(date.delay_from(reference))
+        }
+    }
+}
+
+/// The response's `Retry-After` delay (for the outcome), and its server-directed floor and
+/// where it comes from: the `Retry-After`, else, on a retryable status, its rate-limit fields.
+pub(crate) fn server_floor(
+    policy: &Policy,
+    response: &Response<'_>,
+    retryable: bool,
+) -> (Option<Duration>, Option<(Duration, DelaySource)>) {
+    let retry_after = retry_after_delay(response);
+    if let Some(d) = retry_after {
+        return (retry_after, Some((d, DelaySource::RetryAfter)));
+    }
+    if !retryable || !policy.rate_limit_fields() {
+        return (None, None);
+    }
+    let reset = reset_delay(response, policy.x_rate_limit_reset())
+        .map(|d| (d, DelaySource::RateLimitReset));
+    (None, reset)
+}
+
+/// The wait for a server-directed `floor`, with `room` nanoseconds left before the deadline:
+/// the floor plus a spread, within the ceiling. `None` means the floor is above the ceiling and
+/// the policy gives up.
+pub(crate) fn floored_wait<R: Rng>(
+    policy: &Policy,
+    rng: &mut R,
+    room: u64,
+    (floor, source): (Duration, DelaySource),
+) -> Option<(Duration, DelaySource)> {
+    let max = policy.max_retry_after();
+    let (floor, source) = if floor <= max {
+        (floor, source)
+    } else {
+        match policy.retry_after_above_max() {
+            RetryAfterAboveMax::Clamp => (max, source.clamped()),
+            _ => return None,
+        }
+    };
+    // The spread is ours, not the server's: it never takes a wait past the ceiling, nor past
+    // the deadline when the server's value alone would fit before it. In nanoseconds: the room
+    // before the deadline fits a u64, and it bounds the spread, so saturating a larger floor or
+    // ceiling changes no result (and no random draw).
+    let floor_nanos = nanos_saturating(floor);
+    let room = room.saturating_sub(floor_nanos).saturating_sub(1);
+    let spread = nanos_saturating(policy.retry_after_spread())
+        .min(floor_nanos / 10)
+        .min(nanos_saturating(max).saturating_sub(floor_nanos))
+        .min(room);
+    Some((
+        floor.saturating_add(Duration::from_nanos(uniform_nanos(rng, spread))),
+        source,
+    ))
+}
