@@ -270,6 +270,8 @@ pub mod ureq;
 mod abort;
 mod classify;
 mod drain;
+#[cfg(any(feature = "tower", feature = "reqwest"))]
+mod hedge;
 #[cfg(feature = "hyper")]
 mod hyper_error;
 mod observe;

@@ -6,7 +6,9 @@ use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::{AttemptOutcome, Budget, ErrorClass, ErrorKind, Instant, Policy, ResponseClass};
+use crate::{
+    AttemptOutcome, Budget, ErrorClass, ErrorKind, Instant, LatencyTracker, Policy, ResponseClass,
+};
 use rand_core::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
@@ -44,6 +46,8 @@ pub struct Retrier {
     pub(crate) classify_response: Option<ClassifyResponse>,
     pub(crate) budget: SharedBudget,
     pub(crate) drain: DrainLimits,
+    /// The latencies an adaptive hedging delay reads, shared by the retrier's clones.
+    pub(crate) latencies: Arc<LatencyTracker>,
     seed: Option<u64>,
     operations: Arc<AtomicU64>,
 }
@@ -81,6 +85,7 @@ impl Retrier {
             classify_response: None,
             budget: SharedBudget(None),
             drain: DrainLimits::DEFAULT,
+            latencies: Arc::new(LatencyTracker::new(LATENCY_WINDOW)),
             seed: None,
             operations: Arc::new(AtomicU64::new(0)),
         }
@@ -259,6 +264,22 @@ impl Retrier {
         self
     }
 
+    /// Records the latencies of hedged operations in `tracker` (default: a tracker of the
+    /// retrier's own, over 30 s, shared by its clones), which an adaptive
+    /// [`Hedging`](crate::Hedging) delay reads: pass one `Arc` to several retriers to share
+    /// it, or a tracker with another window.
+    #[must_use]
+    pub fn latencies(mut self, tracker: Arc<LatencyTracker>) -> Self {
+        self.latencies = tracker;
+        self
+    }
+
+    /// The latencies hedged operations recorded (for a graph, or a test).
+    #[must_use]
+    pub fn latency_tracker(&self) -> &LatencyTracker {
+        &self.latencies
+    }
+
     /// The drain limits (see [`Retrier::drain`]).
     #[must_use]
     pub fn drain_limits(&self) -> DrainLimits {
@@ -338,6 +359,9 @@ impl rand_core::TryRng for LazyRng {
         self.rng().try_fill_bytes(dest)
     }
 }
+
+/// The window of a retrier's own latency tracker (Finagle's default).
+const LATENCY_WINDOW: core::time::Duration = core::time::Duration::from_secs(30);
 
 /// The retrier's budget, or none (every retry the policy allows).
 #[derive(Clone)]

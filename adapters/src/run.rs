@@ -14,8 +14,8 @@ use core::task::Poll;
 use core::time::Duration;
 
 use crate::{
-    AttemptError, AttemptOutcome, Decision, ErrorKind, Event, Instant, Method, Outcome, Request,
-    Response, ResponseClass, RetryMachine, SendReason, StopReason, WaitReason,
+    AttemptError, AttemptOutcome, Decision, ErrorKind, Event, Instant, Method, Outcome, Policy,
+    Request, Response, ResponseClass, RetryMachine, SendReason, StopReason, WaitReason,
 };
 use futures_lite::future;
 
@@ -472,20 +472,13 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         }
     }
 
-    /// The attempt error of `kind` for `error`, in the class the retrier's override picks (the
-    /// kind's own class when there is no override or it keeps the default).
+    /// The attempt error of `kind` for `error` (see [`classified`]).
     fn classified(
         &self,
         kind: ErrorKind,
         error: &(dyn std::error::Error + 'static),
     ) -> AttemptError {
-        let class = self
-            .retrier
-            .classify
-            .as_ref()
-            .and_then(|f| f(kind, error))
-            .unwrap_or_else(|| kind.class());
-        AttemptError::new(kind).with_class(class)
+        classified(self.retrier, kind, error)
     }
 
     /// Reads the body of the response in `last`, decided at `now` to be discarded before a
@@ -534,37 +527,15 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         Some((response.into_body(), limits))
     }
 
-    /// The parts of `response` that bear on a retry. The fast path (a status the policy does
-    /// not retry, or one without any of the fields) looks up one or two header names only.
+    /// The parts of `response` that bear on a retry (see [`response_facts`]).
+    #[inline]
     fn response_facts<'r, B>(&self, response: &'r http::Response<B>) -> Response<'r> {
-        let headers = response.headers();
-        let policy = self.machine.policy();
-        let status = response.status().as_u16();
-        let class = match (&self.retrier.classify_response, self.answers.as_deref()) {
-            (Some(f), Some((method, uri))) => f(&ResponseView {
-                method,
-                uri,
-                status: response.status(),
-                headers,
-            }),
-            _ => ResponseClass::ByStatus,
-        };
-        let mut facts = Response::new(status).class(class);
-        // `Date` matters only as the reference of a `Retry-After` or an `X-RateLimit-Reset`:
-        // without those fields, it is not looked up.
-        if headers.contains_key(http::header::RETRY_AFTER) {
-            facts = facts.retry_after_from_http(headers);
-        }
-        // The rate-limit fields matter only on a retryable status without a usable
-        // `Retry-After` (the machine checks usability; a malformed one is rare).
-        if policy.rate_limit_fields() && class.is_retryable(status, &policy.retryable_statuses()) {
-            facts = facts.rate_limit_from_http(headers);
-        }
-        if facts.retry_after.is_some() || facts.x_rate_limit_reset.is_some() {
-            // Only an HTTP-date `Retry-After` or a Unix-time reset needs the wall clock.
-            facts = facts.wall_clock(self.retrier.wall_clock.now());
-        }
-        facts
+        response_facts(
+            self.retrier,
+            self.machine.policy(),
+            self.answers.as_deref(),
+            response,
+        )
     }
 
     /// Reports the zero wait decided at `now` before a retry sent at once: a wait that started
@@ -656,4 +627,59 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
             }),
         }
     }
+}
+
+/// The attempt error of `kind` for `error`, in the class the retrier's override picks (the
+/// kind's own class when there is no override or it keeps the default).
+pub(crate) fn classified(
+    retrier: &Retrier,
+    kind: ErrorKind,
+    error: &(dyn std::error::Error + 'static),
+) -> AttemptError {
+    let class = retrier
+        .classify
+        .as_ref()
+        .and_then(|f| f(kind, error))
+        .unwrap_or_else(|| kind.class());
+    AttemptError::new(kind).with_class(class)
+}
+
+/// The parts of `response` that bear on a retry under `policy`; `answers` (the request's
+/// method and URI) is there when the retrier has a response hook. The fast path (a status the
+/// policy does not retry, or one without any of the fields) looks up one or two header names
+/// only.
+#[inline]
+pub(crate) fn response_facts<'r, B>(
+    retrier: &Retrier,
+    policy: &Policy,
+    answers: Option<&(http::Method, http::Uri)>,
+    response: &'r http::Response<B>,
+) -> Response<'r> {
+    let headers = response.headers();
+    let status = response.status().as_u16();
+    let class = match (&retrier.classify_response, answers) {
+        (Some(f), Some((method, uri))) => f(&ResponseView {
+            method,
+            uri,
+            status: response.status(),
+            headers,
+        }),
+        _ => ResponseClass::ByStatus,
+    };
+    let mut facts = Response::new(status).class(class);
+    // `Date` matters only as the reference of a `Retry-After` or an `X-RateLimit-Reset`:
+    // without those fields, it is not looked up.
+    if headers.contains_key(http::header::RETRY_AFTER) {
+        facts = facts.retry_after_from_http(headers);
+    }
+    // The rate-limit fields matter only on a retryable status without a usable `Retry-After`
+    // (the machine checks usability; a malformed one is rare).
+    if policy.rate_limit_fields() && class.is_retryable(status, &policy.retryable_statuses()) {
+        facts = facts.rate_limit_from_http(headers);
+    }
+    if facts.retry_after.is_some() || facts.x_rate_limit_reset.is_some() {
+        // Only an HTTP-date `Retry-After` or a Unix-time reset needs the wall clock.
+        facts = facts.wall_clock(retrier.wall_clock.now());
+    }
+    facts
 }

@@ -3,7 +3,7 @@
 use core::fmt;
 use core::time::Duration;
 
-use crate::{AttemptOutcome, DelaySource, Outcome};
+use crate::{AttemptOutcome, CancelReason, DelaySource, HedgeTrigger, Outcome, StopReason};
 
 /// One event of one operation. It borrows the operation's name, method and redacted URL.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,6 +56,37 @@ pub enum EventKind {
         /// Time since the operation started.
         elapsed: Duration,
     },
+    /// A hedged operation sent copy `copy` (its copies are numbered like attempts: their ends
+    /// are [`EventKind::AttemptEnded`]).
+    CopySent {
+        /// The copy, from 1.
+        copy: u32,
+        /// Why it went out: the first, the delay that passed without an answer, or the
+        /// non-final answer of another copy.
+        trigger: HedgeTrigger,
+        /// Time since the operation started.
+        elapsed: Duration,
+    },
+    /// A hedged operation dropped copy `copy` while in flight.
+    CopyCancelled {
+        /// The copy.
+        copy: u32,
+        /// Why: another copy won, its timeout passed, a fatal error, an abort.
+        reason: CancelReason,
+        /// Time since the operation started.
+        elapsed: Duration,
+    },
+    /// What hedging did, right before [`EventKind::Finished`] of a hedged operation.
+    Hedged {
+        /// The copy whose final answer was returned, if one was.
+        winner: Option<u32>,
+        /// Copies cancelled in flight (not counting timed-out ones).
+        cancelled: u32,
+        /// Copies never sent because of `suppressed_by`.
+        suppressed: u32,
+        /// Why copies were suppressed (the budget, a `Retry-After` above the ceiling).
+        suppressed_by: Option<StopReason>,
+    },
     /// The operation ended.
     Finished {
         /// Attempts started, total time, why it ended, and what the last attempt ended with:
@@ -93,6 +124,26 @@ impl fmt::Display for RetryEvent<'_> {
                 source.as_str()
             ),
             EventKind::WaitEnded { slept, .. } => write!(f, "waited {slept:?}"),
+            EventKind::CopySent { copy, trigger, .. } => write!(f, "sent copy {copy} ({trigger})"),
+            EventKind::CopyCancelled { copy, reason, .. } => {
+                write!(f, "cancelled copy {copy} ({})", reason.as_str())
+            }
+            EventKind::Hedged {
+                winner,
+                cancelled,
+                suppressed,
+                suppressed_by,
+            } => {
+                match winner {
+                    Some(w) => write!(f, "hedged: copy {w} won")?,
+                    None => f.write_str("hedged: no copy won")?,
+                }
+                write!(f, ", {cancelled} cancelled")?;
+                match suppressed_by {
+                    Some(r) => write!(f, ", {suppressed} suppressed ({r})"),
+                    None => Ok(()),
+                }
+            }
             EventKind::Finished { outcome } => write!(f, "finished: {outcome}"),
         }
     }

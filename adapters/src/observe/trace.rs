@@ -76,6 +76,42 @@ pub(crate) fn emit(event: &RetryEvent<'_>) {
             elapsed_us = micros(elapsed),
             "wait ended"
         ),
+        EventKind::CopySent {
+            copy,
+            trigger,
+            elapsed,
+        } => tracing::debug!(
+            target: "backstop",
+            operation = op, method, url, copy,
+            trigger = %trigger,
+            elapsed_us = micros(elapsed),
+            "hedge copy sent"
+        ),
+        EventKind::CopyCancelled {
+            copy,
+            reason,
+            elapsed,
+        } => tracing::debug!(
+            target: "backstop",
+            operation = op, method, url, copy,
+            reason = reason.as_str(),
+            elapsed_us = micros(elapsed),
+            "hedge copy cancelled"
+        ),
+        EventKind::Hedged {
+            winner,
+            cancelled,
+            suppressed,
+            suppressed_by,
+        } => tracing::debug!(
+            target: "backstop",
+            operation = op, method, url,
+            winner = winner.unwrap_or(0),
+            cancelled,
+            suppressed,
+            suppressed_by = suppressed_by.map_or("", StopReason::as_str),
+            "hedged"
+        ),
         EventKind::Finished { outcome } => {
             // `tracing`'s macros take the level as a constant: one arm per level.
             macro_rules! finished {

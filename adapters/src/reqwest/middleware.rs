@@ -9,6 +9,7 @@ use core::fmt;
 use core::future::Future;
 use core::pin::Pin;
 
+use crate::hedge::{hedges, run_hedged};
 use crate::request::Plan;
 use crate::run::run_planned;
 use crate::tokio::TokioRuntime;
@@ -116,10 +117,14 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
             let needs_uri = self.retrier.needs_uri();
             let mut plan = plan(&sends, needs_uri);
             plan.body_not_replayable = !replayable;
+            let policy = *plan.policy.as_deref().unwrap_or(self.retrier.policy());
+            if hedges(&policy, &plan) {
+                return hedged(&self.retrier, &self.runtime, plan, policy, sends).await;
+            }
             // Lent to the loop, not moved into it: moved, it would take its room twice in this
             // future (once here, once in the loop's).
             let result = run_planned(&self.retrier, &self.runtime, plan, &mut sends).await;
-            finish(result, sends)
+            finish(result, sends, None)
         })
     }
 }
@@ -187,6 +192,7 @@ fn head(mut response: Response) -> http::Response<Response> {
 fn finish(
     result: Result<Retried<Response>, crate::reqwest::Error>,
     sends: Sends<'_>,
+    hedged: Option<crate::HedgeOutcome>,
 ) -> reqwest_middleware::Result<Response> {
     match result {
         Ok(done) => {
@@ -194,6 +200,9 @@ fn finish(
             *response.headers_mut() = head.headers;
             *sends.extensions = sends.own;
             response.extensions_mut().insert(done.outcome);
+            if let Some(hedged) = hedged {
+                response.extensions_mut().insert(hedged);
+            }
             Ok(response)
         }
         Err(e) => Err(reqwest_middleware::Error::Middleware(e.into())),
@@ -201,6 +210,47 @@ fn finish(
 }
 
 /// The error of an attempt that had no request to send (cannot happen: see `handle`).
+/// One hedged operation down the rest of the chain: each copy sends a copy of the request
+/// with a copy of the caller's extensions; the winner's extensions become the caller's.
+async fn hedged<RT: Runtime>(
+    retrier: &Retrier,
+    runtime: &RT,
+    plan: crate::request::Plan,
+    policy: crate::Policy,
+    mut sends: Sends<'_>,
+) -> reqwest_middleware::Result<Response> {
+    let Some(request) = sends.request.take() else {
+        return Err(reqwest_middleware::Error::middleware(BodyNotReplayableError));
+    };
+    let next = sends.next.clone();
+    let extensions = sends.extensions.clone();
+    let copies = move |_: Attempt<()>| {
+        let copy = copy(&request);
+        let next = next.clone();
+        let mut own = extensions.clone();
+        async move {
+            let copy =
+                copy.ok_or_else(|| reqwest_middleware::Error::middleware(BodyNotReplayableError))?;
+            let response = next.run(copy, &mut own).await.map_err(redact_url)?;
+            let mut response = head(response);
+            response.extensions_mut().insert(CopyExtensions(own));
+            Ok(response)
+        }
+    };
+    let (result, hedged) = run_hedged(retrier, runtime, plan, policy, copies, error_kind).await;
+    let result = result.map(|mut done| {
+        if let Some(CopyExtensions(own)) = done.response.extensions_mut().remove() {
+            sends.own = own;
+        }
+        done
+    });
+    finish(result, sends, Some(hedged))
+}
+
+/// The extensions a hedged copy went down the chain with, carried back with its response.
+#[derive(Clone)]
+struct CopyExtensions(Extensions);
+
 #[derive(Debug)]
 struct BodyNotReplayableError;
 

@@ -14,6 +14,7 @@ use core::task::{Context, Poll};
 use std::sync::Arc;
 
 use crate::classify::port_out_of_range;
+use crate::hedge::{hedges, run_hedged};
 use crate::request::Plan;
 use crate::run::run_planned;
 use crate::{
@@ -113,6 +114,10 @@ where
         let runtime = self.runtime.clone();
         Box::pin(async move {
             let plan = Plan::of(&request, retrier.needs_uri());
+            let policy = *plan.policy.as_deref().unwrap_or(retrier.policy());
+            if hedges(&policy, &plan) {
+                return hedged(&retrier, &runtime, plan, policy, inner, request).await;
+            }
             // The request (and a `ReplayBody`'s factory) is cloned only when an attempt is
             // sent. A discarded response's body is read to its end when small and quick, so
             // the inner client can send the next attempt on the same connection.
@@ -132,6 +137,45 @@ where
             Ok(response)
         })
     }
+}
+
+/// One hedged operation through the inner service: each copy readies a clone of it of its
+/// own (its readiness is part of the copy's time) and calls it with a clone of the request.
+async fn hedged<S, B, R, RT>(
+    retrier: &Retrier,
+    runtime: &RT,
+    plan: Plan,
+    policy: crate::Policy,
+    inner: S,
+    request: http::Request<B>,
+) -> Result<http::Response<R>, RetryError<ServiceError>>
+where
+    S: Service<http::Request<B>, Response = http::Response<R>> + Clone,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: Clone,
+    RT: Runtime,
+{
+    let unservable = port_out_of_range(request.uri());
+    let copy = move |_: Attempt<()>| {
+        let mut service = inner.clone();
+        let request = request.clone();
+        async move {
+            if unservable {
+                return Err(ServiceError::new(UnsupportedUri));
+            }
+            poll_fn(|cx| service.poll_ready(cx))
+                .await
+                .map_err(ServiceError::new)?;
+            service.call(request).await.map_err(ServiceError::new)
+        }
+    };
+    let kind = |e: &ServiceError| error_kind(e);
+    let (result, hedged) = run_hedged(retrier, runtime, plan, policy, copy, kind).await;
+    let done = result?;
+    let mut response = done.response;
+    response.extensions_mut().insert(done.outcome);
+    response.extensions_mut().insert(hedged);
+    Ok(response)
 }
 
 /// One operation's attempts through the inner service: its own clone of it, made ready before

@@ -1,0 +1,280 @@
+//! The hedging loop: several copies of one request in flight, the first final answer wins.
+//!
+//! Rule (the hedging machine's driver contract, `backstop::HedgeMachine`): poll the machine and
+//! act on its decision. A copy is a future the loop owns; the loop polls every copy in flight
+//! together with one timer (the next copy's delay or the first timeout, as the machine's
+//! `Wait` says) and the abort, reports the first copy that ends, and polls the machine again.
+//! A copy the machine cancels is dropped where it stands, which cancels its request: on
+//! HTTP/1.1 its connection is closed (the response is not read), on HTTP/2 its stream is
+//! reset. A discarded response (a non-final answer) is dropped, not drained: another copy may
+//! be in flight on the pool already. After an abort nothing is sent.
+
+use core::future::Future;
+use core::pin::{pin, Pin};
+use core::task::Poll;
+
+use futures_lite::future;
+
+use crate::abort::Abort;
+use crate::observe::events::EventKind;
+use crate::observe::Emitter;
+use crate::outcome::{Retried, RetryError};
+use crate::request::{Attempt, OperationName, Plan};
+use crate::retrier::Retrier;
+use crate::run::{classified, response_facts};
+use crate::runtime::{Runtime, Sleep};
+use crate::{
+    AttemptOutcome, ErrorKind, HedgeDecision, HedgeEvent, HedgeMachine, HedgeOutcome, Instant,
+    Method, Policy, Request, StopReason,
+};
+
+/// Whether an operation under `policy` with this `plan` is hedged: the policy hedges and the
+/// request could be retried (an idempotent method, or a POST or PATCH with an
+/// `Idempotency-Key`, with a body that can be sent again). Any other request goes through the
+/// retry loop, which sends it once (or retries it where the policy allows, e.g. a connection
+/// that was never made).
+pub(crate) fn hedges(policy: &Policy, plan: &Plan) -> bool {
+    policy.hedging().is_some()
+        && !plan.body_not_replayable
+        && policy.may_retry(Method::from(&plan.method), plan.has_idempotency_key)
+}
+
+/// Runs one hedged operation: `send` makes copy `n`'s future (it owns what it needs: the loop
+/// holds several at once), `error_kind` names a client error's kind. Returns the caller's
+/// result and what hedging did.
+pub(crate) async fn run_hedged<RT, F, Fut, B, E>(
+    retrier: &Retrier,
+    runtime: &RT,
+    mut plan: Plan,
+    policy: Policy,
+    mut send: F,
+    error_kind: impl Fn(&E) -> ErrorKind,
+) -> (Result<Retried<B>, RetryError<E>>, HedgeOutcome)
+where
+    RT: Runtime + ?Sized,
+    F: FnMut(Attempt<()>) -> Fut,
+    Fut: Future<Output = Result<http::Response<B>, E>>,
+    E: std::error::Error + 'static,
+{
+    let abort = plan.abort.take();
+    let start = runtime.now();
+    let facts = Request::new(Method::from(&plan.method))
+        .with_idempotency_key(plan.has_idempotency_key)
+        .with_replayable_body(!plan.body_not_replayable);
+    let emitter = Emitter::new(
+        &retrier.observers,
+        retrier.metrics.as_ref(),
+        plan.name.as_ref().map(OperationName::as_str),
+        &plan.method,
+        &plan.uri,
+    );
+    let mut machine = HedgeMachine::with_budget(
+        policy,
+        facts,
+        retrier.next_rng(),
+        retrier.budget.clone(),
+        &*retrier.latencies,
+        start,
+    );
+    let answers = retrier
+        .classify_response
+        .is_some()
+        .then(|| (plan.method.clone(), plan.uri.clone()));
+    let mut copies: Vec<Option<(Pin<Box<Fut>>, Instant)>> =
+        (0..machine.max_copies()).map(|_| None).collect();
+    let mut last = Leftovers {
+        response: None,
+        error: None,
+    };
+    let aborted = || abort.as_ref().is_some_and(Abort::is_aborted);
+    let mut now = start;
+    // Bounded by the machine: at most `max_copies` sends and as many cancels, and every wait
+    // ends at a copy's timeout or the next copy's delay, all by the deadline.
+    loop {
+        now = match machine.poll(now) {
+            HedgeDecision::Send {
+                copy,
+                timeout,
+                trigger,
+            } => {
+                if aborted() {
+                    let _ = machine.handle(now, HedgeEvent::Abort);
+                    continue;
+                }
+                let future = Box::pin(send(Attempt {
+                    number: copy,
+                    timeout,
+                    request: http::Request::new(()),
+                }));
+                // Cannot fail: the machine has just decided to send this copy.
+                let _ = machine.handle(now, HedgeEvent::Started { copy });
+                copies[copy as usize - 1] = Some((future, now));
+                emitter.emit(EventKind::CopySent {
+                    copy,
+                    trigger,
+                    elapsed: now.saturating_duration_since(start),
+                });
+                emitter.clock_after(runtime, now)
+            }
+            HedgeDecision::Cancel { copy, reason } => {
+                // Dropping the future cancels its request.
+                copies[copy as usize - 1] = None;
+                // Cannot fail: the machine has just asked for this cancel.
+                let _ = machine.handle(now, HedgeEvent::Cancelled { copy });
+                emitter.emit(EventKind::CopyCancelled {
+                    copy,
+                    reason,
+                    elapsed: now.saturating_duration_since(start),
+                });
+                emitter.clock_after(runtime, now)
+            }
+            HedgeDecision::Wait { until, .. } => {
+                let raced = race(runtime, abort.as_ref(), until, &mut copies).await;
+                let ended = runtime.now();
+                match raced {
+                    Race::Answered(i, _) if aborted() => {
+                        copies[i] = None;
+                        let _ = machine.handle(ended, HedgeEvent::Abort);
+                    }
+                    Race::Answered(i, result) => {
+                        let sent = copies[i].take().map_or(ended, |(_, at)| at);
+                        let copy = i as u32 + 1;
+                        let outcome = match result {
+                            Ok(response) => {
+                                let facts = response_facts(
+                                    retrier,
+                                    machine.policy(),
+                                    answers.as_ref(),
+                                    &response,
+                                );
+                                let status = facts.status;
+                                let _ = machine.handle(
+                                    ended,
+                                    HedgeEvent::Response {
+                                        copy,
+                                        response: facts,
+                                    },
+                                );
+                                // The previous response is dropped: it will not be returned.
+                                last.response = Some(response);
+                                AttemptOutcome::Response(status)
+                            }
+                            Err(error) => {
+                                let kind = error_kind(&error);
+                                let e = classified(retrier, kind, &error);
+                                let _ = machine.handle(ended, HedgeEvent::Error { copy, error: e });
+                                last.error = Some((error, kind));
+                                AttemptOutcome::Error(e)
+                            }
+                        };
+                        emitter.emit(EventKind::AttemptEnded {
+                            attempt: copy,
+                            result: outcome,
+                            took: ended.saturating_duration_since(sent),
+                            elapsed: ended.saturating_duration_since(start),
+                        });
+                    }
+                    Race::Aborted => {
+                        let _ = machine.handle(ended, HedgeEvent::Abort);
+                    }
+                    // The machine applies the timeout or sends the next copy.
+                    Race::Timer => {}
+                }
+                emitter.clock_after(runtime, ended)
+            }
+            HedgeDecision::Return(done) | HedgeDecision::GiveUp(done) => {
+                emitter.emit(EventKind::Hedged {
+                    winner: done.winner,
+                    cancelled: done.cancelled,
+                    suppressed: done.suppressed,
+                    suppressed_by: done.suppressed_by,
+                });
+                emitter.emit(EventKind::Finished {
+                    outcome: done.outcome,
+                });
+                return (last.finish(done), done);
+            }
+            // The machine has no other decision today; a new one is polled again.
+            _ => now,
+        };
+    }
+}
+
+/// What the copies left for the caller: the last response, the last client error.
+struct Leftovers<B, E> {
+    response: Option<http::Response<B>>,
+    error: Option<(E, ErrorKind)>,
+}
+
+impl<B, E> Leftovers<B, E> {
+    /// The caller's result for the machine's outcome: the response it names (the winner's, or
+    /// the last one), else the last error.
+    fn finish(self, done: HedgeOutcome) -> Result<Retried<B>, RetryError<E>> {
+        let outcome = done.outcome;
+        match (outcome.last, self.response, self.error) {
+            _ if outcome.reason == StopReason::Aborted => Err(RetryError::Aborted(outcome)),
+            (Some(AttemptOutcome::Response(_)), Some(response), _) => {
+                Ok(Retried { response, outcome })
+            }
+            // The machine's own timeout is the last error, or the client's was a timeout.
+            (Some(AttemptOutcome::Error(e)), _, Some((error, kind)))
+                if e.kind == kind && kind != ErrorKind::Timeout =>
+            {
+                Err(RetryError::Failed {
+                    error,
+                    kind,
+                    outcome,
+                })
+            }
+            _ => Err(RetryError::TimedOut(outcome)),
+        }
+    }
+}
+
+/// How the race of the copies in flight ended.
+enum Race<T> {
+    /// Copy `.0` (its index) ended with `.1`.
+    Answered(usize, T),
+    /// The timer fired (the clock reached `until`).
+    Timer,
+    Aborted,
+}
+
+/// Polls every copy in flight, the abort and a timer at `until`, until one of them ends. A
+/// timer that fires before the clock reaches `until` is replaced.
+async fn race<RT, Fut, T>(
+    runtime: &RT,
+    abort: Option<&Abort>,
+    until: Instant,
+    copies: &mut [Option<(Pin<Box<Fut>>, Instant)>],
+) -> Race<T>
+where
+    RT: Runtime + ?Sized,
+    Fut: Future<Output = T>,
+{
+    let mut aborted = pin!(abort.map(Abort::aborted));
+    let mut timer: Option<Sleep> = None;
+    future::poll_fn(|cx| loop {
+        for (i, slot) in copies.iter_mut().enumerate() {
+            if let Some((copy, _)) = slot {
+                if let Poll::Ready(output) = copy.as_mut().poll(cx) {
+                    return Poll::Ready(Race::Answered(i, output));
+                }
+            }
+        }
+        if let Some(listener) = aborted.as_mut().as_pin_mut() {
+            if listener.poll(cx).is_ready() {
+                return Poll::Ready(Race::Aborted);
+            }
+        }
+        let sleep = timer.get_or_insert_with(|| runtime.timeout_at(until));
+        if sleep.as_mut().poll(cx).is_pending() {
+            return Poll::Pending;
+        }
+        if runtime.now() >= until {
+            return Poll::Ready(Race::Timer);
+        }
+        timer = None;
+    })
+    .await
+}
