@@ -58,6 +58,8 @@ pub struct Answer {
     pub body: Result<Vec<u8>, String>,
     /// How the operation ended.
     pub outcome: Outcome,
+    /// What hedging did, when the operation was hedged (the async front doors).
+    pub hedged: Option<backstop::HedgeOutcome>,
 }
 
 /// An operation that ended without a response.
@@ -253,6 +255,7 @@ pub(crate) fn ureq_answer(result: backstop::ureq::Result) -> Result<Answer, Fail
         headers: parts.headers,
         body: body.read_to_vec().map_err(|e| e.to_string()),
         outcome,
+        hedged: None,
     })
 }
 

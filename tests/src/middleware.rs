@@ -93,6 +93,10 @@ pub async fn reqwest_answer(
         .extensions()
         .get::<backstop::Outcome>()
         .expect("the outcome travels with the response");
+    let hedged = response
+        .extensions()
+        .get::<backstop::HedgeOutcome>()
+        .copied();
     let status = response.status().as_u16();
     let headers = response.headers().clone();
     let body = response
@@ -105,6 +109,7 @@ pub async fn reqwest_answer(
         headers,
         body,
         outcome,
+        hedged,
     };
     (Ok(answer), None)
 }
@@ -246,6 +251,10 @@ where
         .extensions()
         .get::<backstop::Outcome>()
         .expect("the outcome travels with the response");
+    let hedged = response
+        .extensions()
+        .get::<backstop::HedgeOutcome>()
+        .copied();
     let (parts, body) = response.into_parts();
     let body = body
         .collect()
@@ -257,6 +266,7 @@ where
         headers: parts.headers,
         body,
         outcome,
+        hedged,
     };
     (Ok(answer), None)
 }

@@ -98,6 +98,9 @@ pub enum Action {
     Respond(Reply),
     /// Read the request and never answer; the connection stays open until the server drops.
     Hang,
+    /// Read the request and never answer, until the client closes the connection (counted by
+    /// [`Server::closed_by_client`]) or the server drops.
+    HangUntilClosed,
     /// Read the request, then reset the connection (RST, not FIN).
     Reset,
     /// Send the head of `reply` with its full `Content-Length`, half of its body, and close.
@@ -168,6 +171,8 @@ struct State {
     next_stream: std::sync::atomic::AtomicU64,
     threads: Mutex<Vec<JoinHandle<()>>>,
     connections: AtomicUsize,
+    /// Connections of `HangUntilClosed` requests the client closed.
+    closed_by_client: AtomicUsize,
     tls: Option<Arc<rustls::ServerConfig>>,
 }
 
@@ -295,6 +300,28 @@ impl Server {
         self.state.connections.load(Ordering::SeqCst)
     }
 
+    /// Connections the client closed while the server hung on their request
+    /// ([`Action::HangUntilClosed`]).
+    #[must_use]
+    pub fn closed_by_client(&self) -> usize {
+        self.state.closed_by_client.load(Ordering::SeqCst)
+    }
+
+    /// Blocks until `n` connections were closed by the client ([`Self::closed_by_client`]) or
+    /// `timeout` passed; returns whether they were.
+    #[must_use]
+    pub fn wait_for_closed_by_client(&self, n: usize, timeout: Duration) -> bool {
+        let end = Instant::now() + timeout;
+        // Bounded by `timeout`.
+        while self.closed_by_client() < n {
+            if Instant::now() >= end {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        true
+    }
+
     /// Requests received so far (each counted once its head arrived).
     #[must_use]
     pub fn requests(&self) -> usize {
@@ -414,6 +441,16 @@ fn serve(mut stream: Conn, state: &State) {
             }
             Action::Hang => {
                 state.sleep(Duration::MAX);
+                return;
+            }
+            Action::HangUntilClosed => {
+                // Blocks until the client closes (0 bytes, or a reset) or the server's drop
+                // shuts the stream down; more bytes would be a pipelined request, not a close.
+                let mut byte = [0; 1];
+                let closed = matches!(stream.read(&mut byte), Ok(0) | Err(_));
+                if closed && !state.stopped.load(Ordering::SeqCst) {
+                    state.closed_by_client.fetch_add(1, Ordering::SeqCst);
+                }
                 return;
             }
             Action::Trickle { reply, gap } => {

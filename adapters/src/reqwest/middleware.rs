@@ -220,7 +220,9 @@ async fn hedged<RT: Runtime>(
     mut sends: Sends<'_>,
 ) -> reqwest_middleware::Result<Response> {
     let Some(request) = sends.request.take() else {
-        return Err(reqwest_middleware::Error::middleware(BodyNotReplayableError));
+        return Err(reqwest_middleware::Error::middleware(
+            BodyNotReplayableError,
+        ));
     };
     let next = sends.next.clone();
     let extensions = sends.extensions.clone();

@@ -1,0 +1,247 @@
+//! Hedged requests over real loopback HTTP, through every async front door (the tower layer
+//! on smol and on tokio, the reqwest middleware): a stalled copy is cancelled (its connection
+//! closed) and the fast copy's body is the one returned; a non-final answer sends the next
+//! copy at once; a request that could not be retried is not hedged; a budget denial
+//! suppresses the copy. Blocking ureq does not hedge (its client sends one request at a time
+//! per call): it retries under the same policy, which the last test shows.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use backstop::{
+    AttemptOutcome, CancelReason, EventKind, HedgeTrigger, Hedging, Policy, RatioBudget, Retrier,
+    StopReason,
+};
+use backstop_tests::adapters::{Adapter, Answer, Clock};
+use backstop_tests::server::{Action, Reply, Server};
+use backstop_tests::TestRequest;
+
+/// The async front doors: the ones that hedge.
+const HEDGING: [Adapter; 3] = [Adapter::TowerSmol, Adapter::TowerTokio, Adapter::Reqwest];
+
+fn hedging(delay: Duration, copies: u32) -> Policy {
+    Policy::builder()
+        .attempt_timeout(Duration::from_secs(10))
+        .max_elapsed(Duration::from_secs(20))
+        .hedging(Hedging::fixed(delay).max_attempts(copies))
+        .build()
+        .expect("a valid policy")
+}
+
+fn answer(adapter: Adapter, retrier: &Retrier, request: TestRequest) -> Answer {
+    let run = adapter.run(retrier, request, Clock::Real);
+    match run.result {
+        Ok(answer) => answer,
+        Err(failure) => panic!("{adapter:?}: no response: {failure:?}"),
+    }
+}
+
+/// The events of one retrier's operations, in order.
+fn recorded(retrier: Retrier) -> (Retrier, Arc<Mutex<Vec<EventKind>>>) {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let seen = events.clone();
+    let retrier = retrier.on_event(move |e| seen.lock().expect("lock").push(e.kind));
+    (retrier, events)
+}
+
+#[test]
+fn a_stalled_copy_is_cancelled_and_the_fast_copys_body_is_returned() {
+    for adapter in HEDGING {
+        // The first copy's request is never answered; the second is at once.
+        let server = Server::start([
+            Action::HangUntilClosed,
+            Reply::status(200).body("fast").into(),
+        ]);
+        let (retrier, events) = recorded(Retrier::new(hedging(Duration::from_millis(50), 2)));
+        let answer = answer(adapter, &retrier, TestRequest::get(server.url("/tail")));
+
+        assert_eq!(answer.status, 200, "{adapter:?}");
+        assert_eq!(answer.body.as_deref(), Ok(&b"fast"[..]), "{adapter:?}");
+        let hedged = answer.hedged.expect("a hedged operation says so");
+        assert_eq!(
+            (hedged.winner, hedged.cancelled, hedged.outcome.attempts),
+            (Some(2), 1, 2),
+            "{adapter:?}: {hedged:?}"
+        );
+        assert_eq!(answer.outcome.reason, StopReason::FinalStatus);
+        assert_eq!(server.requests(), 2, "{adapter:?}");
+        // Dropping the stalled copy closed its connection.
+        assert!(
+            server.wait_for_closed_by_client(1, Duration::from_secs(10)),
+            "{adapter:?}: the stalled copy's connection stayed open"
+        );
+        let events = events.lock().expect("lock").clone();
+        let sent: Vec<_> = events
+            .iter()
+            .filter_map(|e| match e {
+                EventKind::CopySent { copy, trigger, .. } => Some((*copy, *trigger)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            sent,
+            [
+                (1, HedgeTrigger::First),
+                (2, HedgeTrigger::Delay(Duration::from_millis(50)))
+            ],
+            "{adapter:?}"
+        );
+        assert!(
+            events.iter().any(|e| matches!(
+                e,
+                EventKind::CopyCancelled {
+                    copy: 1,
+                    reason: CancelReason::Superseded { winner: 2 },
+                    ..
+                }
+            )),
+            "{adapter:?}: {events:?}"
+        );
+    }
+}
+
+#[test]
+fn a_retryable_answer_sends_the_next_copy_at_once() {
+    for adapter in HEDGING {
+        let server = Server::start([
+            Reply::status(503).into(),
+            Reply::status(200).body("second").into(),
+        ]);
+        // A delay far longer than the test: only the 503 can send the second copy.
+        let (retrier, events) = recorded(Retrier::new(hedging(Duration::from_secs(3600), 3)));
+        let answer = answer(adapter, &retrier, TestRequest::get(server.url("/busy")));
+
+        assert_eq!(
+            (answer.status, answer.body.as_deref()),
+            (200, Ok(&b"second"[..])),
+            "{adapter:?}"
+        );
+        let hedged = answer.hedged.expect("hedged");
+        assert_eq!((hedged.winner, hedged.cancelled), (Some(2), 0));
+        let events = events.lock().expect("lock").clone();
+        assert!(
+            events.iter().any(|e| matches!(
+                e,
+                EventKind::CopySent {
+                    copy: 2,
+                    trigger: HedgeTrigger::Answer {
+                        copy: 1,
+                        outcome: AttemptOutcome::Response(503),
+                        floor: None
+                    },
+                    ..
+                }
+            )),
+            "{adapter:?}: {events:?}"
+        );
+        assert_eq!(server.requests(), 2);
+    }
+}
+
+#[test]
+fn when_every_copy_fails_the_last_response_is_returned_with_its_reason() {
+    for adapter in HEDGING {
+        let server = Server::always(Reply::status(503).body("busy"));
+        let retrier = Retrier::new(hedging(Duration::from_secs(3600), 3));
+        let answer = answer(adapter, &retrier, TestRequest::get(server.url("/down")));
+
+        assert_eq!(
+            (answer.status, answer.body.as_deref()),
+            (503, Ok(&b"busy"[..])),
+            "{adapter:?}"
+        );
+        assert_eq!(
+            (answer.outcome.attempts, answer.outcome.reason),
+            (3, StopReason::Attempts),
+            "{adapter:?}"
+        );
+        assert_eq!(answer.hedged.expect("hedged").winner, None);
+        assert_eq!(server.requests(), 3);
+    }
+}
+
+#[test]
+fn a_post_without_an_idempotency_key_is_sent_once_not_hedged() {
+    for adapter in HEDGING {
+        let server = Server::always(Reply::status(503));
+        let retrier = Retrier::new(hedging(Duration::from_millis(1), 3));
+        let answer = answer(
+            adapter,
+            &retrier,
+            TestRequest::post(server.url("/order")).body("x"),
+        );
+
+        assert_eq!(answer.status, 503, "{adapter:?}");
+        assert_eq!(
+            (answer.outcome.attempts, answer.outcome.reason),
+            (1, StopReason::NoIdempotencyKey),
+            "{adapter:?}"
+        );
+        assert!(answer.hedged.is_none(), "{adapter:?}");
+        assert_eq!(server.requests(), 1);
+    }
+}
+
+#[test]
+fn a_post_with_an_idempotency_key_is_hedged_with_the_same_key() {
+    for adapter in HEDGING {
+        let server = Server::start([
+            Action::HangUntilClosed,
+            Reply::status(201).body("made").into(),
+        ]);
+        let retrier = Retrier::new(hedging(Duration::from_millis(20), 2));
+        let request = TestRequest::post(server.url("/order"))
+            .idempotency_key("order-7")
+            .body("x");
+        let answer = answer(adapter, &retrier, request);
+
+        assert_eq!(answer.status, 201, "{adapter:?}");
+        assert_eq!(answer.hedged.expect("hedged").winner, Some(2));
+        let keys: Vec<_> = server
+            .recorded()
+            .iter()
+            .map(|r| r.header("idempotency-key").map(<[u8]>::to_vec))
+            .collect();
+        assert_eq!(keys, [Some(b"order-7".to_vec()), Some(b"order-7".to_vec())]);
+    }
+}
+
+#[test]
+fn a_budget_denial_suppresses_the_copy_and_the_first_runs_on() {
+    for adapter in HEDGING {
+        let server = Server::always(
+            Reply::status(200)
+                .body("slow")
+                .delay(Duration::from_millis(300)),
+        );
+        // No retries at all: every copy after the first is denied.
+        let budget = RatioBudget::new(0, 0, Duration::from_secs(10)).expect("a valid budget");
+        let retrier = Retrier::new(hedging(Duration::from_millis(20), 3)).budget(Arc::new(budget));
+        let answer = answer(adapter, &retrier, TestRequest::get(server.url("/slow")));
+
+        assert_eq!(answer.body.as_deref(), Ok(&b"slow"[..]), "{adapter:?}");
+        let hedged = answer.hedged.expect("hedged");
+        assert_eq!(
+            (
+                hedged.winner,
+                hedged.outcome.attempts,
+                hedged.suppressed,
+                hedged.suppressed_by
+            ),
+            (Some(1), 1, 2, Some(StopReason::Budget)),
+            "{adapter:?}"
+        );
+        assert_eq!(server.requests(), 1);
+    }
+}
+
+#[test]
+fn blocking_ureq_retries_instead_of_hedging() {
+    let server = Server::start([Reply::status(503).into(), Reply::status(200).into()]);
+    let retrier = Retrier::new(hedging(Duration::from_millis(1), 3));
+    let answer = answer(Adapter::Ureq, &retrier, TestRequest::get(server.url("/x")));
+    assert_eq!(answer.status, 200);
+    assert!(answer.hedged.is_none());
+    // The policy's own retries (its max_attempts, its backoff) applied.
+    assert_eq!(answer.outcome.attempts, 2);
+}
