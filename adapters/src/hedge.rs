@@ -80,8 +80,7 @@ where
         .classify_response
         .is_some()
         .then(|| (plan.method.clone(), plan.uri.clone()));
-    let mut copies: Vec<Option<(Pin<Box<Fut>>, Instant)>> =
-        (0..machine.max_copies()).map(|_| None).collect();
+    let mut copies: Vec<Slot<Fut>> = (0..machine.max_copies()).map(|_| None).collect();
     let mut last = Leftovers {
         response: None,
         error: None,
@@ -200,6 +199,9 @@ where
     }
 }
 
+/// One copy's place: its future and when it was sent, while it is in flight.
+type Slot<Fut> = Option<(Pin<Box<Fut>>, Instant)>;
+
 /// What the copies left for the caller: the last response, the last client error.
 struct Leftovers<B, E> {
     response: Option<http::Response<B>>,
@@ -246,7 +248,7 @@ async fn race<RT, Fut, T>(
     runtime: &RT,
     abort: Option<&Abort>,
     until: Instant,
-    copies: &mut [Option<(Pin<Box<Fut>>, Instant)>],
+    copies: &mut [Slot<Fut>],
 ) -> Race<T>
 where
     RT: Runtime + ?Sized,

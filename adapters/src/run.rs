@@ -64,6 +64,10 @@ use crate::transport::Transport;
 /// - Before each attempt, the loop awaits [`Transport::ready`] (backpressure, not an attempt;
 ///   bounded by the deadline and ended by the abort).
 ///
+/// - `run` does not hedge: the [`Transport`] lends itself to one attempt at a time. Under a
+///   policy with [`hedging`](crate::PolicyBuilder::hedging) it retries with the policy's retry
+///   settings; the tower layer and the reqwest middleware hedge.
+///
 /// Returns the last response whenever there is one (even a 503 after the attempts ran out),
 /// else why there is none. See the crate docs for an example.
 pub fn run<'a, RT, B, T>(

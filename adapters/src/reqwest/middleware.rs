@@ -117,8 +117,9 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
             let needs_uri = self.retrier.needs_uri();
             let mut plan = plan(&sends, needs_uri);
             plan.body_not_replayable = !replayable;
-            let policy = *plan.policy.as_deref().unwrap_or(self.retrier.policy());
-            if hedges(&policy, &plan) {
+            let policy = plan.policy.as_deref().unwrap_or(self.retrier.policy());
+            if hedges(policy, &plan) {
+                let policy = *policy;
                 return hedged(&self.retrier, &self.runtime, plan, policy, sends).await;
             }
             // Lent to the loop, not moved into it: moved, it would take its room twice in this

@@ -114,8 +114,9 @@ where
         let runtime = self.runtime.clone();
         Box::pin(async move {
             let plan = Plan::of(&request, retrier.needs_uri());
-            let policy = *plan.policy.as_deref().unwrap_or(retrier.policy());
-            if hedges(&policy, &plan) {
+            let policy = plan.policy.as_deref().unwrap_or(retrier.policy());
+            if hedges(policy, &plan) {
+                let policy = *policy;
                 return hedged(&retrier, &runtime, plan, policy, inner, request).await;
             }
             // The request (and a `ReplayBody`'s factory) is cloned only when an attempt is

@@ -19,6 +19,10 @@
 //!   connection shutdown handles); other operations on the same [`Client`] carry on. A TCP
 //!   connect in progress is not interruptible (ureq's limit): it is bounded by the attempt
 //!   timeout.
+//! - **No hedging**: a ureq call blocks its thread until its answer, so copies in flight at
+//!   once would take a thread each; under a policy with
+//!   [`hedging`](crate::PolicyBuilder::hedging) this client retries, with the policy's retry
+//!   settings, and the async front doors (the tower layer, the reqwest middleware) hedge.
 //! - **Requests**: [`Client::run`] takes an `http::Request<B>` (ureq 3's own request type) whose
 //!   body ureq can send and that clones: `()`, `&str`, `String`, `&[u8]`, `Vec<u8>`. An
 //!   [`Abort`], an [`OperationName`] and a [`Policy`](crate::Policy) for this request alone go
