@@ -15,6 +15,7 @@ pub mod contention;
 pub mod events;
 pub mod net;
 pub mod overload;
+pub mod parallel;
 pub mod plot;
 pub mod report;
 pub mod stats;
