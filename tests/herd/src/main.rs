@@ -7,7 +7,7 @@ use std::time::Instant as WallClock;
 use backstop_herd::contention::{self, shape_checks, sweep_point, Strategy};
 use backstop_herd::overload::{self, claim_checks, Client, Config, Scenario, BIN_NS};
 use backstop_herd::parallel::parallel;
-use backstop_herd::plot::{self, Axes, Line};
+use backstop_herd::plot::{self, Axes, Corner, Line};
 use backstop_herd::report;
 
 struct Args {
@@ -145,7 +145,9 @@ fn figures(
             title: "Part 1: writes until every client succeeded (mean)",
             x: "clients (N)",
             y: "calls",
+            log_x: false,
             log_y: false,
+            legend: Corner::UpperLeft,
         },
         &by_strategy(&|r| r.calls.mean),
     )?;
@@ -155,7 +157,9 @@ fn figures(
             title: "Part 1: time until every client succeeded (mean, log scale)",
             x: "clients (N)",
             y: "time (ms)",
+            log_x: false,
             log_y: true,
+            legend: Corner::UpperLeft,
         },
         &by_strategy(&|r| r.time_ms.mean),
     )?;
@@ -186,7 +190,9 @@ fn figures(
                 title: &title,
                 x: "time (s)",
                 y: "requests/s",
+                log_x: false,
                 log_y: false,
+                legend: Corner::UpperLeft,
             },
             &lines,
         )?;
