@@ -569,6 +569,37 @@ pub fn claim_checks(outcomes: &[Outcome]) -> Vec<(String, bool)> {
     ]
 }
 
+/// Whether the fixed rows agree with [`tail::fan_out_quantile`], the closed form for
+/// independent copies (p95 and p99 within 5 %, p99.9 within 25 %): the machine sends the
+/// backup when it should, and the driver delivers the first answer. Meaningful at the full N
+/// only.
+#[must_use]
+pub fn closed_form_checks(outcomes: &[Outcome]) -> Vec<(String, bool)> {
+    let mut checks = Vec::new();
+    for (case, delay) in [(Case::FIXED_10, 10.0), (Case::FIXED_50, 50.0)] {
+        let Some(o) = outcomes.iter().find(|o| o.case == case) else {
+            checks.push((format!("{} was run", case.name), false));
+            continue;
+        };
+        for (name, q, tolerance) in [
+            ("p95", 0.95, 0.05),
+            ("p99", 0.99, 0.05),
+            ("p99.9", 0.999, 0.25),
+        ] {
+            let (measured, model) = (o.percentile(q), tail::fan_out_quantile(q, 100, Some(delay)));
+            checks.push((
+                format!(
+                    "{}, {name}: {measured:.1} ms, within {:.0} % of the closed form's {model:.1} ms",
+                    case.name,
+                    100.0 * tolerance
+                ),
+                (measured / model - 1.0).abs() <= tolerance,
+            ));
+        }
+    }
+    checks
+}
+
 /// Whether the no-hedging row reproduces the published figures it was reconstructed from
 /// (p95 and p99 within 10 %, p99.9 within 25 %: it rests on the slowest 0.1 % of the requests).
 /// Meaningful at the full N only.

@@ -67,6 +67,28 @@ pub fn draw(rng: &mut impl Rng, slowdown: f64) -> u64 {
     (inverse(unit(rng)) * slowdown * 1e6).round() as u64
 }
 
+/// The closed form of the experiment when copies are independent: the `q`-quantile (in ms)
+/// of the slowest of `fan_out` leaves, each hedged once after `delay_ms` (or not at all),
+/// `L = min(L1, delay + L2)`, so `P(L > x) = P(L1 > x) P(L2 > x - delay)` beyond the delay.
+#[must_use]
+pub fn fan_out_quantile(q: f64, fan_out: u32, delay_ms: Option<f64>) -> f64 {
+    let leaf = |x: f64| match delay_ms {
+        Some(d) if x > d => survival(x) * survival(x - d),
+        _ => survival(x),
+    };
+    let slowest = |x: f64| 1.0 - (1.0 - leaf(x)).powf(f64::from(fan_out));
+    let (mut lo, mut hi) = (0.0, KNOTS[KNOTS.len() - 1].0);
+    for _ in 0..100 {
+        let mid = (lo + hi) / 2.0;
+        if slowest(mid) > 1.0 - q {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,5 +125,15 @@ mod tests {
             let fan_out = 1.0 - (1.0 - survival(x)).powi(100);
             assert!((fan_out / tail - 1.0).abs() < 0.02, "{x} ms: {fan_out}");
         }
+        let p999 = fan_out_quantile(0.999, 100, None);
+        assert!((p999 - 994.0).abs() < 5.0, "{p999}");
+    }
+
+    #[test]
+    fn a_backup_after_10_ms_cuts_the_closed_form_tail() {
+        let [p95, p99, p999] = [0.95, 0.99, 0.999].map(|q| fan_out_quantile(q, 100, Some(10.0)));
+        assert!((17.0..18.0).contains(&p95), "{p95}");
+        assert!((19.5..20.5).contains(&p99), "{p99}");
+        assert!((23.0..24.0).contains(&p999), "{p999}");
     }
 }

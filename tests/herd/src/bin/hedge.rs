@@ -5,7 +5,9 @@
 use std::path::PathBuf;
 use std::time::Instant as WallClock;
 
-use backstop_herd::hedging::{self, claim_checks, published_checks, Case, Config, BIN_NS};
+use backstop_herd::hedging::{
+    self, claim_checks, closed_form_checks, published_checks, Case, Config, BIN_NS,
+};
 use backstop_herd::parallel::parallel;
 use backstop_herd::plot::{self, Axes, Corner, Line};
 use backstop_herd::report;
@@ -73,6 +75,7 @@ fn main() {
     if let Some(none) = outcomes.iter().find(|o| o.case == Case::NONE) {
         checks.extend(published_checks(none));
     }
+    checks.extend(closed_form_checks(&outcomes));
     let md = format!(
         "## Hedging: N = {} requests of {} leaves (seed {}, {} requests/s, {} warm-up requests)\n\n{}\n\
          ### Load: hedging delay, extra leaf requests, budget denials\n\n{}\n\
