@@ -4,7 +4,7 @@
 //! Requests arrive at a fixed [`Config::rate`]; each starts [`Config::fan_out`] leaf calls at
 //! its arrival and its user-visible latency is the slowest leaf's. A leaf is one `GET` driven
 //! through a `HedgeMachine`; every copy the machine sends takes an independent draw of
-//! [`tail`](crate::tail) and answers `200`; the first answer wins and the machine cancels the
+//! [`tail`] and answers `200`; the first answer wins and the machine cancels the
 //! other copy. One event queue holds every leaf in flight, so the shared [`LatencyTracker`]
 //! (the adaptive delay's) and the shared [`RatioBudget`] see time move forward only, as in a
 //! process.
