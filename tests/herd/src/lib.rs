@@ -8,13 +8,20 @@
 //!   decides when to try again.
 //! - [`overload`] (part 2) runs an open-loop client against a server with finite capacity
 //!   through an outage, an overload and a short blip, with and without retry budgets.
+//! - [`hedging`] (issue 20, binary `hedge`) drives the real
+//!   [`HedgeMachine`](backstop_core::HedgeMachine) instead: requests fanned out to 100 leaves
+//!   whose latency has the heavy tail of [`tail`], with no hedging, fixed and adaptive backup
+//!   requests, and a provider-wide slowdown.
 //!
 //! Everything is seeded: the same seed gives the same tables and figures, bit for bit.
 
 pub mod contention;
 pub mod events;
+pub mod hedging;
 pub mod net;
 pub mod overload;
+pub mod parallel;
 pub mod plot;
 pub mod report;
 pub mod stats;
+pub mod tail;

@@ -1,14 +1,13 @@
 //! `cargo run --release -p backstop-herd [-- --seed S --runs R --sweep-runs R --out DIR]`:
 //! runs the thundering-herd experiment, prints the tables and writes the SVG figures.
 
-use std::num::NonZeroUsize;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant as WallClock;
 
 use backstop_herd::contention::{self, shape_checks, sweep_point, Strategy};
 use backstop_herd::overload::{self, claim_checks, Client, Config, Scenario, BIN_NS};
-use backstop_herd::plot::{self, Axes, Line};
+use backstop_herd::parallel::parallel;
+use backstop_herd::plot::{self, Axes, Corner, Line};
 use backstop_herd::report;
 
 struct Args {
@@ -46,33 +45,6 @@ fn args() -> Result<Args, String> {
         }
     }
     Ok(a)
-}
-
-/// Runs `jobs` on every core; the results come back in the jobs' order, so the output does
-/// not depend on the number of threads.
-fn parallel<J: Sync, R: Send>(jobs: &[J], f: impl Fn(&J) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
-    let next = AtomicUsize::new(0);
-    let mut done: Vec<(usize, R)> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(job) = jobs.get(i) else { break mine };
-                        mine.push((i, f(job)));
-                    }
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().expect("a simulation thread panicked"))
-            .collect()
-    });
-    done.sort_by_key(|(i, _)| *i);
-    done.into_iter().map(|(_, r)| r).collect()
 }
 
 fn main() {
@@ -173,7 +145,9 @@ fn figures(
             title: "Part 1: writes until every client succeeded (mean)",
             x: "clients (N)",
             y: "calls",
+            log_x: false,
             log_y: false,
+            legend: Corner::UpperLeft,
         },
         &by_strategy(&|r| r.calls.mean),
     )?;
@@ -183,7 +157,9 @@ fn figures(
             title: "Part 1: time until every client succeeded (mean, log scale)",
             x: "clients (N)",
             y: "time (ms)",
+            log_x: false,
             log_y: true,
+            legend: Corner::UpperLeft,
         },
         &by_strategy(&|r| r.time_ms.mean),
     )?;
@@ -214,7 +190,9 @@ fn figures(
                 title: &title,
                 x: "time (s)",
                 y: "requests/s",
+                log_x: false,
                 log_y: false,
+                legend: Corner::UpperLeft,
             },
             &lines,
         )?;

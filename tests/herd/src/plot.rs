@@ -22,8 +22,34 @@ pub struct Axes<'a> {
     pub x: &'a str,
     /// The y axis's label.
     pub y: &'a str,
+    /// Whether the x axis is logarithmic.
+    pub log_x: bool,
     /// Whether the y axis is logarithmic.
     pub log_y: bool,
+    /// Where the legend goes.
+    pub legend: Corner,
+}
+
+/// A corner of the plotting area, for the legend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Corner {
+    /// Top left: for lines that rise to the right.
+    UpperLeft,
+    /// Top right: for lines that fall to the right (a distribution's tail).
+    UpperRight,
+}
+
+/// Builds the chart on `$x` and `$y`, draws its mesh and its lines.
+macro_rules! chart {
+    ($builder:expr, $x:expr, $y:expr, $axes:expr, $lines:expr) => {{
+        let mut chart = $builder.build_cartesian_2d($x, $y)?;
+        chart
+            .configure_mesh()
+            .x_desc($axes.x)
+            .y_desc($axes.y)
+            .draw()?;
+        draw(&mut chart, $lines, $axes.legend)?;
+    }};
 }
 
 const COLORS: [RGBColor; 8] = [
@@ -64,23 +90,16 @@ pub fn lines(
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(70);
-    if axes.log_y {
-        let mut chart =
-            builder.build_cartesian_2d(x_min..x_max, (y_min_pos * 0.8..y_max).log_scale())?;
-        chart
-            .configure_mesh()
-            .x_desc(axes.x)
-            .y_desc(axes.y)
-            .draw()?;
-        draw(&mut chart, lines)?;
-    } else {
-        let mut chart = builder.build_cartesian_2d(x_min..x_max, 0.0..y_max)?;
-        chart
-            .configure_mesh()
-            .x_desc(axes.x)
-            .y_desc(axes.y)
-            .draw()?;
-        draw(&mut chart, lines)?;
+    let x_min_pos = all()
+        .map(|p| p.0)
+        .filter(|&x| x > 0.0)
+        .fold(x_max, f64::min);
+    let (y_log, x_log) = (y_min_pos * 0.8..y_max, x_min_pos..x_max);
+    match (axes.log_x, axes.log_y) {
+        (false, false) => chart!(builder, x_min..x_max, 0.0..y_max, axes, lines),
+        (false, true) => chart!(builder, x_min..x_max, y_log.log_scale(), axes, lines),
+        (true, false) => chart!(builder, x_log.log_scale(), 0.0..y_max, axes, lines),
+        (true, true) => chart!(builder, x_log.log_scale(), y_log.log_scale(), axes, lines),
     }
     root.present()?;
     Ok(())
@@ -89,6 +108,7 @@ pub fn lines(
 fn draw<'a, X, Y>(
     chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
     lines: &[Line],
+    legend: Corner,
 ) -> Result<(), Box<dyn std::error::Error>>
 where
     X: plotters::coord::ranged1d::Ranged<ValueType = f64>,
@@ -108,7 +128,10 @@ where
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
+        .position(match legend {
+            Corner::UpperLeft => SeriesLabelPosition::UpperLeft,
+            Corner::UpperRight => SeriesLabelPosition::UpperRight,
+        })
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .draw()?;

@@ -3,6 +3,7 @@
 use core::fmt::Write as _;
 
 use crate::contention::{self, Strategy};
+use crate::hedging;
 use crate::overload::Outcome;
 
 /// Part 1 at one N: every strategy's calls and completion time.
@@ -93,6 +94,54 @@ pub fn checks(items: &[(String, bool)]) -> String {
     let mut s = String::new();
     for (what, ok) in items {
         let _ = writeln!(s, "- [{}] {what}", if *ok { "x" } else { " " });
+    }
+    s
+}
+
+/// The hedging experiment: one row per case, the user-visible latency's percentiles and the
+/// extra leaf requests.
+#[must_use]
+pub fn hedge_table(outcomes: &[hedging::Outcome]) -> String {
+    let mut s = String::from(
+        "| case | p50 ms | p95 ms | p99 ms | p99.9 ms | extra % |\n\
+         |---|---:|---:|---:|---:|---:|\n",
+    );
+    for o in outcomes {
+        let _ = writeln!(
+            s,
+            "| {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} |",
+            o.case.name,
+            o.percentile(0.50),
+            o.percentile(0.95),
+            o.percentile(0.99),
+            o.percentile(0.999),
+            o.extra_percent()
+        );
+    }
+    s
+}
+
+/// The hedging experiment's load: per case, the mean hedging delay, the extra leaf requests
+/// in all and in the worst `window` bins, and the copies the budget denied.
+#[must_use]
+pub fn hedge_load_table(outcomes: &[hedging::Outcome], window: usize) -> String {
+    let mut s = format!(
+        "| case | mean delay ms | p99.9 ms | extra % | worst {window} s extra % | copies denied |\n\
+         |---|---:|---:|---:|---:|---:|\n"
+    );
+    for o in outcomes {
+        let delay = o
+            .mean_delay_ms()
+            .map_or_else(|| "none".to_owned(), |d| format!("{d:.2}"));
+        let _ = writeln!(
+            s,
+            "| {} | {delay} | {:.1} | {:.2} | {:.2} | {} |",
+            o.case.name,
+            o.percentile(0.999),
+            o.extra_percent(),
+            o.worst_window_percent(window),
+            o.denied
+        );
     }
     s
 }

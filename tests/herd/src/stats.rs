@@ -1,4 +1,4 @@
-//! Summaries of many runs.
+//! Summaries of samples.
 
 /// The mean and the 5th and 95th percentiles of a sample.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -19,14 +19,18 @@ impl Summary {
             return Summary::default();
         }
         values.sort_by(f64::total_cmp);
-        let rank = |q: f64| {
-            let i = ((q * values.len() as f64).ceil() as usize).clamp(1, values.len()) - 1;
-            values.get(i).copied().unwrap_or_default()
-        };
         Summary {
             mean: values.iter().sum::<f64>() / values.len() as f64,
-            p5: rank(0.05),
-            p95: rank(0.95),
+            p5: nearest_rank(values, 0.05),
+            p95: nearest_rank(values, 0.95),
         }
     }
+}
+
+/// The nearest-rank `q`-quantile (0 < q ≤ 1) of `sorted`, sorted in increasing order: the
+/// smallest value that at least `q` of the sample does not exceed. An empty sample gives 0.
+#[must_use]
+pub fn nearest_rank(sorted: &[f64], q: f64) -> f64 {
+    let i = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len().max(1)) - 1;
+    sorted.get(i).copied().unwrap_or_default()
 }
