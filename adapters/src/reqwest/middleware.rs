@@ -120,7 +120,8 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
             let policy = plan.policy.as_deref().unwrap_or(self.retrier.policy());
             if hedges(policy, &plan) {
                 let policy = *policy;
-                return hedged(&self.retrier, &self.runtime, plan, policy, sends).await;
+                // Boxed: the usual, unhedged request's future does not carry its room.
+                return Box::pin(hedged(&self.retrier, &self.runtime, plan, policy, sends)).await;
             }
             // Lent to the loop, not moved into it: moved, it would take its room twice in this
             // future (once here, once in the loop's).

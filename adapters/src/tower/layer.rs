@@ -117,7 +117,8 @@ where
             let policy = plan.policy.as_deref().unwrap_or(retrier.policy());
             if hedges(policy, &plan) {
                 let policy = *policy;
-                return hedged(&retrier, &runtime, plan, policy, inner, request).await;
+                // Boxed: the usual, unhedged request's future does not carry its room.
+                return Box::pin(hedged(&retrier, &runtime, plan, policy, inner, request)).await;
             }
             // The request (and a `ReplayBody`'s factory) is cloned only when an attempt is
             // sent. A discarded response's body is read to its end when small and quick, so
