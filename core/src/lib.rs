@@ -102,6 +102,7 @@ mod jitter;
 mod machine;
 mod method;
 mod non_idempotent;
+mod overload;
 mod policy;
 mod rate_limit;
 mod retry_after;
@@ -125,6 +126,7 @@ pub use jitter::Jitter;
 pub use machine::RetryMachine;
 pub use method::{Method, MethodSet};
 pub use non_idempotent::NonIdempotent;
+pub use overload::{Gate, GateAdmission, GateSignal, NoGate, NoRateLimiter, RateLimiter};
 pub use policy::{ConfigError, Policy, PolicyBuilder, RetryAfterAboveMax};
 pub use rate_limit::{parse_rate_limit, XRateLimitReset, IMPLAUSIBLE_RESET_AGE};
 pub use retry_after::{

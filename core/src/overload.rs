@@ -1,0 +1,129 @@
+//! Overload control past one operation: objects shared by every operation of a client that
+//! the machine consults before each attempt, the way it consults a [`Budget`](crate::Budget).
+//!
+//! - An origin gate ([`Gate`]): a server's pushback (`Retry-After` on a 429 or 503, an
+//!   exhausted rate-limit quota) pauses every operation to that origin, not only the one that
+//!   received it.
+//! - A send-rate limiter ([`RateLimiter`]): after the server throttles, the client's rate of
+//!   sends (first attempts too) follows AWS's adaptive (CUBIC) token bucket.
+//!
+//! Both are sans-IO (driven only by the `now` passed in), `no_std` and allocation-free, and
+//! both are optional: [`NoGate`] and [`NoRateLimiter`] cost nothing.
+
+use core::time::Duration;
+
+use crate::time::Instant;
+
+/// What a [`Gate`] says before an attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum GateAdmission {
+    /// Open: send.
+    Open,
+    /// Half-open, and this attempt is the probe: send, and report its end with
+    /// [`GateSignal::probe`] set.
+    Probe,
+    /// Closed until this instant (the reopening time, spread): do not send before it.
+    Closed(Instant),
+    /// Half-open with another operation's probe in flight: ask again at this instant (the
+    /// probe's answer may have opened or closed the gate by then).
+    AwaitProbe(Instant),
+}
+
+/// What an attempt's end tells a [`Gate`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct GateSignal {
+    /// When the attempt started (the results of attempts started before the gate last opened
+    /// update the failure counts only).
+    pub started: Instant,
+    /// The server's back-off: its `Retry-After` on a 429 or 503, or an exhausted quota's
+    /// reset, as the machine reads it (skew-corrected), already cut at the policy's ceiling.
+    pub back_off: Option<Duration>,
+    /// The attempt failed: a retryable status or a transient error (for the failure-ratio
+    /// trip). A final status is a success.
+    pub failed: bool,
+    /// The attempt was admitted as the probe ([`GateAdmission::Probe`]).
+    pub probe: bool,
+}
+
+/// A gate for one origin (scheme, host, port), shared by every operation to it.
+pub trait Gate {
+    /// Whether an attempt may start at `now`. `lease` bounds a probe: if its answer has not
+    /// been reported `lease` after it was admitted (its operation was dropped, say), another
+    /// operation becomes the probe.
+    fn admit(&self, now: Instant, lease: Duration) -> GateAdmission;
+
+    /// An attempt admitted by this gate ended at `now`.
+    fn on_attempt_end(&self, now: Instant, signal: GateSignal);
+}
+
+/// No gate: every attempt is admitted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct NoGate;
+
+impl Gate for NoGate {
+    #[inline(always)]
+    fn admit(&self, _: Instant, _: Duration) -> GateAdmission {
+        GateAdmission::Open
+    }
+    #[inline(always)]
+    fn on_attempt_end(&self, _: Instant, _: GateSignal) {}
+}
+
+/// A limiter of the client's send rate, shared by every operation it paces.
+pub trait RateLimiter {
+    /// Takes one token for an attempt at `now`, or says when to ask again, taking nothing.
+    fn acquire(&self, now: Instant) -> Result<(), Instant>;
+
+    /// A response arrived at `now`; `throttled` when the server throttled the client (a 429,
+    /// a 503 with `Retry-After`).
+    fn on_response(&self, now: Instant, throttled: bool);
+}
+
+/// No limiter: every attempt is sent at once.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct NoRateLimiter;
+
+impl RateLimiter for NoRateLimiter {
+    #[inline(always)]
+    fn acquire(&self, _: Instant) -> Result<(), Instant> {
+        Ok(())
+    }
+    #[inline(always)]
+    fn on_response(&self, _: Instant, _: bool) {}
+}
+
+/// A shared pointer to a gate or a limiter is one: every call goes to the one it points to.
+macro_rules! through_pointer {
+    ($(#[$attr:meta])* $pointer:ty) => {
+        $(#[$attr])*
+        impl<G: Gate + ?Sized> Gate for $pointer {
+            fn admit(&self, now: Instant, lease: Duration) -> GateAdmission {
+                (**self).admit(now, lease)
+            }
+            fn on_attempt_end(&self, now: Instant, signal: GateSignal) {
+                (**self).on_attempt_end(now, signal);
+            }
+        }
+    };
+}
+
+through_pointer!(&G);
+through_pointer!(#[cfg(feature = "std")] std::sync::Arc<G>);
+
+macro_rules! limiter_through_pointer {
+    ($(#[$attr:meta])* $pointer:ty) => {
+        $(#[$attr])*
+        impl<L: RateLimiter + ?Sized> RateLimiter for $pointer {
+            fn acquire(&self, now: Instant) -> Result<(), Instant> {
+                (**self).acquire(now)
+            }
+            fn on_response(&self, now: Instant, throttled: bool) {
+                (**self).on_response(now, throttled);
+            }
+        }
+    };
+}
+
+limiter_through_pointer!(&L);
+limiter_through_pointer!(#[cfg(feature = "std")] std::sync::Arc<L>);
