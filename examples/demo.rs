@@ -134,7 +134,11 @@ fn print_human(event: &RetryEvent<'_>) {
             next_attempt,
             ..
         } => println!(
-            "  wait {delay:.1?} before attempt {next_attempt} (because of {cause}; length from {})",
+            "  wait {delay:.1?} before attempt {next_attempt} (because of {}; length from {})",
+            cause.map_or_else(
+                || "a paused origin or the rate limiter".to_owned(),
+                |c| c.to_string()
+            ),
             source.as_str()
         ),
         EventKind::WaitEnded { slept, .. } => println!("  slept {slept:.1?}"),
@@ -509,8 +513,9 @@ fn json_line(e: &RetryEvent<'_>) -> String {
             source,
             elapsed,
         } => format!(
-            r#"{{"event":"wait",{head},"next_attempt":{next_attempt},"delay_ms":{:.3},"cause":"{cause}","source":"{}","elapsed_ms":{:.3}}}"#,
+            r#"{{"event":"wait",{head},"next_attempt":{next_attempt},"delay_ms":{:.3},"cause":"{}","source":"{}","elapsed_ms":{:.3}}}"#,
             ms(delay),
+            cause.map(|c| c.to_string()).unwrap_or_default(),
             source.as_str(),
             ms(elapsed)
         ),

@@ -93,8 +93,9 @@ pub enum SendReason {
 /// Why the machine waits before the next attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct WaitReason {
-    /// The failed attempt that caused the retry.
-    pub cause: AttemptOutcome,
+    /// The failed attempt that caused the retry; `None` for a first attempt that an origin
+    /// gate or a rate limiter held back.
+    pub cause: Option<AttemptOutcome>,
     /// What decided the length of the wait.
     pub source: DelaySource,
     /// The attempt that follows the wait.
@@ -118,6 +119,11 @@ pub enum DelaySource {
     RateLimitReset,
     /// A rate-limit field's reset exceeded the ceiling and was clamped to it.
     RateLimitResetClamped,
+    /// The origin's gate is closed (a server asked every client of it to back off), or
+    /// half-open with another operation's probe in flight.
+    OriginPaused,
+    /// The send-rate limiter has no token yet.
+    RateLimited,
 }
 
 impl DelaySource {
@@ -130,6 +136,8 @@ impl DelaySource {
             DelaySource::RetryAfterClamped => "retry_after_clamped",
             DelaySource::RateLimitReset => "rate_limit_reset",
             DelaySource::RateLimitResetClamped => "rate_limit_reset_clamped",
+            DelaySource::OriginPaused => "origin_paused",
+            DelaySource::RateLimited => "rate_limited",
         }
     }
 
@@ -194,6 +202,12 @@ pub enum StopReason {
     /// The request's body cannot be sent again (a stream, consumed by its one attempt): the
     /// request is not retried, whatever the policy says.
     BodyNotReplayable,
+    /// The origin's gate would not open before the deadline (or the policy fails fast on a
+    /// paused origin).
+    OriginPaused,
+    /// The send-rate limiter would not have a token before the deadline (or the policy fails
+    /// fast).
+    RateLimited,
 }
 
 impl StopReason {
@@ -211,6 +225,8 @@ impl StopReason {
             StopReason::Budget => "budget",
             StopReason::Aborted => "aborted",
             StopReason::BodyNotReplayable => "body_not_replayable",
+            StopReason::OriginPaused => "origin_paused",
+            StopReason::RateLimited => "rate_limited",
         }
     }
 
@@ -224,6 +240,8 @@ impl StopReason {
                 | StopReason::Deadline
                 | StopReason::RetryAfterAboveMax
                 | StopReason::Budget
+                | StopReason::OriginPaused
+                | StopReason::RateLimited
         )
     }
 }
@@ -248,20 +266,30 @@ impl core::fmt::Display for SendReason {
         match self {
             SendReason::First => f.write_str("first attempt"),
             SendReason::Retry(cause) => write!(f, "retry after {cause}"),
-            SendReason::RetryAtOnce(wait) => write!(f, "retry at once after {}", wait.cause),
+            SendReason::RetryAtOnce(wait) => match wait.cause {
+                Some(cause) => write!(f, "retry at once after {cause}"),
+                None => f.write_str("retry at once"),
+            },
         }
     }
 }
 
 impl core::fmt::Display for WaitReason {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(
-            f,
-            "{} after {}, before attempt {}",
-            self.source.as_str(),
-            self.cause,
-            self.next_attempt
-        )
+        match self.cause {
+            Some(cause) => write!(
+                f,
+                "{} after {cause}, before attempt {}",
+                self.source.as_str(),
+                self.next_attempt
+            ),
+            None => write!(
+                f,
+                "{} before attempt {}",
+                self.source.as_str(),
+                self.next_attempt
+            ),
+        }
     }
 }
 

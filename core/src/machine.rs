@@ -16,8 +16,10 @@ use crate::decision::{
 };
 use crate::event::{Event, MisuseError, Request, Response};
 use crate::jitter::{uniform_nanos, uniform_nanos_nonzero, Jitter};
+use crate::overload::{Gate, GateAdmission, GateSignal, NoGate, NoRateLimiter, RateLimiter};
 use crate::policy::Policy;
-use crate::server_delay::{floored_wait, server_floor};
+use crate::rate_limit::reset_delay;
+use crate::server_delay::{floored_wait, retry_after_delay, server_floor};
 use crate::status::ResponseClass;
 use crate::time::{nanos_saturating, Instant};
 
@@ -74,13 +76,24 @@ use crate::time::{nanos_saturating, Instant};
 /// assert_eq!((outcome.attempts, outcome.reason), (2, StopReason::FinalStatus));
 /// ```
 #[derive(Clone, Debug)]
-pub struct RetryMachine<R, B = Unlimited> {
+pub struct RetryMachine<R, B = Unlimited, G = NoGate, L = NoRateLimiter> {
     policy: Policy,
     /// Read once, into `fixed`; kept so that `Debug` shows it.
     #[allow(dead_code)]
     request: Request,
     rng: R,
     budget: B,
+    /// The origin's gate, consulted before every attempt (a no-op [`NoGate`] by default).
+    gate: G,
+    /// The send-rate limiter, consulted before every attempt after the gate.
+    limiter: L,
+    /// The gate and the limiter admitted the attempt due (a token was taken): the `Send`
+    /// repeats without asking them again until the attempt starts.
+    admitted: bool,
+    /// The attempt admitted (or in flight) is the gate's probe.
+    probe: bool,
+    /// When the budget granted the retry that is not sent yet (see `delay`).
+    granted_at: u64,
     /// Where the operation stands. The values a phase needs are the fields below: a plain tag
     /// and `u64` nanoseconds, so that a decision reads a field or two.
     phase: Phase,
@@ -250,6 +263,28 @@ impl<R: Rng> RetryMachine<R, Unlimited> {
 impl<R: Rng, B: Budget> RetryMachine<R, B> {
     /// A machine that consults `budget` before every retry.
     pub fn with_budget(policy: Policy, request: Request, rng: R, budget: B, now: Instant) -> Self {
+        RetryMachine::with_overload(policy, request, rng, budget, NoGate, NoRateLimiter, now)
+    }
+}
+
+impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
+    /// A machine that consults `budget` before every retry, and the origin's `gate` and the
+    /// send-rate `limiter` before every attempt (the first one too): a closed gate or an empty
+    /// bucket makes the machine wait ([`DelaySource::OriginPaused`],
+    /// [`DelaySource::RateLimited`]) or, when the wait would pass the deadline (or the policy
+    /// [fails fast](crate::PolicyBuilder::fail_fast_when_paused) on a first attempt), give up
+    /// ([`StopReason::OriginPaused`], [`StopReason::RateLimited`]). Every attempt's end is
+    /// reported to the gate, every response to the limiter (a 429, or a 503 with a usable
+    /// `Retry-After`, as a throttle).
+    pub fn with_overload(
+        policy: Policy,
+        request: Request,
+        rng: R,
+        budget: B,
+        gate: G,
+        limiter: L,
+        now: Instant,
+    ) -> Self {
         budget.on_operation_start(now);
         let deadline = now.saturating_add(policy.max_elapsed()).nanos();
         let fixed = Fixed::new(&policy, request);
@@ -263,6 +298,11 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
             request,
             rng,
             budget,
+            gate,
+            limiter,
+            admitted: false,
+            probe: false,
+            granted_at: 0,
             phase: Phase::First,
             attempts: 0,
             now: now.nanos(),
@@ -358,9 +398,10 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
             Phase::Waiting => now >= self.at,
             Phase::InFlight | Phase::Done => false,
         };
-        if !ready || now >= self.deadline {
+        if !ready || now >= self.deadline || ((G::ACTIVE || L::ACTIVE) && !self.admitted) {
             return Err(MisuseError::NoSendPending);
         }
+        self.admitted = false;
         self.now = now;
         // A send is due only before the first attempt or after a retry was decided, with
         // `attempts < max_attempts`: the count cannot wrap (here and below).
@@ -387,6 +428,9 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         self.last = Some(cause);
         self.budget
             .on_attempt_end(Instant::from_nanos(now), !retryable);
+        if G::ACTIVE || L::ACTIVE {
+            self.overload_response(response, retryable);
+        }
         // The usual response has no `Retry-After` and no rate-limit field: four tests, and
         // the parsers stay out of line.
         if response.retry_after.is_some()
@@ -462,15 +506,15 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
                 return self.wait_decision();
             }
             if now < self.full_timeout_before {
-                self.phase = Phase::Retry;
-                return self.send();
+                self.phase = self.after_wait();
+                return self.send_due();
             }
         } else if self.phase == Phase::InFlight {
             if now < self.timeout_at() {
                 return self.await_decision();
             }
         } else if self.phase != Phase::Done && now < self.deadline {
-            return self.send();
+            return self.send_due();
         }
         self.poll_at_bound(now)
     }
@@ -481,7 +525,130 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
     #[inline(never)]
     fn poll_at_bound(&mut self, now: u64) -> Decision {
         self.advance(now);
-        self.decision()
+        match self.phase {
+            Phase::First | Phase::Retry | Phase::RetryAtOnce => self.send_due(),
+            _ => self.decision(),
+        }
+    }
+
+    /// The phase a wait ends in: a retry, or the first attempt that the gate or the limiter
+    /// held back.
+    #[inline(always)]
+    fn after_wait(&self) -> Phase {
+        if (G::ACTIVE || L::ACTIVE) && self.attempts == 0 {
+            Phase::First
+        } else {
+            Phase::Retry
+        }
+    }
+
+    /// The send that is due, once the gate and the limiter admit it (a machine without them
+    /// sends at once).
+    #[inline(always)]
+    fn send_due(&mut self) -> Decision {
+        if (G::ACTIVE || L::ACTIVE) && !self.admitted {
+            if let Some(held) = self.admission() {
+                return held;
+            }
+        }
+        self.send()
+    }
+
+    /// Asks the gate, then the limiter, to admit the attempt due. `None`: admitted (a token
+    /// taken). Else the decision instead: a wait until they admit it, or the end.
+    #[cold]
+    #[inline(never)]
+    fn admission(&mut self) -> Option<Decision> {
+        let now = Instant::from_nanos(self.now);
+        let mut held = None;
+        let mut probe = false;
+        if G::ACTIVE {
+            match self.gate.admit(now, self.attempt_timeout()) {
+                GateAdmission::Probe => probe = true,
+                GateAdmission::Closed(t) | GateAdmission::AwaitProbe(t) => {
+                    held = Some((t, DelaySource::OriginPaused, StopReason::OriginPaused));
+                }
+                _ => {}
+            }
+        }
+        if held.is_none() && L::ACTIVE {
+            if let Err(t) = self.limiter.acquire(now) {
+                held = Some((t, DelaySource::RateLimited, StopReason::RateLimited));
+            }
+        }
+        let Some((until, source, reason)) = held else {
+            self.admitted = true;
+            self.probe = probe;
+            return None;
+        };
+        // Not before the next nanosecond: a wait ends after `now`.
+        let until = until.nanos().max(self.now.saturating_add(1));
+        if until >= self.deadline || (self.attempts == 0 && self.policy.fail_fast_when_paused()) {
+            self.stop(reason);
+        } else {
+            // A retry keeps its cause (and its budget grant); a first attempt has none.
+            self.phase = Phase::Waiting;
+            self.delay = until - self.now;
+            self.at = until;
+            self.wait_source = source;
+        }
+        Some(self.decision())
+    }
+
+    /// Tells the gate and the limiter how the attempt in flight (started at `at`) ended with
+    /// `response`.
+    #[cold]
+    #[inline(never)]
+    fn overload_response(&mut self, response: &Response<'_>, retryable: bool) {
+        let now = Instant::from_nanos(self.now);
+        let status = response.status;
+        let retry_after = match status {
+            429 | 503 => retry_after_delay(response),
+            _ => None,
+        };
+        if L::ACTIVE {
+            self.limiter
+                .on_response(now, retry_after.is_some() || status == 429);
+        }
+        if G::ACTIVE {
+            let exhausted = || {
+                if retryable && self.policy.rate_limit_fields() && has_reset_field(response) {
+                    reset_delay(response, self.policy.x_rate_limit_reset())
+                } else {
+                    None
+                }
+            };
+            let back_off = retry_after
+                .or_else(exhausted)
+                .map(|d| d.min(self.policy.max_retry_after()));
+            self.gate.on_attempt_end(
+                now,
+                GateSignal {
+                    started: Instant::from_nanos(self.at),
+                    back_off,
+                    failed: retryable,
+                    probe: core::mem::take(&mut self.probe),
+                },
+            );
+        }
+    }
+
+    /// Tells the gate how the attempt in flight (started at `at`) ended with a transient
+    /// error.
+    #[cold]
+    #[inline(never)]
+    fn overload_error(&mut self) {
+        if G::ACTIVE {
+            self.gate.on_attempt_end(
+                Instant::from_nanos(self.now),
+                GateSignal {
+                    started: Instant::from_nanos(self.at),
+                    back_off: None,
+                    failed: true,
+                    probe: core::mem::take(&mut self.probe),
+                },
+            );
+        }
     }
 
     /// The send that is due (in `First`, `Retry` or `RetryAtOnce`).
@@ -512,7 +679,11 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
     #[inline]
     fn wait_reason(&self) -> WaitReason {
         WaitReason {
-            cause: self.wait_cause,
+            cause: if (G::ACTIVE || L::ACTIVE) && self.attempts == 0 {
+                None
+            } else {
+                Some(self.wait_cause)
+            },
             source: self.wait_source,
             next_attempt: self.attempts.wrapping_add(1),
         }
@@ -563,7 +734,7 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
                     if now >= self.deadline {
                         self.stop(StopReason::Deadline);
                     } else {
-                        self.phase = Phase::Retry;
+                        self.phase = self.after_wait();
                     }
                 }
             }
@@ -598,8 +769,7 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         if let (true, Some(cause)) = (granted, self.last) {
             self.budget.on_retry_cancelled(
                 Instant::from_nanos(self.now),
-                // When the retry was granted (see `delay`).
-                Instant::from_nanos(self.at - self.delay),
+                Instant::from_nanos(self.granted_at),
                 cause,
             );
         }
@@ -675,6 +845,9 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
             ErrorClass::NotSent => self.fixed.refusal_not_sent,
             ErrorClass::MaybeSent | ErrorClass::Timeout => self.fixed.refusal,
         };
+        if G::ACTIVE {
+            self.overload_error();
+        }
         self.budget
             .on_attempt_end(Instant::from_nanos(self.now), false);
         self.retry_with_backoff(cause, refusal);
@@ -739,6 +912,7 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
         }
         self.wait_cause = cause;
         self.wait_source = source;
+        self.granted_at = self.now;
         if delay_nanos == 0 {
             self.phase = Phase::RetryAtOnce;
             self.at = self.now;

@@ -48,6 +48,10 @@ pub struct GateSignal {
 
 /// A gate for one origin (scheme, host, port), shared by every operation to it.
 pub trait Gate {
+    /// Whether the machine consults this gate at all: `false` only for [`NoGate`], so that a
+    /// machine without a gate pays nothing for the check.
+    const ACTIVE: bool = true;
+
     /// Whether an attempt may start at `now`. `lease` bounds a probe: if its answer has not
     /// been reported `lease` after it was admitted (its operation was dropped, say), another
     /// operation becomes the probe.
@@ -62,6 +66,7 @@ pub trait Gate {
 pub struct NoGate;
 
 impl Gate for NoGate {
+    const ACTIVE: bool = false;
     #[inline(always)]
     fn admit(&self, _: Instant, _: Duration) -> GateAdmission {
         GateAdmission::Open
@@ -72,6 +77,9 @@ impl Gate for NoGate {
 
 /// A limiter of the client's send rate, shared by every operation it paces.
 pub trait RateLimiter {
+    /// Whether the machine consults this limiter at all: `false` only for [`NoRateLimiter`].
+    const ACTIVE: bool = true;
+
     /// Takes one token for an attempt at `now`, or says when to ask again, taking nothing.
     fn acquire(&self, now: Instant) -> Result<(), Instant>;
 
@@ -85,6 +93,7 @@ pub trait RateLimiter {
 pub struct NoRateLimiter;
 
 impl RateLimiter for NoRateLimiter {
+    const ACTIVE: bool = false;
     #[inline(always)]
     fn acquire(&self, _: Instant) -> Result<(), Instant> {
         Ok(())
@@ -98,6 +107,7 @@ macro_rules! through_pointer {
     ($(#[$attr:meta])* $pointer:ty) => {
         $(#[$attr])*
         impl<G: Gate + ?Sized> Gate for $pointer {
+            const ACTIVE: bool = G::ACTIVE;
             fn admit(&self, now: Instant, lease: Duration) -> GateAdmission {
                 (**self).admit(now, lease)
             }
@@ -115,6 +125,7 @@ macro_rules! limiter_through_pointer {
     ($(#[$attr:meta])* $pointer:ty) => {
         $(#[$attr])*
         impl<L: RateLimiter + ?Sized> RateLimiter for $pointer {
+            const ACTIVE: bool = L::ACTIVE;
             fn acquire(&self, now: Instant) -> Result<(), Instant> {
                 (**self).acquire(now)
             }

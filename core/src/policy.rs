@@ -127,6 +127,7 @@ pub struct Policy {
     rate_limit_fields: bool,
     x_rate_limit_reset: XRateLimitReset,
     hedging: Option<Hedging>,
+    fail_fast_when_paused: bool,
 }
 
 const DEFAULT: Policy = Policy {
@@ -144,6 +145,7 @@ const DEFAULT: Policy = Policy {
     rate_limit_fields: true,
     x_rate_limit_reset: XRateLimitReset::UnixTime,
     hedging: None,
+    fail_fast_when_paused: false,
 };
 
 impl Default for Policy {
@@ -254,6 +256,14 @@ impl Policy {
     #[must_use]
     pub const fn hedging(&self) -> Option<Hedging> {
         self.hedging
+    }
+
+    /// Whether an operation gives up at once instead of waiting when its first attempt finds
+    /// the origin's gate closed or the rate limiter empty (see
+    /// [`PolicyBuilder::fail_fast_when_paused`]).
+    #[must_use]
+    pub const fn fail_fast_when_paused(&self) -> bool {
+        self.fail_fast_when_paused
     }
 
     /// The longest single wait this policy can ever decide: the backoff's cap or the
@@ -495,6 +505,17 @@ impl PolicyBuilder {
     #[must_use]
     pub const fn hedging(mut self, hedging: Hedging) -> Self {
         self.policy.hedging = Some(hedging);
+        self
+    }
+
+    /// A new operation whose first attempt finds the origin's gate closed (or half-open with
+    /// another operation's probe) or the send-rate limiter empty gives up at once
+    /// ([`StopReason::OriginPaused`], [`StopReason::RateLimited`]) instead of waiting (the
+    /// default: it waits, within its deadline). Retries always wait: they are floored at the
+    /// reopening time.
+    #[must_use]
+    pub const fn fail_fast_when_paused(mut self, yes: bool) -> Self {
+        self.policy.fail_fast_when_paused = yes;
         self
     }
 

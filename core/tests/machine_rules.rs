@@ -241,7 +241,7 @@ fn an_attempt_past_its_timeout_counts_as_a_timeout_and_is_retried() {
     };
     assert_eq!(
         reason.cause,
-        AttemptOutcome::Error(AttemptError::new(ErrorKind::Timeout))
+        Some(AttemptOutcome::Error(AttemptError::new(ErrorKind::Timeout)))
     );
     // The late response of the timed-out attempt is refused, not mistaken for the next one.
     assert_eq!(

@@ -41,7 +41,7 @@ fn hanging_attempt_times_out_and_is_retried() {
         assert!(
             matches!(
                 causes.as_slice(),
-                [AttemptOutcome::Error(e)] if e.kind == ErrorKind::Timeout
+                [Some(AttemptOutcome::Error(e))] if e.kind == ErrorKind::Timeout
             ),
             "{adapter:?}: {causes:?}"
         );

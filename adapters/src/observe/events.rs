@@ -40,8 +40,9 @@ pub enum EventKind {
         next_attempt: u32,
         /// The decided delay.
         delay: Duration,
-        /// What the previous attempt ended with (the reason for the retry).
-        cause: AttemptOutcome,
+        /// What the previous attempt ended with (the reason for the retry); `None` before a
+        /// first attempt that an origin gate or a rate limiter held back.
+        cause: Option<AttemptOutcome>,
         /// What decided the length (backoff, or the server's `Retry-After`).
         source: DelaySource,
         /// Time since the operation started.
@@ -118,11 +119,18 @@ impl fmt::Display for RetryEvent<'_> {
                 cause,
                 source,
                 ..
-            } => write!(
-                f,
-                "waiting {delay:?} before attempt {next_attempt} ({cause}; delay from {})",
-                source.as_str()
-            ),
+            } => match cause {
+                Some(cause) => write!(
+                    f,
+                    "waiting {delay:?} before attempt {next_attempt} ({cause}; delay from {})",
+                    source.as_str()
+                ),
+                None => write!(
+                    f,
+                    "waiting {delay:?} before attempt {next_attempt} (delay from {})",
+                    source.as_str()
+                ),
+            },
             EventKind::WaitEnded { slept, .. } => write!(f, "waited {slept:?}"),
             EventKind::CopySent { copy, trigger, .. } => write!(f, "sent copy {copy} ({trigger})"),
             EventKind::CopyCancelled { copy, reason, .. } => {

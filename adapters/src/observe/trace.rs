@@ -60,7 +60,7 @@ pub(crate) fn emit(event: &RetryEvent<'_>) {
             target: "backstop",
             operation = op, method, url, next_attempt,
             delay_us = micros(delay),
-            cause = %cause,
+            cause = cause.map(|c| c.to_string()).unwrap_or_default(),
             source = source.as_str(),
             elapsed_us = micros(elapsed),
             "retrying after a wait"

@@ -248,7 +248,7 @@ impl Model {
                     "a wait for an attempt beyond max_attempts"
                 );
                 assert!(self.may_send_again, "a wait before a forbidden retry");
-                assert_eq!(Some(reason.cause), self.last, "the wait's cause");
+                assert_eq!(reason.cause, self.last, "the wait's cause");
                 assert!(
                     delay <= self.worst.wait,
                     "wait {delay:?} above the worst case"

@@ -60,8 +60,7 @@ impl Model {
             SendReason::RetryAtOnce(wait) => {
                 assert!(self.sends > 0, "a retry before any attempt");
                 assert_eq!(
-                    Some(wait.cause),
-                    self.last,
+                    wait.cause, self.last,
                     "a retry names the attempt it follows"
                 );
                 assert_eq!(wait.next_attempt, attempt, "the wait names its attempt");
