@@ -202,6 +202,35 @@ fn a_probe_with_a_back_off_closes_the_gate_again() {
 }
 
 #[test]
+fn a_probe_told_to_retry_at_once_hands_the_probe_to_the_next_caller() {
+    let gate = closed_gate(GateConfig::new());
+    assert_eq!(gate.admit(at(3_100), LEASE), GateAdmission::Probe);
+    // A 429 with `Retry-After: 0`: not a success, and nothing to wait for.
+    gate.on_attempt_end(at(3_200), probe(back_off(at(3_100), Duration::ZERO)));
+    assert!(matches!(
+        gate.state(at(3_200)),
+        GateState::HalfOpen {
+            probe_lease: None,
+            ..
+        }
+    ));
+    assert_eq!(gate.admit(at(3_200), LEASE), GateAdmission::Probe);
+    assert_eq!(gate.closes(), 2);
+}
+
+#[test]
+fn a_zero_back_off_from_another_attempt_leaves_the_probe_in_flight() {
+    let gate = closed_gate(GateConfig::new());
+    assert_eq!(gate.admit(at(3_100), LEASE), GateAdmission::Probe);
+    gate.on_attempt_end(at(3_200), back_off(at(950), Duration::ZERO));
+    assert!(matches!(
+        gate.admit(at(3_200), LEASE),
+        GateAdmission::AwaitProbe(_)
+    ));
+    assert_eq!(gate.closes(), 1);
+}
+
+#[test]
 fn a_probe_that_succeeds_opens_the_gate_for_all() {
     let gate = closed_gate(GateConfig::new());
     assert_eq!(gate.admit(at(3_100), LEASE), GateAdmission::Probe);

@@ -592,6 +592,11 @@ impl Gate for OriginGate {
     /// answers the half-open it was admitted in only (`signal.started` at or after the
     /// closing's end); otherwise its result is an ordinary one.
     fn on_attempt_end(&self, now: Instant, signal: GateSignal) {
+        let no_back_off = signal.back_off.is_none_or(|d| d.is_zero());
+        if self.trip.is_none() && no_back_off && self.open.load(Ordering::Acquire) {
+            // Nothing to count, and nothing that changes an open gate: no lock.
+            return;
+        }
         let now = now.nanos();
         let _locked = self.lock();
         if let Some(trip) = &self.trip {
