@@ -126,7 +126,10 @@ pub use jitter::Jitter;
 pub use machine::RetryMachine;
 pub use method::{Method, MethodSet};
 pub use non_idempotent::NonIdempotent;
-pub use overload::{Gate, GateAdmission, GateSignal, NoGate, NoRateLimiter, RateLimiter};
+pub use overload::{
+    FailureRatio, Gate, GateAdmission, GateCloseReason, GateConfig, GateConfigError, GateSignal,
+    GateState, NoGate, NoRateLimiter, OriginGate, RateLimiter,
+};
 pub use policy::{ConfigError, Policy, PolicyBuilder, RetryAfterAboveMax};
 pub use rate_limit::{parse_rate_limit, XRateLimitReset, IMPLAUSIBLE_RESET_AGE};
 pub use retry_after::{

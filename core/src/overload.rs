@@ -14,6 +14,10 @@ use core::time::Duration;
 
 use crate::time::Instant;
 
+mod gate;
+
+pub use gate::{FailureRatio, GateCloseReason, GateConfig, GateConfigError, GateState, OriginGate};
+
 /// What a [`Gate`] says before an attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]

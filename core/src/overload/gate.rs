@@ -1,0 +1,638 @@
+//! The origin gate of issue 21: [`OriginGate`], whose documentation holds the rules.
+
+mod config;
+
+use config::MAX_BUCKETS;
+pub use config::{FailureRatio, GateConfig, GateConfigError};
+
+use core::num::NonZeroU64;
+use core::sync::atomic::Ordering;
+use core::time::Duration;
+
+use portable_atomic::{AtomicBool, AtomicU64, AtomicU8};
+
+use super::{Gate, GateAdmission, GateSignal};
+use crate::time::{nanos_saturating, Instant};
+
+/// 2^64 / φ, SplitMix64's increment: successive tickets step the offset by the golden ratio.
+const GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// Why an [`OriginGate`] is closed (or half-open).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum GateCloseReason {
+    /// The server said to back off: `Retry-After` on a 429 or 503, or an exhausted rate-limit
+    /// quota with its reset.
+    BackOff,
+    /// The failure-ratio trip: too many of the window's attempts failed.
+    FailureRatio,
+    /// A half-open probe failed without a back-off signal, with the failure-ratio trip on.
+    FailedProbe,
+}
+
+impl GateCloseReason {
+    const fn code(self) -> u8 {
+        match self {
+            GateCloseReason::BackOff => 0,
+            GateCloseReason::FailureRatio => 1,
+            GateCloseReason::FailedProbe => 2,
+        }
+    }
+
+    const fn from_code(code: u8) -> Self {
+        match code {
+            1 => GateCloseReason::FailureRatio,
+            2 => GateCloseReason::FailedProbe,
+            _ => GateCloseReason::BackOff,
+        }
+    }
+}
+
+/// What an [`OriginGate`] is doing at an instant, for graphs and events.
+///
+/// ```
+/// use backstop_core::{Gate, GateCloseReason, GateSignal, GateState, Instant, OriginGate};
+/// use core::time::Duration;
+///
+/// let gate = OriginGate::default();
+/// let t = Instant::from_secs(10);
+/// assert_eq!(gate.state(t), GateState::Open);
+/// let signal = GateSignal {
+///     started: t,
+///     back_off: Some(Duration::from_secs(2)),
+///     failed: true,
+///     probe: false,
+/// };
+/// gate.on_attempt_end(t, signal);
+/// assert_eq!(
+///     gate.state(t),
+///     GateState::Closed {
+///         until: Instant::from_secs(12),
+///         spread: Duration::from_millis(200), // a tenth of the 2 s signal
+///         reason: GateCloseReason::BackOff,
+///     }
+/// );
+/// assert_eq!(
+///     gate.state(Instant::from_secs(12)),
+///     GateState::HalfOpen { probe_lease: None, reason: GateCloseReason::BackOff }
+/// );
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum GateState {
+    /// Every attempt is admitted.
+    Open,
+    /// No attempt is admitted before `until`; callers return over `[until, until + spread]`.
+    Closed {
+        /// The closing's end.
+        until: Instant,
+        /// The most a caller's reopening instant is spread past `until`.
+        spread: Duration,
+        /// Why the gate closed.
+        reason: GateCloseReason,
+    },
+    /// The closing has ended: the next caller is the probe, unless one is in flight.
+    HalfOpen {
+        /// When the lease of the probe in flight ends, if one is in flight.
+        probe_lease: Option<Instant>,
+        /// Why the gate closed.
+        reason: GateCloseReason,
+    },
+}
+
+/// A gate for one origin (scheme, host, port): a server's back-off signal pauses every
+/// operation to that origin, the callers return spread over the reopening, and one probe
+/// tests the server before the others go.
+///
+/// Shared by reference (`&OriginGate` and `Arc<OriginGate>` are gates), `Send + Sync`,
+/// allocation-free, driven only by the `now` it is given; [`OriginGate::new`] is a `const fn`,
+/// so a gate can be a `static`. The rules:
+///
+/// - **One gate per origin** (scheme, host, port), shared by every operation to it: the driver
+///   keeps one per origin it talks to (or is given one); the gate knows nothing of origins.
+/// - **Closes** when an attempt's end carries a back-off signal ([`GateSignal::back_off`]: a
+///   `Retry-After` on a 429 or 503, or an exhausted quota's reset, as the machine reads and
+///   cuts it): closed until `now + back_off`. A later signal that reaches further extends the
+///   closing; one that ends sooner does not shorten it. A zero back-off does not close an open
+///   gate (there is nothing to wait for).
+/// - **While closed** ([`GateAdmission::Closed`]): every caller is told its own reopening
+///   instant in `[until, until + spread]`, `spread` being `min(`[`GateConfig::spread`]`,
+///   length / 10)` for the signal of `length` that set `until`. No caller is admitted before
+///   `until`.
+/// - **Half-open** from `until` on: the first caller to ask is the probe
+///   ([`GateAdmission::Probe`]); while its answer is outstanding and its `lease` runs, the others
+///   are told to ask again ([`GateAdmission::AwaitProbe`]) after `U[recheck, 2 × recheck]`
+///   ([`GateConfig::await_probe_recheck`]). A probe whose lease ran out without an answer (its
+///   operation was dropped, say) is replaced by the next caller.
+/// - **The probe's answer:** another back-off signal closes the gate again (until `now +
+///   back_off`); a success opens it for all. A failure without a back-off signal (a 500, a
+///   reset connection) closes it again for the break when the failure-ratio trip is on (a
+///   circuit breaker's half-open failure, as in Polly), and opens it when the trip is off:
+///   without the trip the gate honours only what the server says, and a failure without a
+///   back-off is the retry policy's business.
+/// - **Failure-ratio trip** (off by default; [`FailureRatio`]): an open gate closes for the
+///   break when the window's failures reach the ratio over at least the minimum throughput;
+///   then one half-open probe. Results of attempts started before the gate last opened update
+///   the counts only. Back-off signals close the gate whenever their attempt started: the
+///   server's word is dated by its response.
+///
+/// ## The spread without a random number generator
+///
+/// Every `Closed` and `AwaitProbe` answer takes the next ticket `k` of a per-gate counter; the
+/// caller's offset within a span `s` is `⌊x_k · (s + 1) / 2^64⌋` with `x_k = seed + k · γ
+/// (mod 2^64)`, γ = `0x9e3779b97f4a7c15` (2^64 / φ): SplitMix64's Weyl sequence, without the
+/// output mix. The offsets are the golden-ratio (Kronecker) sequence, whose first `n` points
+/// (from any `k`) cut the span into gaps of at most three lengths, the smallest never much
+/// below `0.38 · s / n` (the three-gap theorem): callers are spread nearly evenly, where
+/// independent draws would put two of 40 callers in the same millisecond of a 1 s spread
+/// about half the time. The answers depend only on the configuration and the sequence of calls
+/// (with their `now`s), so a run on virtual time is reproducible. [`GateConfig::seed`] rotates
+/// the sequence, so that processes seeded differently do not return in step.
+///
+/// ## Concurrency
+///
+/// An open gate admits with one atomic load. Everything else (closing, probing, the
+/// failure-ratio window) happens under a small spin lock (an `AtomicBool`), held for a few
+/// loads and stores (and at most [`FailureRatio::MAX_BUCKETS`] bucket updates): the fields it
+/// guards are atomics accessed `Relaxed` inside it, ordered by the lock's acquire and release,
+/// so the crate stays free of `unsafe`. A thread preempted while holding the lock makes the others
+/// spin until it runs again: on a single-core target with preemptive priorities, do not share
+/// a gate between an interrupt handler and the code it interrupts. On targets without
+/// compare-and-swap the lock goes through `portable-atomic` (the `critical-section` feature).
+///
+/// ## Example
+///
+/// ```
+/// use backstop_core::{Gate, GateAdmission, GateSignal, Instant, OriginGate};
+/// use core::time::Duration;
+///
+/// let gate = OriginGate::default();
+/// let lease = Duration::from_secs(10);
+/// let t0 = Instant::from_secs(100);
+/// assert_eq!(gate.admit(t0, lease), GateAdmission::Open);
+/// // A 429 with `Retry-After: 30` closes the gate for every operation to the origin.
+/// gate.on_attempt_end(t0, GateSignal {
+///     started: t0,
+///     back_off: Some(Duration::from_secs(30)),
+///     failed: true,
+///     probe: false,
+/// });
+/// let until = Instant::from_secs(130);
+/// let (GateAdmission::Closed(a), GateAdmission::Closed(b)) =
+///     (gate.admit(t0, lease), gate.admit(t0, lease))
+/// else {
+///     unreachable!("the gate is closed")
+/// };
+/// // Each caller returns at its own instant within [until, until + 1 s].
+/// assert!(a >= until && b >= until && a != b);
+/// assert!(a <= until.saturating_add(Duration::from_secs(1)));
+/// // At the reopening, the first caller is the probe, the others await its answer.
+/// let later = a.max(b);
+/// assert_eq!(gate.admit(later, lease), GateAdmission::Probe);
+/// assert!(matches!(gate.admit(later, lease), GateAdmission::AwaitProbe(_)));
+/// // The probe succeeds: the gate is open for all.
+/// gate.on_attempt_end(later, GateSignal {
+///     started: later,
+///     back_off: None,
+///     failed: false,
+///     probe: true,
+/// });
+/// assert_eq!(gate.admit(later, lease), GateAdmission::Open);
+/// assert_eq!((gate.closes(), gate.reopens()), (1, 1));
+/// ```
+#[derive(Debug)]
+pub struct OriginGate {
+    config: GateConfig,
+    spread: u64,
+    recheck: u64,
+    trip: Option<Trip>,
+    /// `true` while the gate is open: the lock-free fast path of [`Gate::admit`].
+    open: AtomicBool,
+    /// The spin lock around every field below.
+    lock: AtomicBool,
+    /// The closing's end, in nanoseconds (meaningful while not `open`).
+    until: AtomicU64,
+    /// The closing's spread, in nanoseconds.
+    reopen_spread: AtomicU64,
+    /// Why the gate closed ([`GateCloseReason::code`]).
+    reason: AtomicU8,
+    /// The end of the lease of the probe in flight: a probe is in flight while `now` is
+    /// before it (0: none).
+    probe_until: AtomicU64,
+    /// When the gate last opened (0 at first): results of attempts started before it update
+    /// the failure counts only.
+    opened_at: AtomicU64,
+    /// The next ticket of the spread sequence.
+    tickets: AtomicU64,
+    closes: AtomicU64,
+    reopens: AtomicU64,
+    buckets: [Bucket; MAX_BUCKETS as usize],
+}
+
+/// The failure-ratio trip in the integers the gate computes with.
+#[derive(Clone, Copy, Debug)]
+struct Trip {
+    ratio_per_mille: u64,
+    minimum_throughput: u64,
+    bucket_nanos: NonZeroU64,
+    buckets: u64,
+    break_nanos: u64,
+}
+
+/// One bucket of the failure-ratio window: its bucket number (time since the epoch in bucket
+/// lengths) and its counts (failures in the high 32 bits, attempts in the low 32), both
+/// guarded by the gate's lock.
+#[derive(Debug)]
+struct Bucket {
+    number: AtomicU64,
+    counts: AtomicU64,
+}
+
+impl Bucket {
+    const fn new() -> Self {
+        Bucket {
+            number: AtomicU64::new(0),
+            counts: AtomicU64::new(0),
+        }
+    }
+}
+
+/// The gate's lock, released when dropped.
+struct Locked<'a>(&'a AtomicBool);
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
+impl OriginGate {
+    /// A gate, open, with `config` checked.
+    ///
+    /// ```
+    /// use backstop_core::{GateConfig, GateConfigError, OriginGate};
+    /// use core::time::Duration;
+    ///
+    /// static GATE: OriginGate = match OriginGate::new(GateConfig::new()) {
+    ///     Ok(gate) => gate,
+    ///     Err(_) => panic!("the defaults are valid"),
+    /// };
+    /// let zero_recheck = GateConfig::new().await_probe_recheck(Duration::ZERO);
+    /// assert_eq!(
+    ///     OriginGate::new(zero_recheck).err(),
+    ///     Some(GateConfigError::RecheckOutOfRange)
+    /// );
+    /// # let _ = &GATE;
+    /// ```
+    pub const fn new(config: GateConfig) -> Result<Self, GateConfigError> {
+        if config.spread.as_nanos() > config::DAY.as_nanos() {
+            return Err(GateConfigError::SpreadOutOfRange);
+        }
+        if config.recheck.is_zero() || config.recheck.as_nanos() > config::DAY.as_nanos() {
+            return Err(GateConfigError::RecheckOutOfRange);
+        }
+        let trip = match config.failure_ratio {
+            None => None,
+            Some(f) => {
+                if let Err(e) = f.check() {
+                    return Err(e);
+                }
+                // At least 1 ms / 16 buckets: never zero.
+                let per_bucket = (f.window.as_nanos() / f.buckets as u128) as u64;
+                let Some(bucket_nanos) = NonZeroU64::new(per_bucket) else {
+                    return Err(GateConfigError::WindowOutOfRange);
+                };
+                Some(Trip {
+                    ratio_per_mille: f.ratio_per_mille as u64,
+                    minimum_throughput: f.minimum_throughput as u64,
+                    bucket_nanos,
+                    buckets: f.buckets as u64,
+                    break_nanos: nanos_saturating(f.break_duration),
+                })
+            }
+        };
+        Ok(OriginGate::build(config, trip))
+    }
+
+    /// The gate for a checked `config` and its trip.
+    const fn build(config: GateConfig, trip: Option<Trip>) -> Self {
+        OriginGate {
+            config,
+            spread: nanos_saturating(config.spread),
+            recheck: nanos_saturating(config.recheck),
+            trip,
+            open: AtomicBool::new(true),
+            lock: AtomicBool::new(false),
+            until: AtomicU64::new(0),
+            reopen_spread: AtomicU64::new(0),
+            reason: AtomicU8::new(0),
+            probe_until: AtomicU64::new(0),
+            opened_at: AtomicU64::new(0),
+            tickets: AtomicU64::new(0),
+            closes: AtomicU64::new(0),
+            reopens: AtomicU64::new(0),
+            buckets: [const { Bucket::new() }; MAX_BUCKETS as usize],
+        }
+    }
+
+    /// The configuration the gate was built with.
+    #[must_use]
+    pub const fn config(&self) -> GateConfig {
+        self.config
+    }
+
+    /// What the gate is doing at `now`. Reads only.
+    ///
+    /// ```
+    /// use backstop_core::{GateState, Instant, OriginGate};
+    ///
+    /// assert_eq!(OriginGate::default().state(Instant::ZERO), GateState::Open);
+    /// ```
+    #[must_use]
+    pub fn state(&self, now: Instant) -> GateState {
+        if self.open.load(Ordering::Acquire) {
+            return GateState::Open;
+        }
+        let _locked = self.lock();
+        if self.open.load(Ordering::Relaxed) {
+            return GateState::Open;
+        }
+        let now = now.nanos();
+        let until = self.until.load(Ordering::Relaxed);
+        let reason = GateCloseReason::from_code(self.reason.load(Ordering::Relaxed));
+        if now < until {
+            GateState::Closed {
+                until: Instant::from_nanos(until),
+                spread: Duration::from_nanos(self.reopen_spread.load(Ordering::Relaxed)),
+                reason,
+            }
+        } else {
+            let lease = self.probe_until.load(Ordering::Relaxed);
+            GateState::HalfOpen {
+                probe_lease: (now < lease).then_some(Instant::from_nanos(lease)),
+                reason,
+            }
+        }
+    }
+
+    /// How many times the gate has closed: from open, or again from half-open (an extension
+    /// of a closing in force is not a new one). A driver compares it before and after
+    /// [`Gate::on_attempt_end`] to tell that the call closed the gate.
+    ///
+    /// ```
+    /// use backstop_core::{Gate, GateSignal, Instant, OriginGate};
+    /// use core::time::Duration;
+    ///
+    /// let gate = OriginGate::default();
+    /// let now = Instant::ZERO;
+    /// let back_off = |d| GateSignal {
+    ///     started: now,
+    ///     back_off: Some(d),
+    ///     failed: true,
+    ///     probe: false,
+    /// };
+    /// gate.on_attempt_end(now, back_off(Duration::from_secs(5)));
+    /// gate.on_attempt_end(now, back_off(Duration::from_secs(8))); // extends the closing
+    /// assert_eq!(gate.closes(), 1);
+    /// ```
+    #[must_use]
+    pub fn closes(&self) -> u64 {
+        self.closes.load(Ordering::Relaxed)
+    }
+
+    /// How many times the gate has opened again (a probe's success, or its failure without a
+    /// back-off signal when the failure-ratio trip is off).
+    ///
+    /// ```
+    /// use backstop_core::{Instant, OriginGate};
+    ///
+    /// assert_eq!(OriginGate::default().reopens(), 0);
+    /// ```
+    #[must_use]
+    pub fn reopens(&self) -> u64 {
+        self.reopens.load(Ordering::Relaxed)
+    }
+
+    /// The failure-ratio window's `(failures, attempts)` at `now` (both zero when the trip is
+    /// off). Reads only.
+    ///
+    /// ```
+    /// use backstop_core::{FailureRatio, Gate, GateConfig, GateSignal, Instant, OriginGate};
+    ///
+    /// let gate = OriginGate::new(GateConfig::new().failure_ratio(FailureRatio::new()))?;
+    /// let now = Instant::ZERO;
+    /// for failed in [true, false, false] {
+    ///     let signal = GateSignal { started: now, back_off: None, failed, probe: false };
+    ///     gate.on_attempt_end(now, signal);
+    /// }
+    /// assert_eq!(gate.failure_counts(now), (1, 3));
+    /// # Ok::<(), backstop_core::GateConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn failure_counts(&self, now: Instant) -> (u64, u64) {
+        let Some(trip) = self.trip else {
+            return (0, 0);
+        };
+        let _locked = self.lock();
+        self.window_counts(&trip, now.nanos())
+    }
+
+    fn lock(&self) -> Locked<'_> {
+        while self
+            .lock
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            while self.lock.load(Ordering::Relaxed) {
+                core::hint::spin_loop();
+            }
+        }
+        Locked(&self.lock)
+    }
+
+    /// The next caller's offset in `[0, span]` (see the module's rules). Under the lock.
+    fn offset(&self, span: u64) -> u64 {
+        let ticket = self.tickets.fetch_add(1, Ordering::Relaxed);
+        let x = self.config.seed.wrapping_add(ticket.wrapping_mul(GAMMA));
+        ((x as u128 * (span as u128 + 1)) >> 64) as u64
+    }
+
+    /// The spread of a closing set by a signal of `length` nanoseconds.
+    fn spread_for(&self, length: u64) -> u64 {
+        self.spread.min(length / 10)
+    }
+
+    /// Closes the gate (from open or half-open) until `until`. Under the lock.
+    fn close(&self, until: u64, length: u64, reason: GateCloseReason) {
+        self.set_closing(until, length, reason);
+        self.probe_until.store(0, Ordering::Relaxed);
+        self.closes.fetch_add(1, Ordering::Relaxed);
+        self.open.store(false, Ordering::Release);
+    }
+
+    /// The closing's end, spread and reason. Under the lock.
+    fn set_closing(&self, until: u64, length: u64, reason: GateCloseReason) {
+        self.until.store(until, Ordering::Relaxed);
+        self.reopen_spread
+            .store(self.spread_for(length), Ordering::Relaxed);
+        self.reason.store(reason.code(), Ordering::Relaxed);
+    }
+
+    /// Opens the gate for all at `now`. Under the lock.
+    fn reopen(&self, now: u64) {
+        self.opened_at.store(now, Ordering::Relaxed);
+        self.probe_until.store(0, Ordering::Relaxed);
+        if self.trip.is_some() {
+            for bucket in &self.buckets {
+                bucket.counts.store(0, Ordering::Relaxed);
+            }
+        }
+        self.reopens.fetch_add(1, Ordering::Relaxed);
+        self.open.store(true, Ordering::Release);
+    }
+
+    /// The bucket that holds bucket number `number`.
+    fn bucket(&self, trip: &Trip, number: u64) -> Option<&Bucket> {
+        // `number % buckets` is below `MAX_BUCKETS`: `None` cannot happen.
+        self.buckets.get((number % trip.buckets) as usize)
+    }
+
+    /// Counts an attempt that ended at `now`. Under the lock.
+    fn record(&self, trip: &Trip, now: u64, failed: bool) {
+        let number = now / trip.bucket_nanos;
+        let Some(bucket) = self.bucket(trip, number) else {
+            return;
+        };
+        let held = bucket.number.load(Ordering::Relaxed);
+        let counts = if held == number {
+            bucket.counts.load(Ordering::Relaxed)
+        } else if held < number {
+            // The bucket's counts have left the window: `number` takes it over.
+            bucket.number.store(number, Ordering::Relaxed);
+            0
+        } else {
+            // A `now` a whole window behind the newest bucket: its result has expired.
+            return;
+        };
+        let failures = ((counts >> 32) as u32).saturating_add(failed as u32);
+        let attempts = (counts as u32).saturating_add(1);
+        bucket.counts.store(
+            ((failures as u64) << 32) | attempts as u64,
+            Ordering::Relaxed,
+        );
+    }
+
+    /// The window's `(failures, attempts)` at `now`. Under the lock.
+    fn window_counts(&self, trip: &Trip, now: u64) -> (u64, u64) {
+        let newest = now / trip.bucket_nanos;
+        let mut sums = (0u64, 0u64);
+        for bucket in self.buckets.iter().take(trip.buckets as usize) {
+            let number = bucket.number.load(Ordering::Relaxed);
+            if number <= newest && newest - number < trip.buckets {
+                let counts = bucket.counts.load(Ordering::Relaxed);
+                sums.0 += counts >> 32;
+                sums.1 += counts & u64::from(u32::MAX);
+            }
+        }
+        sums
+    }
+
+    /// Whether the window's counts at `now` trip the gate. Under the lock.
+    fn tripped(&self, trip: &Trip, now: u64) -> bool {
+        let (failures, attempts) = self.window_counts(trip, now);
+        attempts >= trip.minimum_throughput && failures * 1000 >= trip.ratio_per_mille * attempts
+    }
+}
+
+impl Default for OriginGate {
+    /// A gate with the default configuration ([`GateConfig::new`]).
+    fn default() -> Self {
+        // The defaults pass every check of `new`, and have no trip.
+        OriginGate::build(GateConfig::new(), None)
+    }
+}
+
+impl Gate for OriginGate {
+    /// Open: [`GateAdmission::Open`] (one atomic load). Closed: [`GateAdmission::Closed`] at the
+    /// caller's own reopening instant. Half-open: [`GateAdmission::Probe`] for the first caller
+    /// (whose lease then runs until `now + lease`; a zero lease makes no probe exclusive),
+    /// [`GateAdmission::AwaitProbe`] for the others while the probe's answer is outstanding
+    /// and its lease runs.
+    fn admit(&self, now: Instant, lease: Duration) -> GateAdmission {
+        if self.open.load(Ordering::Acquire) {
+            return GateAdmission::Open;
+        }
+        let _locked = self.lock();
+        if self.open.load(Ordering::Relaxed) {
+            return GateAdmission::Open;
+        }
+        let now = now.nanos();
+        let until = self.until.load(Ordering::Relaxed);
+        if now < until {
+            let spread = self.reopen_spread.load(Ordering::Relaxed);
+            let at = until.saturating_add(self.offset(spread));
+            return GateAdmission::Closed(Instant::from_nanos(at));
+        }
+        if now < self.probe_until.load(Ordering::Relaxed) {
+            let at = now
+                .saturating_add(self.recheck)
+                .saturating_add(self.offset(self.recheck));
+            return GateAdmission::AwaitProbe(Instant::from_nanos(at));
+        }
+        self.probe_until.store(
+            now.saturating_add(nanos_saturating(lease)),
+            Ordering::Relaxed,
+        );
+        GateAdmission::Probe
+    }
+
+    /// Counts the attempt (with the failure-ratio trip on), then: a back-off signal closes the
+    /// gate or extends its closing; a probe's answer without one opens the gate (or, failed
+    /// with the trip on, closes it for the break); a failure may trip an open gate. A probe
+    /// answers the half-open it was admitted in only (`signal.started` at or after the
+    /// closing's end); otherwise its result is an ordinary one.
+    fn on_attempt_end(&self, now: Instant, signal: GateSignal) {
+        let no_back_off = signal.back_off.is_none_or(|d| d.is_zero());
+        if self.trip.is_none() && no_back_off && self.open.load(Ordering::Acquire) {
+            // Nothing to count, and nothing that changes an open gate: no lock.
+            return;
+        }
+        let now = now.nanos();
+        let _locked = self.lock();
+        if let Some(trip) = &self.trip {
+            self.record(trip, now, signal.failed);
+        }
+        let open = self.open.load(Ordering::Relaxed);
+        let until = self.until.load(Ordering::Relaxed);
+        let half_open = !open && now >= until;
+        let answers_probe = signal.probe && half_open && signal.started.nanos() >= until;
+        if let Some(back_off) = signal.back_off {
+            let length = nanos_saturating(back_off);
+            let end = now.saturating_add(length);
+            if answers_probe || (length > 0 && (open || half_open)) {
+                self.close(end, length, GateCloseReason::BackOff);
+            } else if !open && end > until {
+                // A closing in force reaches further.
+                self.set_closing(end, length, GateCloseReason::BackOff);
+            }
+            return;
+        }
+        if answers_probe {
+            match &self.trip {
+                Some(trip) if signal.failed => {
+                    let end = now.saturating_add(trip.break_nanos);
+                    self.close(end, trip.break_nanos, GateCloseReason::FailedProbe);
+                }
+                _ => self.reopen(now),
+            }
+            return;
+        }
+        if let (true, true, Some(trip)) = (open, signal.failed, &self.trip) {
+            let fresh = signal.started.nanos() >= self.opened_at.load(Ordering::Relaxed);
+            if fresh && self.tripped(trip, now) {
+                let end = now.saturating_add(trip.break_nanos);
+                self.close(end, trip.break_nanos, GateCloseReason::FailureRatio);
+            }
+        }
+    }
+}

@@ -1,0 +1,731 @@
+//! One test per rule of the origin gate (issue 21), named after the rule, on virtual time; then
+//! threads sharing one gate, and a property over arbitrary sequences of admissions and ends.
+
+use core::time::Duration;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread;
+
+use backstop_core::{
+    FailureRatio, Gate, GateAdmission, GateCloseReason, GateConfig, GateConfigError, GateSignal,
+    GateState, Instant, OriginGate,
+};
+use proptest::prelude::*;
+
+const LEASE: Duration = Duration::from_secs(10);
+
+fn ms(v: u64) -> Duration {
+    Duration::from_millis(v)
+}
+
+fn at(millis: u64) -> Instant {
+    Instant::from_millis(millis)
+}
+
+fn ended(started: Instant) -> GateSignal {
+    GateSignal {
+        started,
+        back_off: None,
+        failed: false,
+        probe: false,
+    }
+}
+
+fn back_off(started: Instant, d: Duration) -> GateSignal {
+    GateSignal {
+        back_off: Some(d),
+        failed: true,
+        ..ended(started)
+    }
+}
+
+fn failed(started: Instant) -> GateSignal {
+    GateSignal {
+        failed: true,
+        ..ended(started)
+    }
+}
+
+fn probe(signal: GateSignal) -> GateSignal {
+    GateSignal {
+        probe: true,
+        ..signal
+    }
+}
+
+fn closed_at(a: GateAdmission) -> Instant {
+    match a {
+        GateAdmission::Closed(t) => t,
+        other => panic!("expected Closed, got {other:?}"),
+    }
+}
+
+fn awaits_until(a: GateAdmission) -> Instant {
+    match a {
+        GateAdmission::AwaitProbe(t) => t,
+        other => panic!("expected AwaitProbe, got {other:?}"),
+    }
+}
+
+fn trip_gate(trip: FailureRatio) -> OriginGate {
+    OriginGate::new(GateConfig::new().failure_ratio(trip)).unwrap()
+}
+
+/// A gate closed at 1 s by a 2 s back-off: closed until 3 s.
+fn closed_gate(config: GateConfig) -> OriginGate {
+    let gate = OriginGate::new(config).unwrap();
+    gate.on_attempt_end(at(1_000), back_off(at(900), ms(2_000)));
+    gate
+}
+
+#[test]
+fn closes_on_a_back_off_signal_until_now_plus_the_signal() {
+    let gate = OriginGate::default();
+    assert_eq!(gate.admit(at(1_000), LEASE), GateAdmission::Open);
+    gate.on_attempt_end(at(1_000), back_off(at(900), ms(2_000)));
+    assert!(matches!(
+        gate.state(at(1_000)),
+        GateState::Closed { until, reason: GateCloseReason::BackOff, .. } if until == at(3_000)
+    ));
+    assert_eq!(gate.closes(), 1);
+}
+
+#[test]
+fn new_operations_are_told_closed_from_the_reopening_on_and_never_admitted_before_it() {
+    let gate = closed_gate(GateConfig::new());
+    for now in (1_000..3_000).step_by(7) {
+        let t = closed_at(gate.admit(at(now), LEASE));
+        assert!(t >= at(3_000), "told {t:?} at {now} ms");
+    }
+    assert_ne!(gate.admit(at(3_000), LEASE), GateAdmission::Open);
+}
+
+#[test]
+fn a_later_signal_that_reaches_further_extends_the_closing_and_a_shorter_one_does_not_shorten_it() {
+    let gate = closed_gate(GateConfig::new());
+    gate.on_attempt_end(at(1_500), back_off(at(900), ms(500)));
+    assert!(matches!(gate.state(at(1_500)), GateState::Closed { until, .. } if until == at(3_000)));
+    gate.on_attempt_end(at(2_000), back_off(at(900), ms(4_000)));
+    assert!(matches!(gate.state(at(2_000)), GateState::Closed { until, .. } if until == at(6_000)));
+    assert!(closed_at(gate.admit(at(3_500), LEASE)) >= at(6_000));
+    // An extension is not a new closing.
+    assert_eq!(gate.closes(), 1);
+}
+
+#[test]
+fn a_zero_back_off_does_not_close_an_open_gate() {
+    let gate = OriginGate::default();
+    gate.on_attempt_end(at(1_000), back_off(at(900), Duration::ZERO));
+    assert_eq!(gate.state(at(1_000)), GateState::Open);
+    assert_eq!(gate.admit(at(1_000), LEASE), GateAdmission::Open);
+    assert_eq!(gate.closes(), 0);
+}
+
+#[test]
+fn reopen_instants_are_spread_over_until_to_until_plus_spread_and_differ_between_callers() {
+    // A 20 s signal: the spread is the configured 1 s (below a tenth of 20 s).
+    let gate = OriginGate::default();
+    gate.on_attempt_end(at(0), back_off(at(0), ms(20_000)));
+    let mut instants: Vec<Instant> = (0..200)
+        .map(|_| closed_at(gate.admit(at(10), LEASE)))
+        .collect();
+    assert!(instants.iter().all(|&t| t >= at(20_000) && t <= at(21_000)));
+    instants.sort();
+    // 200 callers over 1 s: no two in the same millisecond... nor closer than 1.5 ms.
+    let closest = instants
+        .windows(2)
+        .map(|w| w[1].saturating_duration_since(w[0]))
+        .min()
+        .unwrap();
+    assert!(
+        closest >= Duration::from_micros(1_500),
+        "closest {closest:?}"
+    );
+    // Spread over the whole span, not bunched at one end.
+    assert!(instants[0] < at(20_010) && instants[199] > at(20_990));
+}
+
+#[test]
+fn the_spread_is_at_most_a_tenth_of_the_signal() {
+    let gate = closed_gate(GateConfig::new()); // 2 s: a 200 ms spread
+    assert!(matches!(gate.state(at(1_000)), GateState::Closed { spread, .. } if spread == ms(200)));
+    for _ in 0..100 {
+        let t = closed_at(gate.admit(at(1_000), LEASE));
+        assert!(t >= at(3_000) && t <= at(3_200), "{t:?}");
+    }
+    let unspread = closed_gate(GateConfig::new().spread(Duration::ZERO));
+    for _ in 0..10 {
+        assert_eq!(closed_at(unspread.admit(at(1_000), LEASE)), at(3_000));
+    }
+}
+
+#[test]
+fn the_seed_rotates_the_spread() {
+    let a = closed_gate(GateConfig::new());
+    let b = closed_gate(GateConfig::new().seed(0x5eed_5eed_5eed_5eed));
+    let tell = |g: &OriginGate| -> Vec<Instant> {
+        (0..5)
+            .map(|_| closed_at(g.admit(at(1_000), LEASE)))
+            .collect()
+    };
+    assert_ne!(tell(&a), tell(&b));
+}
+
+#[test]
+fn the_first_caller_through_is_the_probe_and_the_others_await_its_answer() {
+    let gate = closed_gate(GateConfig::new());
+    assert_eq!(gate.admit(at(3_000), LEASE), GateAdmission::Probe);
+    assert!(matches!(
+        gate.state(at(3_000)),
+        GateState::HalfOpen { probe_lease: Some(t), .. } if t == at(13_000)
+    ));
+    let mut rechecks = Vec::new();
+    for now in [3_000, 3_000, 3_000, 3_001, 3_050, 3_100] {
+        let t = awaits_until(gate.admit(at(now), LEASE));
+        // Ask again after U[recheck, 2 x recheck] (50 ms by default).
+        assert!(t >= at(now + 50) && t <= at(now + 100), "{t:?} at {now}");
+        rechecks.push(t);
+    }
+    // Callers waiting together ask again at different instants.
+    assert!(rechecks[0] != rechecks[1] && rechecks[1] != rechecks[2] && rechecks[0] != rechecks[2]);
+}
+
+#[test]
+fn a_probe_with_a_back_off_closes_the_gate_again() {
+    let gate = closed_gate(GateConfig::new());
+    assert_eq!(gate.admit(at(3_100), LEASE), GateAdmission::Probe);
+    gate.on_attempt_end(at(3_300), probe(back_off(at(3_100), ms(1_000))));
+    assert!(matches!(gate.state(at(3_300)), GateState::Closed { until, .. } if until == at(4_300)));
+    assert!(closed_at(gate.admit(at(3_300), LEASE)) >= at(4_300));
+    assert_eq!(gate.closes(), 2);
+    // The next half-open has its own probe.
+    assert_eq!(gate.admit(at(4_300), LEASE), GateAdmission::Probe);
+}
+
+#[test]
+fn a_probe_told_to_retry_at_once_hands_the_probe_to_the_next_caller() {
+    let gate = closed_gate(GateConfig::new());
+    assert_eq!(gate.admit(at(3_100), LEASE), GateAdmission::Probe);
+    // A 429 with `Retry-After: 0`: not a success, and nothing to wait for.
+    gate.on_attempt_end(at(3_200), probe(back_off(at(3_100), Duration::ZERO)));
+    assert!(matches!(
+        gate.state(at(3_200)),
+        GateState::HalfOpen {
+            probe_lease: None,
+            ..
+        }
+    ));
+    assert_eq!(gate.admit(at(3_200), LEASE), GateAdmission::Probe);
+    assert_eq!(gate.closes(), 2);
+}
+
+#[test]
+fn a_zero_back_off_from_another_attempt_leaves_the_probe_in_flight() {
+    let gate = closed_gate(GateConfig::new());
+    assert_eq!(gate.admit(at(3_100), LEASE), GateAdmission::Probe);
+    gate.on_attempt_end(at(3_200), back_off(at(950), Duration::ZERO));
+    assert!(matches!(
+        gate.admit(at(3_200), LEASE),
+        GateAdmission::AwaitProbe(_)
+    ));
+    assert_eq!(gate.closes(), 1);
+}
+
+#[test]
+fn a_probe_that_succeeds_opens_the_gate_for_all() {
+    let gate = closed_gate(GateConfig::new());
+    assert_eq!(gate.admit(at(3_100), LEASE), GateAdmission::Probe);
+    let waiting = awaits_until(gate.admit(at(3_120), LEASE));
+    gate.on_attempt_end(at(3_150), probe(ended(at(3_100))));
+    assert_eq!(gate.state(at(3_150)), GateState::Open);
+    assert_eq!(gate.admit(waiting, LEASE), GateAdmission::Open);
+    assert_eq!(gate.admit(at(3_151), LEASE), GateAdmission::Open);
+    assert_eq!(gate.reopens(), 1);
+}
+
+#[test]
+fn a_probe_that_fails_without_a_back_off_opens_the_gate_when_the_trip_is_off() {
+    let gate = closed_gate(GateConfig::new());
+    assert_eq!(gate.admit(at(3_100), LEASE), GateAdmission::Probe);
+    gate.on_attempt_end(at(3_150), probe(failed(at(3_100))));
+    assert_eq!(gate.state(at(3_150)), GateState::Open);
+}
+
+#[test]
+fn a_probe_that_fails_without_a_back_off_closes_the_gate_for_the_break_when_the_trip_is_on() {
+    let gate = closed_gate(GateConfig::new().failure_ratio(FailureRatio::new()));
+    assert_eq!(gate.admit(at(3_100), LEASE), GateAdmission::Probe);
+    gate.on_attempt_end(at(3_150), probe(failed(at(3_100))));
+    assert!(matches!(
+        gate.state(at(3_150)),
+        GateState::Closed { until, reason: GateCloseReason::FailedProbe, .. } if until == at(8_150)
+    ));
+    assert_eq!(gate.admit(at(8_150), LEASE), GateAdmission::Probe);
+}
+
+#[test]
+fn a_probe_whose_lease_expires_hands_the_probe_to_another_caller() {
+    let gate = closed_gate(GateConfig::new());
+    assert_eq!(gate.admit(at(3_000), ms(500)), GateAdmission::Probe);
+    assert!(matches!(
+        gate.admit(at(3_499), ms(500)),
+        GateAdmission::AwaitProbe(_)
+    ));
+    // The first probe's operation was dropped: at its lease's end, the next caller probes.
+    assert_eq!(gate.admit(at(3_500), ms(500)), GateAdmission::Probe);
+    assert!(matches!(
+        gate.admit(at(3_600), ms(500)),
+        GateAdmission::AwaitProbe(_)
+    ));
+    gate.on_attempt_end(at(3_700), probe(ended(at(3_500))));
+    assert_eq!(gate.admit(at(3_700), ms(500)), GateAdmission::Open);
+}
+
+#[test]
+fn a_probe_from_before_the_latest_closing_answers_nothing() {
+    let gate = closed_gate(GateConfig::new());
+    assert_eq!(gate.admit(at(3_000), ms(100)), GateAdmission::Probe);
+    assert_eq!(gate.admit(at(3_100), ms(100)), GateAdmission::Probe);
+    // The second probe is told to back off; then the first one's success arrives: it started
+    // before the closing in force, so it does not open the gate.
+    gate.on_attempt_end(at(3_200), probe(back_off(at(3_100), ms(1_000))));
+    gate.on_attempt_end(at(4_250), probe(ended(at(3_000))));
+    assert!(matches!(gate.state(at(4_250)), GateState::HalfOpen { .. }));
+    assert_eq!(gate.admit(at(4_250), LEASE), GateAdmission::Probe);
+}
+
+#[test]
+fn a_success_that_is_not_the_probe_does_not_open_the_gate() {
+    let gate = closed_gate(GateConfig::new());
+    // An attempt in flight when the gate closed succeeds during the half-open.
+    gate.on_attempt_end(at(3_100), ended(at(950)));
+    assert!(matches!(gate.state(at(3_100)), GateState::HalfOpen { .. }));
+}
+
+#[test]
+fn the_failure_ratio_trip_is_off_by_default() {
+    let gate = OriginGate::default();
+    assert_eq!(GateConfig::default().trip(), None);
+    for i in 0..1_000 {
+        gate.on_attempt_end(at(i), failed(at(i)));
+    }
+    assert_eq!(gate.state(at(1_000)), GateState::Open);
+    assert_eq!(gate.failure_counts(at(1_000)), (0, 0));
+}
+
+#[test]
+fn the_failure_ratio_trip_opens_a_circuit_at_pollys_defaults() {
+    let gate = trip_gate(FailureRatio::new());
+    // 90 successes and 9 failures: 99 attempts, below the minimum throughput.
+    for i in 0..90 {
+        gate.on_attempt_end(at(i), ended(at(i)));
+    }
+    for i in 90..99 {
+        gate.on_attempt_end(at(i), failed(at(i)));
+    }
+    assert_eq!(gate.state(at(100)), GateState::Open);
+    // The 100th attempt fails: 10 of 100, a ratio of 0.1.
+    gate.on_attempt_end(at(100), failed(at(100)));
+    assert!(matches!(
+        gate.state(at(100)),
+        GateState::Closed { until, reason: GateCloseReason::FailureRatio, .. } if until == at(5_100)
+    ));
+    // Closed for the 5 s break (spread up to 500 ms), then one probe.
+    assert!(closed_at(gate.admit(at(200), LEASE)) >= at(5_100));
+    assert_eq!(gate.admit(at(5_100), LEASE), GateAdmission::Probe);
+    assert!(matches!(
+        gate.admit(at(5_100), LEASE),
+        GateAdmission::AwaitProbe(_)
+    ));
+    gate.on_attempt_end(at(5_200), probe(ended(at(5_100))));
+    assert_eq!(gate.state(at(5_200)), GateState::Open);
+    // The counts start afresh.
+    assert_eq!(gate.failure_counts(at(5_200)), (0, 0));
+}
+
+#[test]
+fn the_failure_ratio_trip_needs_the_minimum_throughput() {
+    let gate = trip_gate(FailureRatio::new());
+    for i in 0..99 {
+        gate.on_attempt_end(at(i), failed(at(i)));
+    }
+    assert_eq!(gate.state(at(99)), GateState::Open);
+    assert_eq!(gate.failure_counts(at(99)), (99, 99));
+}
+
+#[test]
+fn the_failure_ratio_trip_stays_below_the_ratio() {
+    let gate = trip_gate(FailureRatio::new());
+    for i in 0..1_000 {
+        let signal = if i % 11 == 10 {
+            failed(at(i))
+        } else {
+            ended(at(i))
+        };
+        gate.on_attempt_end(at(i), signal);
+    }
+    // 90 failures in 1000, never 10 % of at least 100 on the way.
+    assert_eq!(gate.failure_counts(at(1_000)), (90, 1_000));
+    assert_eq!(gate.state(at(1_000)), GateState::Open);
+}
+
+#[test]
+fn the_failure_ratio_window_slides_a_bucket_at_a_time() {
+    let gate = trip_gate(FailureRatio::new()); // 30 s in 3 s buckets
+    for _ in 0..50 {
+        gate.on_attempt_end(at(0), failed(at(0)));
+    }
+    assert_eq!(gate.failure_counts(at(29_999)), (50, 50));
+    // At 30 s the first bucket leaves the window.
+    assert_eq!(gate.failure_counts(at(30_000)), (0, 0));
+    for _ in 0..50 {
+        gate.on_attempt_end(at(30_000), failed(at(30_000)));
+    }
+    assert_eq!(gate.state(at(30_000)), GateState::Open);
+    assert_eq!(gate.failure_counts(at(30_000)), (50, 50));
+}
+
+#[test]
+fn results_of_attempts_started_before_the_gate_opened_update_the_counts_only() {
+    let trip = FailureRatio::new().minimum_throughput(10);
+    let gate = trip_gate(trip);
+    // Ten failures trip the gate at 10 ms; the probe at 5010 ms succeeds.
+    for i in 1..=10 {
+        gate.on_attempt_end(at(i), failed(at(0)));
+    }
+    assert!(matches!(gate.state(at(10)), GateState::Closed { .. }));
+    assert_eq!(gate.admit(at(5_010), LEASE), GateAdmission::Probe);
+    gate.on_attempt_end(at(5_020), probe(ended(at(5_010))));
+    assert_eq!(gate.state(at(5_020)), GateState::Open);
+    // Stragglers started before the gate opened fail: counted, but they trip nothing.
+    for i in 0..20 {
+        gate.on_attempt_end(at(5_030 + i), failed(at(5)));
+    }
+    assert_eq!(gate.failure_counts(at(5_050)), (20, 20));
+    assert_eq!(gate.state(at(5_050)), GateState::Open);
+    // A fresh failure sees the counts: the gate trips.
+    gate.on_attempt_end(at(5_060), failed(at(5_040)));
+    assert!(matches!(
+        gate.state(at(5_060)),
+        GateState::Closed {
+            reason: GateCloseReason::FailureRatio,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn a_back_off_from_an_attempt_started_before_the_gate_opened_still_closes_it() {
+    let gate = closed_gate(GateConfig::new());
+    assert_eq!(gate.admit(at(3_000), LEASE), GateAdmission::Probe);
+    gate.on_attempt_end(at(3_100), probe(ended(at(3_000))));
+    gate.on_attempt_end(at(3_200), back_off(at(500), ms(1_000)));
+    assert!(matches!(gate.state(at(3_200)), GateState::Closed { until, .. } if until == at(4_200)));
+}
+
+#[test]
+fn the_gate_is_deterministic() {
+    let run = || {
+        let gate = OriginGate::new(
+            GateConfig::new()
+                .seed(7)
+                .failure_ratio(FailureRatio::new().minimum_throughput(5)),
+        )
+        .unwrap();
+        let mut answers = Vec::new();
+        for i in 0..2_000u64 {
+            let now = at(i * 13);
+            answers.push(gate.admit(now, ms(200)));
+            let signal = match i % 7 {
+                0 => back_off(now, ms(i % 3_000)),
+                1 | 2 => failed(now),
+                3 => probe(ended(now)),
+                _ => ended(now),
+            };
+            gate.on_attempt_end(now.saturating_add(ms(i % 50)), signal);
+            answers.push(gate.admit(now, ms(200)));
+        }
+        (answers, gate.closes(), gate.reopens())
+    };
+    assert_eq!(run(), run());
+}
+
+#[test]
+fn invalid_configurations_are_errors() {
+    let new = |c: GateConfig| OriginGate::new(c).err();
+    let trip = |f: FailureRatio| new(GateConfig::new().failure_ratio(f));
+    assert_eq!(
+        new(GateConfig::new().spread(Duration::from_secs(86_401))),
+        Some(GateConfigError::SpreadOutOfRange)
+    );
+    assert_eq!(
+        new(GateConfig::new().await_probe_recheck(Duration::ZERO)),
+        Some(GateConfigError::RecheckOutOfRange)
+    );
+    assert_eq!(
+        trip(FailureRatio::new().ratio_per_mille(0)),
+        Some(GateConfigError::RatioOutOfRange(0))
+    );
+    assert_eq!(
+        trip(FailureRatio::new().ratio_per_mille(1_001)),
+        Some(GateConfigError::RatioOutOfRange(1_001))
+    );
+    assert_eq!(
+        trip(FailureRatio::new().minimum_throughput(0)),
+        Some(GateConfigError::ZeroMinimumThroughput)
+    );
+    assert_eq!(
+        trip(FailureRatio::new().buckets(0)),
+        Some(GateConfigError::BucketsOutOfRange(0))
+    );
+    assert_eq!(
+        trip(FailureRatio::new().buckets(FailureRatio::MAX_BUCKETS + 1)),
+        Some(GateConfigError::BucketsOutOfRange(17))
+    );
+    assert_eq!(
+        trip(FailureRatio::new().window(Duration::from_micros(999))),
+        Some(GateConfigError::WindowOutOfRange)
+    );
+    assert_eq!(
+        trip(FailureRatio::new().break_duration(Duration::ZERO)),
+        Some(GateConfigError::BreakOutOfRange)
+    );
+    // The limits themselves are valid.
+    assert_eq!(
+        trip(
+            FailureRatio::new()
+                .ratio_per_mille(1_000)
+                .minimum_throughput(1)
+                .buckets(FailureRatio::MAX_BUCKETS)
+                .window(Duration::from_millis(1))
+                .break_duration(Duration::from_secs(86_400))
+        ),
+        None
+    );
+    assert!(GateConfigError::RatioOutOfRange(0)
+        .to_string()
+        .contains("1 to 1000"));
+}
+
+#[test]
+fn a_gate_is_shared_send_and_sync_and_through_pointers() {
+    fn shared<T: Send + Sync>() {}
+    shared::<OriginGate>();
+    let gate = std::sync::Arc::new(OriginGate::default());
+    let through_arc: &dyn Gate = &gate;
+    through_arc.on_attempt_end(at(0), back_off(at(0), ms(1_000)));
+    let by_ref: &OriginGate = &gate;
+    assert!(matches!(
+        Gate::admit(&by_ref, at(0), LEASE),
+        GateAdmission::Closed(_)
+    ));
+}
+
+#[test]
+fn racing_threads_at_the_reopening_get_exactly_one_probe() {
+    for round in 0..20 {
+        let gate = closed_gate(GateConfig::new().seed(round));
+        let probes = AtomicUsize::new(0);
+        let waits = AtomicUsize::new(0);
+        thread::scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|| {
+                    for _ in 0..100 {
+                        match gate.admit(at(3_500), LEASE) {
+                            GateAdmission::Probe => probes.fetch_add(1, Ordering::Relaxed),
+                            GateAdmission::AwaitProbe(_) => waits.fetch_add(1, Ordering::Relaxed),
+                            other => panic!("{other:?} while half-open"),
+                        };
+                    }
+                });
+            }
+        });
+        assert_eq!(probes.into_inner(), 1);
+        assert_eq!(waits.into_inner(), 799);
+    }
+}
+
+#[test]
+fn racing_threads_count_every_result() {
+    let gate = trip_gate(FailureRatio::new().minimum_throughput(1_000_000));
+    thread::scope(|s| {
+        for t in 0..8u64 {
+            let gate = &gate;
+            s.spawn(move || {
+                for i in 0..1_000u64 {
+                    let signal = if (t + i) % 4 == 0 {
+                        failed(at(0))
+                    } else {
+                        ended(at(0))
+                    };
+                    gate.on_attempt_end(at(i), signal);
+                    let _ = gate.admit(at(i), LEASE);
+                }
+            });
+        }
+    });
+    assert_eq!(gate.failure_counts(at(1_000)), (2_000, 8_000));
+}
+
+// The property: over arbitrary sequences of admissions and ends on virtual time, no caller is
+// admitted (Open or Probe) before the end of any back-off signal reported to the gate, every
+// Closed and AwaitProbe answer is in the future, at most one probe of a closing is in flight
+// until its lease expires, and nothing panics.
+
+#[derive(Clone, Debug)]
+enum Op {
+    Advance(u64),
+    Admit {
+        lease: u64,
+    },
+    End {
+        pick: usize,
+        back_off: Option<u64>,
+        failed: bool,
+    },
+    Drop {
+        pick: usize,
+    },
+    /// An attempt that started before the gate's last opening ends.
+    Straggler {
+        age: u64,
+        back_off: Option<u64>,
+        failed: bool,
+    },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let back_off = prop_oneof![Just(None), (0u64..3_000).prop_map(Some)];
+    prop_oneof![
+        3 => (0u64..1_500).prop_map(Op::Advance),
+        5 => (0u64..2_000).prop_map(|lease| Op::Admit { lease }),
+        4 => (any::<usize>(), back_off.clone(), any::<bool>())
+            .prop_map(|(pick, back_off, failed)| Op::End { pick, back_off, failed }),
+        1 => any::<usize>().prop_map(|pick| Op::Drop { pick }),
+        1 => (0u64..20_000, back_off, any::<bool>())
+            .prop_map(|(age, back_off, failed)| Op::Straggler { age, back_off, failed }),
+    ]
+}
+
+fn config() -> impl Strategy<Value = GateConfig> {
+    (
+        0u64..2_000,
+        1u64..300,
+        any::<u64>(),
+        prop::option::of((1u16..=1_000, 1u32..20, 1u64..20_000, 1u8..=16, 1u64..5_000)),
+    )
+        .prop_map(|(spread, recheck, seed, trip)| {
+            let mut c = GateConfig::new()
+                .spread(ms(spread))
+                .await_probe_recheck(ms(recheck))
+                .seed(seed);
+            if let Some((ratio, min, window, buckets, brk)) = trip {
+                c = c.failure_ratio(
+                    FailureRatio::new()
+                        .ratio_per_mille(ratio)
+                        .minimum_throughput(min)
+                        .window(ms(window))
+                        .buckets(buckets)
+                        .break_duration(ms(brk)),
+                );
+            }
+            c
+        })
+}
+
+struct InFlight {
+    started: Instant,
+    probe: bool,
+    lease_end: Instant,
+    closing: u64,
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn no_caller_is_admitted_before_the_reopening_and_one_probe_at_a_time(
+        config in config(),
+        ops in prop::collection::vec(op(), 1..200),
+    ) {
+        let gate = OriginGate::new(config).unwrap();
+        let mut now = at(1_000_000);
+        // The latest end of any back-off signal reported so far.
+        let mut floor = Instant::ZERO;
+        let mut in_flight: Vec<InFlight> = Vec::new();
+        for op in ops {
+            match op {
+                Op::Advance(d) => now = now.saturating_add(ms(d)),
+                Op::Admit { lease } => {
+                    let answer = gate.admit(now, ms(lease));
+                    match answer {
+                        GateAdmission::Open | GateAdmission::Probe => {
+                            prop_assert!(now >= floor, "{answer:?} at {now:?} before {floor:?}");
+                        }
+                        GateAdmission::Closed(t) => {
+                            prop_assert!(
+                                t > now && t >= floor,
+                                "Closed({t:?}) at {now:?}, floor {floor:?}"
+                            );
+                        }
+                        GateAdmission::AwaitProbe(t) => prop_assert!(t > now),
+                        _ => prop_assert!(false, "unknown admission {answer:?}"),
+                    }
+                    let probe = answer == GateAdmission::Probe;
+                    if probe {
+                        let closing = gate.closes();
+                        let rival = in_flight
+                            .iter()
+                            .any(|a| a.probe && a.closing == closing && a.lease_end > now);
+                        prop_assert!(!rival, "a second probe of closing {closing} at {now:?}");
+                    }
+                    if matches!(answer, GateAdmission::Open | GateAdmission::Probe) {
+                        in_flight.push(InFlight {
+                            started: now,
+                            probe,
+                            lease_end: now.saturating_add(ms(lease)),
+                            closing: gate.closes(),
+                        });
+                    }
+                }
+                Op::End { pick, back_off, failed } => {
+                    if in_flight.is_empty() {
+                        continue;
+                    }
+                    let a = in_flight.swap_remove(pick % in_flight.len());
+                    let signal = GateSignal {
+                        started: a.started,
+                        back_off: back_off.map(ms),
+                        failed: failed || back_off.is_some(),
+                        probe: a.probe,
+                    };
+                    gate.on_attempt_end(now, signal);
+                    if let Some(d) = back_off {
+                        floor = floor.max(now.saturating_add(ms(d)));
+                    }
+                }
+                Op::Drop { pick } => {
+                    if !in_flight.is_empty() {
+                        in_flight.swap_remove(pick % in_flight.len());
+                    }
+                }
+                Op::Straggler { age, back_off, failed } => {
+                    let started = Instant::from_duration(now.as_duration().saturating_sub(ms(age)));
+                    let signal = GateSignal {
+                        started,
+                        back_off: back_off.map(ms),
+                        failed,
+                        probe: false,
+                    };
+                    gate.on_attempt_end(now, signal);
+                    if let Some(d) = back_off {
+                        floor = floor.max(now.saturating_add(ms(d)));
+                    }
+                }
+            }
+            // The state agrees with the admissions: never open before the floor.
+            if now < floor {
+                prop_assert!(gate.state(now) != GateState::Open);
+            }
+        }
+    }
+}
