@@ -1,0 +1,240 @@
+//! The retry machine with an origin gate: one rule per test, each named after the rule it
+//! checks (the gate's own rules are in `origin_gate.rs`, the limiter's in
+//! `client_rate_limiter.rs`).
+
+use core::time::Duration;
+
+use backstop_core::{
+    Decision, DelaySource, Event, GateConfig, Instant, Method, NoRateLimiter, OriginGate, Policy,
+    Request, Response, RetryMachine, SendReason, StopReason, Unlimited,
+};
+use rand_core::SeedableRng;
+use rand_pcg::Pcg64Mcg;
+
+type Machine<'g> = RetryMachine<Pcg64Mcg, Unlimited, &'g OriginGate, NoRateLimiter>;
+
+fn machine<'g>(policy: Policy, gate: &'g OriginGate, now: Instant, seed: u64) -> Machine<'g> {
+    RetryMachine::with_overload(
+        policy,
+        Request::new(Method::Get),
+        Pcg64Mcg::seed_from_u64(seed),
+        Unlimited,
+        gate,
+        NoRateLimiter,
+        now,
+    )
+}
+
+fn gate() -> OriginGate {
+    OriginGate::new(GateConfig::new().spread(Duration::ZERO)).expect("a valid gate")
+}
+
+fn policy() -> Policy {
+    Policy::builder()
+        .max_elapsed(Duration::from_secs(60))
+        .build()
+        .expect("a valid policy")
+}
+
+const fn secs(s: u64) -> Instant {
+    Instant::from_secs(s)
+}
+
+/// Sends the attempt due at `now` and answers it with `response`.
+fn answer(m: &mut Machine<'_>, now: Instant, response: Response<'_>) {
+    let decision = m.poll(now);
+    assert!(matches!(decision, Decision::Send { .. }), "{decision}");
+    m.handle(now, Event::AttemptStarted)
+        .expect("a send was due");
+    m.handle(now, Event::Response(response)).expect("in flight");
+}
+
+#[test]
+fn a_503_with_retry_after_pauses_a_new_operation_to_the_origin() {
+    let gate = gate();
+    let mut a = machine(policy(), &gate, secs(0), 1);
+    answer(&mut a, secs(0), Response::new(503).retry_after(b"10"));
+
+    // Another operation to the same origin, started after the 503: it waits for the reopening
+    // before its first attempt, with no cause of its own.
+    let mut b = machine(policy(), &gate, secs(1), 2);
+    let Decision::Wait { until, reason, .. } = b.poll(secs(1)) else {
+        panic!("a paused origin makes a new operation wait")
+    };
+    assert!(until >= secs(10), "{until:?}");
+    assert_eq!(
+        (reason.source, reason.cause, reason.next_attempt),
+        (DelaySource::OriginPaused, None, 1)
+    );
+    assert!(
+        b.handle(secs(5), Event::AttemptStarted).is_err(),
+        "nothing starts before the reopening"
+    );
+    // At the reopening it is the probe, and its first attempt is a first attempt.
+    assert!(matches!(
+        b.poll(until),
+        Decision::Send {
+            attempt: 1,
+            reason: SendReason::First,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn a_new_operation_gives_up_when_the_origin_reopens_past_its_deadline() {
+    let gate = gate();
+    let mut a = machine(policy(), &gate, secs(0), 1);
+    answer(&mut a, secs(0), Response::new(429).retry_after(b"30"));
+
+    let short = Policy::builder()
+        .max_elapsed(Duration::from_secs(5))
+        .build()
+        .expect("a valid policy");
+    let mut b = machine(short, &gate, secs(1), 2);
+    let Decision::GiveUp(outcome) = b.poll(secs(1)) else {
+        panic!("the gate reopens after the deadline")
+    };
+    assert_eq!(
+        (outcome.reason, outcome.attempts, outcome.last),
+        (StopReason::OriginPaused, 0, None)
+    );
+}
+
+#[test]
+fn fail_fast_when_paused_gives_up_at_once() {
+    let gate = gate();
+    let mut a = machine(policy(), &gate, secs(0), 1);
+    answer(&mut a, secs(0), Response::new(503).retry_after(b"2"));
+
+    let fail_fast = Policy::builder()
+        .max_elapsed(Duration::from_secs(60))
+        .fail_fast_when_paused(true)
+        .build()
+        .expect("a valid policy");
+    let mut b = machine(fail_fast, &gate, secs(1), 2);
+    let Decision::GiveUp(outcome) = b.poll(secs(1)) else {
+        panic!("fail fast")
+    };
+    assert_eq!(outcome.reason, StopReason::OriginPaused);
+}
+
+#[test]
+fn a_pending_retry_is_floored_at_the_reopening() {
+    let gate = gate();
+    // B's first attempt fails with a plain 500: a short backoff.
+    let mut b = machine(policy(), &gate, secs(0), 2);
+    answer(&mut b, secs(0), Response::new(500));
+    let Decision::Wait {
+        until: backoff_end, ..
+    } = b.poll(secs(0))
+    else {
+        panic!("a backoff")
+    };
+    assert!(backoff_end < secs(1));
+    // Meanwhile A's 503 closes the gate for 20 s.
+    let mut a = machine(policy(), &gate, secs(0), 1);
+    answer(&mut a, secs(0), Response::new(503).retry_after(b"20"));
+    // B's backoff ends: its retry is held until the reopening, keeping its cause.
+    let Decision::Wait { until, reason, .. } = b.poll(backoff_end) else {
+        panic!("the retry waits for the gate")
+    };
+    assert!(until >= secs(20), "{until:?}");
+    assert_eq!(reason.source, DelaySource::OriginPaused);
+    assert_eq!(
+        reason.cause,
+        Some(backstop_core::AttemptOutcome::Response(500))
+    );
+    assert!(matches!(b.poll(until), Decision::Send { attempt: 2, .. }));
+}
+
+#[test]
+fn the_probe_answers_for_everyone_and_a_success_reopens_the_origin() {
+    let gate = gate();
+    let mut a = machine(policy(), &gate, secs(0), 1);
+    answer(&mut a, secs(0), Response::new(503).retry_after(b"10"));
+
+    let mut probe = machine(policy(), &gate, secs(1), 2);
+    let mut other = machine(policy(), &gate, secs(1), 3);
+    // At the reopening the first to ask is the probe; the other awaits its answer.
+    assert!(matches!(probe.poll(secs(10)), Decision::Send { .. }));
+    probe
+        .handle(secs(10), Event::AttemptStarted)
+        .expect("admitted");
+    let Decision::Wait { reason, until, .. } = other.poll(secs(10)) else {
+        panic!("the probe is in flight")
+    };
+    assert_eq!(reason.source, DelaySource::OriginPaused);
+    // The probe's 200 opens the gate: the other one sends when it asks again.
+    probe
+        .handle(secs(10), Event::Response(Response::new(200)))
+        .expect("in flight");
+    assert!(matches!(
+        other.poll(until),
+        Decision::Send { attempt: 1, .. }
+    ));
+}
+
+#[test]
+fn a_probe_that_is_told_to_back_off_again_closes_the_origin_again() {
+    let gate = gate();
+    let mut a = machine(policy(), &gate, secs(0), 1);
+    answer(&mut a, secs(0), Response::new(503).retry_after(b"10"));
+    let mut probe = machine(policy(), &gate, secs(1), 2);
+    answer(&mut probe, secs(10), Response::new(503).retry_after(b"10"));
+    let mut late = machine(policy(), &gate, secs(11), 3);
+    let Decision::Wait { until, .. } = late.poll(secs(11)) else {
+        panic!("closed again")
+    };
+    assert!(until >= secs(20), "{until:?}");
+}
+
+#[test]
+fn the_gate_is_told_of_a_rate_limit_quota_that_ran_out() {
+    let gate = gate();
+    let mut a = machine(policy(), &gate, secs(0), 1);
+    answer(
+        &mut a,
+        secs(0),
+        Response::new(429).rate_limit(b"\"default\";r=0;t=7"),
+    );
+    let mut b = machine(policy(), &gate, secs(1), 2);
+    let Decision::Wait { until, .. } = b.poll(secs(1)) else {
+        panic!("an exhausted quota pauses the origin")
+    };
+    assert!(until >= secs(7), "{until:?}");
+}
+
+#[test]
+fn a_retry_after_above_the_ceiling_pauses_the_origin_only_up_to_the_ceiling() {
+    let gate = gate();
+    let mut a = machine(policy(), &gate, secs(0), 1);
+    // The policy's ceiling is 60 s (the default).
+    answer(&mut a, secs(0), Response::new(503).retry_after(b"3600"));
+    let long = Policy::builder()
+        .max_elapsed(Duration::from_secs(120))
+        .build()
+        .expect("a valid policy");
+    let mut b = machine(long, &gate, secs(1), 2);
+    let Decision::Wait { until, .. } = b.poll(secs(1)) else {
+        panic!("paused up to the ceiling")
+    };
+    assert!(until >= secs(60) && until <= secs(61), "{until:?}");
+}
+
+#[test]
+fn an_operation_that_began_before_a_closing_is_held_at_its_next_attempt_and_never_earlier() {
+    let gate = gate();
+    let mut a = machine(policy(), &gate, secs(0), 1);
+    let mut b = machine(policy(), &gate, secs(0), 2);
+    // B's first attempt is in flight when A's 503 closes the gate: it is not cut short.
+    assert!(matches!(b.poll(secs(0)), Decision::Send { .. }));
+    b.handle(secs(0), Event::AttemptStarted).expect("admitted");
+    answer(&mut a, secs(0), Response::new(503).retry_after(b"10"));
+    b.handle(secs(1), Event::Response(Response::new(200)))
+        .expect("in flight");
+    let Decision::Return(outcome) = b.poll(secs(1)) else {
+        panic!("B's answer stands")
+    };
+    assert_eq!(outcome.reason, StopReason::FinalStatus);
+}
