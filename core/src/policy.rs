@@ -23,8 +23,8 @@ use core::time::Duration;
 
 use crate::backoff::Backoff;
 use crate::decision::StopReason;
-use crate::jitter::Jitter;
 use crate::hedge::{Hedging, HedgingError};
+use crate::jitter::Jitter;
 use crate::method::{Method, MethodSet};
 use crate::non_idempotent::NonIdempotent;
 use crate::rate_limit::XRateLimitReset;

@@ -253,9 +253,16 @@ mod tests {
         let mut v = 0u64;
         while v < (1 << 40) {
             let b = bucket(v);
-            assert!(v <= bucket_upper(b) || b == BUCKETS - 1, "{v} above bucket {b}");
+            assert!(
+                v <= bucket_upper(b) || b == BUCKETS - 1,
+                "{v} above bucket {b}"
+            );
             if b > 0 && b < BUCKETS - 1 {
-                assert!(v > bucket_upper(b - 1), "{v} in bucket {b} not above bucket {}", b - 1);
+                assert!(
+                    v > bucket_upper(b - 1),
+                    "{v} in bucket {b} not above bucket {}",
+                    b - 1
+                );
             }
             v = v + 1 + v / 7;
         }
@@ -266,7 +273,10 @@ mod tests {
         for b in LINEAR as usize..BUCKETS - 1 {
             let lower = bucket_upper(b - 1) + 1;
             let upper = bucket_upper(b);
-            assert!((upper - lower + 1) * 8 <= lower, "bucket {b}: {lower}..={upper}");
+            assert!(
+                (upper - lower + 1) * 8 <= lower,
+                "bucket {b}: {lower}..={upper}"
+            );
         }
     }
 

@@ -378,7 +378,9 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
 
     fn hedge_outcome(&self) -> HedgeOutcome {
         let (last, retry_after) = match (self.last_response, self.last_error) {
-            (Some((status, retry_after)), _) => (Some(AttemptOutcome::Response(status)), retry_after),
+            (Some((status, retry_after)), _) => {
+                (Some(AttemptOutcome::Response(status)), retry_after)
+            }
             (None, Some(e)) => (Some(AttemptOutcome::Error(e)), None),
             (None, None) => (None, None),
         };
@@ -639,9 +641,7 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
 
 /// The index of copy `copy` in the state, if it is a copy number.
 fn index(copy: u32) -> Option<usize> {
-    (1..=MAX_COPIES)
-        .contains(&copy)
-        .then(|| copy as usize - 1)
+    (1..=MAX_COPIES).contains(&copy).then(|| copy as usize - 1)
 }
 
 /// What the budget is told a copy is for.
