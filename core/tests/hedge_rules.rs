@@ -1438,3 +1438,21 @@ fn time_going_backwards_is_clamped_to_the_latest_time_seen() {
     assert_eq!(sim.wait(), (at(5_060), 1));
 }
 
+#[test]
+fn a_deadline_reached_before_the_first_copy_is_the_reason_even_for_a_request_sent_once() {
+    // Created at the end of time: the deadline is the creation instant, nothing can be sent.
+    let policy = hedged(10, 2);
+    let end = Instant::from_duration(Duration::MAX);
+    for request in [Request::new(Method::Get), Request::new(Method::Post)] {
+        let mut m = HedgeMachine::new(policy, request, Pcg64Mcg::seed_from_u64(1), end);
+        let d = m.poll(end);
+        let HedgeDecision::GiveUp(o) = d else {
+            panic!("{request:?}: expected GiveUp, got {d:?}");
+        };
+        assert_eq!(
+            (o.outcome.attempts, o.outcome.reason),
+            (0, StopReason::Deadline),
+            "{request:?}"
+        );
+    }
+}

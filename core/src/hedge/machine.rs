@@ -576,9 +576,12 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
             return;
         }
         let reason = match (self.suppressed_by, self.refusal) {
-            (Some(r), _) | (None, Some(r)) => r,
-            (None, None) if self.sent >= self.max => StopReason::Attempts,
-            (None, None) => StopReason::Deadline,
+            (Some(r), _) => r,
+            // A copy the operation may send could not start before the deadline (the first
+            // one included, for a request that would have been sent once).
+            _ if self.sent < self.max => StopReason::Deadline,
+            (None, Some(r)) => r,
+            (None, None) => StopReason::Attempts,
         };
         self.finish(reason);
     }
