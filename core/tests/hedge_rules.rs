@@ -1456,3 +1456,25 @@ fn a_deadline_reached_before_the_first_copy_is_the_reason_even_for_a_request_sen
         );
     }
 }
+
+#[test]
+fn a_grant_is_given_back_as_soon_as_its_copy_can_no_longer_be_sent() {
+    // Granted on the delay, then a floor pushes the copy past the deadline while another
+    // copy is still in flight: the grant goes back then, not when the operation ends.
+    let policy = Policy::builder()
+        .hedging(Hedging::fixed(ms(10)).max_attempts(3))
+        .max_elapsed(ms(1_000))
+        .retry_after_spread(Duration::ZERO)
+        .build()
+        .unwrap();
+    let books = Books::granting(10);
+    let mut sim = Sim::with(policy, Request::new(Method::Get), &books, NoLatencies);
+    sim.send();
+    sim.at(10).send();
+    sim.at(20);
+    assert!(matches!(sim.poll(), HedgeDecision::Send { copy: 3, .. }));
+    assert_eq!(books.asked.get(), 2);
+    sim.respond(2, Response::new(503).retry_after(b"5"));
+    assert_eq!(sim.wait(), (at(1_000), 1), "copy 1 runs on, no copy 3");
+    assert_eq!(books.given_back.get(), 1, "copy 3's grant is back");
+}

@@ -453,10 +453,13 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
     }
 
     /// Sets the next copy at `at` (not before the latest floor), unless that is at or after
-    /// the deadline.
+    /// the deadline: then no copy is coming, and a grant already made for it goes back.
     fn next_at(&mut self, at: u64, trigger: HedgeTrigger) {
         let at = at.max(self.not_before);
         self.next = (at < self.deadline).then_some((at, trigger));
+        if self.next.is_none() {
+            self.give_back_grant();
+        }
     }
 
     fn response_in(&mut self, i: usize, response: &Response<'_>) {
