@@ -1478,3 +1478,30 @@ fn a_grant_is_given_back_as_soon_as_its_copy_can_no_longer_be_sent() {
     assert_eq!(sim.wait(), (at(1_000), 1), "copy 1 runs on, no copy 3");
     assert_eq!(books.given_back.get(), 1, "copy 3's grant is back");
 }
+
+#[test]
+fn next_deadline_is_when_to_poll_again_and_never_in_the_past() {
+    let mut sim = Sim::get(hedged(50, 2));
+    assert_eq!(sim.m.next_deadline(), None, "the first copy is due");
+    sim.send();
+    assert_eq!(sim.m.next_deadline(), Some(at(50)));
+    sim.at(50).send();
+    assert_eq!(sim.m.next_deadline(), Some(at(5_000)));
+    // An answer that arrives after copy 1's timeout, which no call has applied yet: the machine
+    // must be polled now, not at an instant already past.
+    let late = at(6_000);
+    sim.m
+        .handle(
+            late,
+            HedgeEvent::Response {
+                copy: 2,
+                response: Response::new(503),
+            },
+        )
+        .unwrap();
+    assert!(
+        sim.m.next_deadline().is_none_or(|t| t > late),
+        "next_deadline {:?} is not after {late:?}",
+        sim.m.next_deadline()
+    );
+}

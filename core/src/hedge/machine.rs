@@ -242,22 +242,22 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
         Instant::from_nanos(self.deadline)
     }
 
-    /// When the driver must poll again at the latest; `None`: act now (a send or a cancel is
-    /// due), or done.
+    /// When the driver must poll again at the latest, always later than the latest `now` seen;
+    /// `None`: act now (a send, a cancel or a timeout is due), or done.
     #[must_use]
     pub fn next_deadline(&self) -> Option<Instant> {
         if self.done || self.cancel_pending().is_some() {
             return None;
         }
-        match self.next {
-            Some((at, _)) if at <= self.now => None,
-            next => self
-                .earliest_timeout()
-                .into_iter()
-                .chain(next.map(|(at, _)| at))
-                .min()
-                .map(Instant::from_nanos),
-        }
+        // A bound `now` already reached (a send due, or a timeout that an answer fed after it
+        // left unapplied) means "poll now", as for the retry machine: never an instant in the
+        // past.
+        let at = self
+            .earliest_timeout()
+            .into_iter()
+            .chain(self.next.map(|(at, _)| at))
+            .min()?;
+        (at > self.now).then(|| Instant::from_nanos(at))
     }
 
     /// The final outcome, once done.
