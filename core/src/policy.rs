@@ -502,7 +502,6 @@ impl PolicyBuilder {
     /// body that can be sent again); the attempt timeout, deadline, retryable statuses and
     /// `Retry-After` handling of this policy apply to every copy; its `max_attempts` and
     /// backoff do not. See [`HedgeMachine`](crate::HedgeMachine).
-    #[must_use]
     pub const fn hedging(mut self, hedging: Hedging) -> Self {
         self.policy.hedging = Some(hedging);
         self

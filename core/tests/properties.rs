@@ -1,12 +1,13 @@
-//! A driver that follows every decision always finishes within the policy's bounds. The
-//! machine's invariants over arbitrary event sequences are checked by the one oracle, in the
-//! `backstop-oracle` crate (its `tests/properties.rs`), which the fuzzer shares.
+//! A driver that follows every decision always finishes within the policy's bounds, retrying
+//! or hedging. The machines' invariants over arbitrary event sequences are checked by the one
+//! oracle, in the `backstop-oracle` crate (its `tests/properties.rs`), which the fuzzer shares.
 
 use core::time::Duration;
 
 use backstop_core::{
-    Backoff, Decision, Event, Instant, Jitter, Method, NonIdempotent, Policy, Request, Response,
-    RetryAfterAboveMax, RetryMachine,
+    AttemptError, Backoff, Decision, ErrorKind, Event, HedgeDecision, HedgeEvent, HedgeMachine,
+    HedgeOutcome, Hedging, Instant, Jitter, Latencies, LatencyTracker, Method, NonIdempotent,
+    Policy, Request, Response, RetryAfterAboveMax, RetryMachine, StopReason, Unlimited,
 };
 use proptest::prelude::*;
 use rand_core::SeedableRng;
@@ -102,5 +103,193 @@ proptest! {
         let o = outcome.expect("the machine finished within its bounds");
         prop_assert!(o.attempts >= 1 && o.attempts <= policy.max_attempts());
         prop_assert!(o.elapsed <= policy.max_elapsed());
+    }
+}
+
+/// A hedging policy: 2 to 10 copies (the cap raised above A6's 5), a fixed or an adaptive
+/// delay, and the bounds the copies share.
+fn hedging_policy() -> impl Strategy<Value = Policy> {
+    (
+        (2u32..=10, 0u64..500, any::<bool>(), 1u8..=50, 0u32..20),
+        (1u64..20_000, 1u64..6_000),
+        (0u64..3_000, 0u64..1_000, any::<bool>()),
+    )
+        .prop_map(
+            |(
+                (copies, delay, adaptive, load, min_samples),
+                (elapsed, timeout),
+                (max_ra, spread, clamp),
+            )| {
+                let hedging = if adaptive {
+                    Hedging::adaptive(load).min_samples(min_samples)
+                } else {
+                    Hedging::fixed(ms(delay))
+                };
+                let hedging = hedging.max_attempts(copies).allow_above_a6_cap();
+                let mut b = Policy::builder()
+                    .hedging(hedging)
+                    .max_elapsed(ms(elapsed))
+                    .attempt_timeout(ms(timeout))
+                    .max_retry_after(ms(max_ra))
+                    .retry_after_spread(ms(spread));
+                if clamp {
+                    b = b.retry_after_above_max(RetryAfterAboveMax::Clamp);
+                }
+                b.build().expect("the strategy only builds valid policies")
+            },
+        )
+}
+
+/// What a copy ends with: a status (with a `Retry-After` of some seconds, or none), or an error.
+#[derive(Clone, Copy, Debug)]
+enum Answer {
+    Status(u16, Option<u8>),
+    Error(ErrorKind),
+}
+
+fn answer() -> impl Strategy<Value = Answer> {
+    prop_oneof![
+        5 => (0..STATUSES.len(), proptest::option::of(0u8..3))
+            .prop_map(|(i, ra)| Answer::Status(STATUSES[i], ra)),
+        1 => proptest::sample::select(vec![
+            ErrorKind::ConnectionReset, ErrorKind::Dns, ErrorKind::Timeout, ErrorKind::Tls,
+        ])
+        .prop_map(Answer::Error),
+    ]
+}
+
+/// What a prompt driver of a hedged operation saw.
+#[derive(Debug, PartialEq)]
+struct Hedged {
+    decisions: Vec<HedgeDecision>,
+    outcome: HedgeOutcome,
+    /// The most copies in flight at once.
+    peak: u32,
+    /// The copies whose answer was final, in the order they came.
+    final_answers: Vec<u32>,
+}
+
+/// Drives a hedged GET to its end as a driver that acts on each decision as it comes: each
+/// copy answers `latency` after it starts (in turn from `answers`), unless that is past its
+/// timeout; the driver wakes at the end of each wait or at the next answer.
+fn drive_hedged(policy: Policy, seed: u64, answers: &[(u64, Answer)], samples: u32) -> Hedged {
+    let tracker = LatencyTracker::new(Duration::from_secs(30));
+    for i in 0..samples {
+        tracker.record(Instant::ZERO, ms(10 + u64::from(i % 7) * 5));
+    }
+    let mut m = HedgeMachine::with_budget(
+        policy,
+        Request::new(Method::Get),
+        Pcg64Mcg::seed_from_u64(seed),
+        Unlimited,
+        &tracker,
+        Instant::ZERO,
+    );
+    let mut now = Instant::ZERO;
+    let mut next = answers.iter().cycle();
+    // Copies in flight that will answer: (when, copy, answer).
+    let mut pending: Vec<(Instant, u32, Answer)> = Vec::new();
+    let mut decisions = Vec::new();
+    let mut peak = 0;
+    let mut final_answers = Vec::new();
+    for _ in 0..10_000 {
+        let d = m.poll(now);
+        assert_eq!(m.poll(now), d, "two polls at the same time agree");
+        decisions.push(d);
+        match d {
+            HedgeDecision::Send { copy, timeout, .. } => {
+                m.handle(now, HedgeEvent::Started { copy })
+                    .expect("send due");
+                peak = peak.max(m.in_flight());
+                let &(latency, answer) = next.next().expect("cycle");
+                if ms(latency) < timeout {
+                    pending.push((now.saturating_add(ms(latency)), copy, answer));
+                }
+            }
+            HedgeDecision::Cancel { copy, .. } => {
+                pending.retain(|p| p.1 != copy);
+                m.handle(now, HedgeEvent::Cancelled { copy })
+                    .expect("cancel due");
+            }
+            HedgeDecision::Wait { until, .. } => {
+                pending.sort_by_key(|p| (p.0, p.1));
+                match pending.first().copied() {
+                    Some((at, copy, answer)) if at <= until => {
+                        pending.remove(0);
+                        now = now.max(at);
+                        let event = match answer {
+                            Answer::Status(status, ra) => {
+                                if !policy.retryable_statuses().contains(status) {
+                                    final_answers.push(copy);
+                                }
+                                let response = Response::new(status);
+                                HedgeEvent::Response {
+                                    copy,
+                                    response: match ra {
+                                        Some(s) => {
+                                            response.retry_after(&b"0123"[usize::from(s)..][..1])
+                                        }
+                                        None => response,
+                                    },
+                                }
+                            }
+                            Answer::Error(kind) => HedgeEvent::Error {
+                                copy,
+                                error: AttemptError::new(kind),
+                            },
+                        };
+                        m.handle(now, event).expect("the copy is in flight");
+                    }
+                    _ => now = until,
+                }
+            }
+            HedgeDecision::Return(outcome) | HedgeDecision::GiveUp(outcome) => {
+                assert_eq!(m.in_flight(), 0, "every copy is answered or cancelled");
+                for later in [now, now.saturating_add(ms(1)), Instant::from_secs(1 << 20)] {
+                    assert_eq!(m.poll(later), d, "a terminal decision repeats");
+                }
+                return Hedged {
+                    decisions,
+                    outcome,
+                    peak,
+                    final_answers,
+                };
+            }
+            other => panic!("unknown decision {other:?}"),
+        }
+    }
+    panic!("the hedged operation did not end: {:?}", decisions.last());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2_000, ..ProptestConfig::default() })]
+
+    /// The bounds of `Policy::worst_case` hold for a hedged operation whose driver acts on each
+    /// decision as it comes: copies sent, copies in flight at once, time taken. One terminal
+    /// outcome, with at most one winner: the first final answer; and the same inputs give the
+    /// same decisions.
+    #[test]
+    fn a_driver_that_follows_every_hedging_decision_finishes_within_the_worst_case(
+        policy in hedging_policy(),
+        seed in any::<u64>(),
+        answers in proptest::collection::vec((0u64..3_000, answer()), 1..12),
+        samples in 0u32..30,
+    ) {
+        let worst = policy.worst_case();
+        let run = drive_hedged(policy, seed, &answers, samples);
+        let o = run.outcome;
+        let copies = policy.hedging().expect("hedged").attempts();
+        prop_assert!(o.outcome.attempts >= 1 && o.outcome.attempts <= copies);
+        prop_assert!(o.outcome.attempts <= worst.attempts);
+        prop_assert!(run.peak <= worst.in_flight);
+        prop_assert!(o.outcome.elapsed <= worst.elapsed, "{o:?} took longer than {worst:?}");
+        prop_assert!(o.outcome.elapsed <= policy.max_elapsed());
+        // The first final answer wins; one terminal decision, and nothing sent after it.
+        prop_assert_eq!(o.winner, run.final_answers.first().copied());
+        prop_assert!(run.final_answers.len() <= 1, "a second final answer was taken");
+        let sends = run.decisions.iter().filter(|d| matches!(d, HedgeDecision::Send { .. })).count();
+        prop_assert_eq!(sends as u32, o.outcome.attempts);
+        prop_assert_eq!(o.winner.is_some(), o.outcome.reason == StopReason::FinalStatus);
+        prop_assert_eq!(drive_hedged(policy, seed, &answers, samples), run);
     }
 }

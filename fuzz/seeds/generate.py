@@ -73,7 +73,8 @@ def response(status_tag, status_arg, retry_after=None, date=None, rate_limit=Non
     out += bytes([1]) + retry_after if retry_after is not None else bytes([0])
     out += bytes([1]) + date if date is not None else bytes([0])
     out += bytes([0])  # no wall clock
-    return out + (rate_limit if rate_limit is not None else bytes([0]))  # < 128: no rate-limit fields
+    out += rate_limit if rate_limit is not None else bytes([0])  # < 128: no rate-limit fields
+    return out + bytes([2])  # its class: 2..7 by status (0 Retryable, 1 Final)
 # rate-limit field sets (see decode_rate_limit): 128 + bits 1 RateLimit, 2 its policy,
 # 4 RateLimit-Reset, 8 X-RateLimit-Reset-After, 16 X-RateLimit-Reset.
 def ietf_reset(t): return bytes([128 | 1, 1, 0, t])          # "default";r=0;t=T
@@ -164,6 +165,128 @@ MACHINE = {
     ]),
 }
 
+# Hedging scenarios (see oracle/src/hedge/decode.rs, Scenario::decode): the retry policy,
+# then the hedging policy, the request, seed and start, the latency tracker (its window and the
+# samples it holds), the budget's denials, then steps whose events name copies.
+def copies(n):  # the max_attempts byte
+    return {0: 12, 1: 28, 2: 0, 3: 5, 4: 8, 5: 10, 11: 14}.get(n, 13 | ((n - 6) << 4))
+def fixed(ms, n=2, above=False): return bytes([1 | (16 if above else 0), 2]) + u16(ms) + bytes([copies(n)])
+def adaptive(load_percent, min_samples, n=2): return bytes([9, load_percent - 1, 2, min_samples, copies(n)])
+NO_HEDGING = bytes([0])
+WINDOW_30S = bytes([0])
+NO_SAMPLES = bytes([0])
+def samples(n, base_ms, spread_ms): return bytes([n]) + u16(base_ms * 20) + bytes([0, spread_ms])
+GRANT_ALL = bytes([0])
+def denials(mask): return bytes([200]) + u32(mask)
+# hedging actions (a copy reference byte below 208 is "the natural one": the copy due for a
+# start, the n-th in flight for an answer, the n-th to drop for a cancel; 208..239 a raw number
+# below 12; 255 then a u32)
+H_POLL = bytes([0])
+H_STARTED = bytes([5, 0])
+def h_started_raw(n): return bytes([5, 255]) + u32(n)
+def h_answer(i, resp): return bytes([7, i]) + resp[1:]  # resp: a response() above
+def h_error(i, kind, cls=7): return bytes([10, i, kind, cls])
+H_CANCELLED = bytes([12, 0])
+def h_cancelled_raw(n): return bytes([12, 208 + n])
+H_TIMEPASSED = bytes([14])
+H_ABORT = bytes([15])
+def just_before_next(): return bytes([8])
+
+def hedge(hedging, method, key, steps, policy=DEFAULT_POLICY, tracker=WINDOW_30S + NO_SAMPLES,
+          budget=GRANT_ALL, start=START_ZERO):
+    return policy + hedging + bytes([method, key]) + SEED + start + tracker + budget + b"".join(steps)
+
+def follow(): return [step(NEXT, H_POLL), step(SAME, H_STARTED)]
+
+HEDGE = {
+    # Copy 1 is slow: copy 2 goes out 50 ms later, answers 200 first; copy 1 is cancelled.
+    "hedge-slow_copy_superseded": hedge(fixed(50, 3), GET, 0, [
+        step(SAME, H_POLL), step(SAME, H_STARTED), step(NEXT, H_POLL), step(SAME, H_STARTED),
+        step(millis(5), h_answer(1, common(0))), step(SAME, H_POLL), step(SAME, H_CANCELLED),
+        step(SAME, H_POLL),
+    ]),
+    # A 503 sends the next copy at once, whose 200 wins.
+    "hedge-non_final_answer_sends_at_once": hedge(fixed(200, 3), GET, 0, [
+        step(SAME, H_POLL), step(SAME, H_STARTED), step(millis(10), h_answer(0, retryable(5))),
+        step(SAME, H_POLL), step(SAME, H_STARTED), step(millis(10), h_answer(0, common(0))),
+        step(SAME, H_POLL), step(SAME, H_CANCELLED), step(SAME, H_POLL),
+    ]),
+    # A 429 with Retry-After: 1 holds the next copy back until the floor.
+    "hedge-retry_after_floor": hedge(fixed(50, 4), GET, 0, [
+        step(SAME, H_POLL), step(SAME, H_STARTED),
+        step(millis(10), h_answer(0, retryable_ra(2, bytes([2, 1])))), step(SAME, H_POLL),
+        step(just_before_next(), H_POLL), *follow(), *follow(),
+        step(millis(3), h_answer(1, common(8))), step(SAME, H_POLL), step(SAME, H_CANCELLED),
+        step(SAME, H_POLL),
+    ]),
+    # A rate-limit reset on a 429 is a floor too; then every copy fails: the last response.
+    "hedge-rate_limit_floor_then_all_fail": hedge(fixed(20, 2), GET, 0, [
+        step(SAME, H_POLL), step(SAME, H_STARTED),
+        step(millis(5), h_answer(0, response(0, bytes([2]), rate_limit=ietf_reset(1)))),
+        *follow(), step(millis(5), h_answer(0, retryable(6))), step(SAME, H_POLL),
+    ]),
+    # Every copy times out, up to the deadline.
+    "hedge-timeouts_to_deadline": hedge(fixed(1000, 5), GET, 0,
+        [s for _ in range(12) for s in (step(NEXT, H_POLL), step(SAME, H_STARTED),
+                                        step(SAME, H_CANCELLED))] + [step(DEADLINE, H_POLL)]),
+    # The budget denies copy 3: copies 1 and 2 run on, copy 2's 404 wins.
+    "hedge-budget_denies_a_copy": hedge(fixed(10, 4), GET, 0, [
+        step(SAME, H_POLL), step(SAME, H_STARTED), *follow(), step(NEXT, H_POLL),
+        step(SAME, H_STARTED), step(millis(3), h_answer(1, common(8))), step(SAME, H_POLL),
+        step(SAME, H_CANCELLED), step(SAME, H_POLL),
+    ], budget=denials(0b10)),
+    # An abort with three copies in flight: every one is cancelled, none sent after.
+    "hedge-abort_cancels_every_copy": hedge(fixed(0, 3), GET, 0, [
+        step(SAME, H_POLL), step(SAME, H_STARTED), step(SAME, H_POLL), step(SAME, H_STARTED),
+        step(SAME, H_POLL), step(SAME, H_STARTED), step(millis(1), H_ABORT),
+        *[s for _ in range(3) for s in (step(SAME, H_POLL), step(SAME, H_CANCELLED))],
+        step(SAME, H_POLL), step(SAME, H_STARTED),
+    ]),
+    # A permanent error (TLS) on copy 2 cancels copy 1.
+    "hedge-permanent_error": hedge(fixed(30, 2), GET, 0, [
+        step(SAME, H_POLL), step(SAME, H_STARTED), *follow(), step(millis(2), h_error(1, 8)),
+        step(SAME, H_POLL), step(SAME, H_CANCELLED), step(SAME, H_POLL),
+    ]),
+    # An adaptive delay (5 % extra load) over 20 samples of 10 to 30 ms.
+    "hedge-adaptive_delay": hedge(adaptive(5, 10, 3), GET, 0, [
+        step(SAME, H_POLL), step(SAME, H_STARTED), *follow(), *follow(),
+        step(millis(2), h_answer(2, common(0))), step(SAME, H_POLL), step(SAME, H_CANCELLED),
+        step(SAME, H_POLL), step(SAME, H_CANCELLED), step(SAME, H_POLL),
+    ], tracker=WINDOW_30S + samples(20, 10, 20)),
+    # Too few samples: no copy on a delay, only after the 503.
+    "hedge-adaptive_without_samples": hedge(adaptive(5, 10, 2), GET, 0, [
+        step(SAME, H_POLL), step(SAME, H_STARTED), step(millis(1000), H_POLL),
+        step(millis(100), h_answer(0, retryable(5))), step(SAME, H_POLL), step(SAME, H_STARTED),
+    ], tracker=WINDOW_30S + samples(5, 10, 20)),
+    # A POST without a key is sent once; with a key it is hedged.
+    "hedge-post_without_key_sent_once": hedge(fixed(10, 3), POST, 0, [
+        step(SAME, H_POLL), step(SAME, H_STARTED), step(millis(20), H_POLL),
+        step(SAME, h_answer(0, retryable(5))), step(SAME, H_POLL),
+    ]),
+    "hedge-post_with_key_hedged": hedge(fixed(10, 3), POST, 1, [
+        step(SAME, H_POLL), step(SAME, H_STARTED), *follow(), *follow(),
+        step(millis(1), h_answer(2, common(1))), step(SAME, H_POLL), step(SAME, H_CANCELLED),
+        step(SAME, H_POLL), step(SAME, H_CANCELLED), step(SAME, H_POLL),
+    ]),
+    # Ten copies at once (A6's cap raised).
+    "hedge-ten_copies_at_once": hedge(fixed(0, 10, above=True), GET, 0,
+        [s for _ in range(11) for s in (step(SAME, H_POLL), step(SAME, H_STARTED))]
+        + [step(millis(1), h_answer(9, common(0)))]
+        + [s for _ in range(10) for s in (step(SAME, H_POLL), step(SAME, H_CANCELLED))]),
+    # Events for the wrong copies, twice started, a cancel not asked for, time backwards.
+    "hedge-misuse": hedge(fixed(10, 3), GET, 0, [
+        step(SAME, h_answer(0, common(0))), step(SAME, h_started_raw(2)), step(SAME, H_STARTED),
+        step(SAME, H_STARTED), step(SAME, h_cancelled_raw(1)), step(millis(10), h_started_raw(0)),
+        step(SAME, h_started_raw(0xffffffff)), step(back_secs(1), H_POLL), step(SAME, H_STARTED),
+        step(SAME, h_error(5, 3)), step(SAME, H_TIMEPASSED),
+    ]),
+    # Without hedging in the policy: one copy.
+    "hedge-policy_without_hedging": hedge(NO_HEDGING, GET, 0, [
+        step(SAME, H_POLL), step(SAME, H_STARTED), step(millis(5), h_answer(0, retryable(5))),
+        step(SAME, H_POLL),
+    ]),
+}
+
 def write(target, name, data):
     d = os.path.join(CORPUS, target)
     os.makedirs(d, exist_ok=True)
@@ -175,4 +298,6 @@ for v in RETRY_AFTER:
 for v in RATE_LIMIT:
     write("rate_limit", hashlib.sha1(v).hexdigest()[:16], v)
 for name, data in MACHINE.items():
+    write("machine", name, data)
+for name, data in HEDGE.items():
     write("machine", name, data)

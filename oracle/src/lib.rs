@@ -10,6 +10,8 @@
 //!
 //! - [`machine`]: decoding ([`machine::Scenario`]), the model of what the machine may do, and
 //!   the rules each decision is checked against.
+//! - [`hedge`]: the same for the hedging machine ([`hedge::Scenario`]): copies in flight at
+//!   once, the winner and its cancels, the schedule, the budget and the latency tracker.
 //! - [`retry_after`]: the `Retry-After` and HTTP-date parsers, against an independent grammar
 //!   and reference parser, and differentially against `httpdate`.
 //! - [`rate_limit`]: the `RateLimit` parser, differentially against `sfv`.
@@ -18,6 +20,7 @@
 #![deny(missing_docs)]
 
 mod bytes;
+pub mod hedge;
 pub mod machine;
 pub mod rate_limit;
 pub mod retry_after;

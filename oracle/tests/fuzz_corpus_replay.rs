@@ -3,7 +3,7 @@
 //! stable toolchain with a plain `cargo test`: a regression is caught even where cargo-fuzz is
 //! absent. The checks are this crate's.
 
-use backstop_oracle::{machine, rate_limit, retry_after};
+use backstop_oracle::{hedge, machine, rate_limit, retry_after};
 
 use std::path::{Path, PathBuf};
 
@@ -73,6 +73,13 @@ fn every_rate_limit_corpus_file_passes_the_parser_checks() {
 #[test]
 fn every_machine_corpus_file_passes_the_invariant_checks() {
     let n = replay("machine", machine::check);
+    assert!(n > 0, "the machine corpus is missing: fuzz/corpus/machine/");
+}
+
+/// The `machine` target feeds every input to both machines' checks: so does the replay.
+#[test]
+fn every_machine_corpus_file_passes_the_hedging_checks() {
+    let n = replay("machine", hedge::check);
     assert!(n > 0, "the machine corpus is missing: fuzz/corpus/machine/");
 }
 

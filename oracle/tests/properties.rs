@@ -16,6 +16,13 @@ proptest! {
     }
 
     #[test]
+    fn the_hedging_machine_keeps_every_invariant_for_arbitrary_policies_and_events(
+        data in proptest::collection::vec(any::<u8>(), 0..1_024),
+    ) {
+        backstop_oracle::hedge::check(&data);
+    }
+
+    #[test]
     fn the_rate_limit_parser_agrees_with_sfv_on_arbitrary_bytes(
         data in proptest::collection::vec(any::<u8>(), 0..64),
     ) {
@@ -174,5 +181,172 @@ proptest! {
         };
         let clock = clock.then(|| backstop_core::UnixTime::from_secs(1_700_000_000));
         backstop_oracle::machine::check_rate_limit_rule(status, &fields, clock);
+    }
+}
+
+/// Hedging scenarios shaped like a driver's (see `backstop_oracle::hedge::Scenario::decode` and
+/// `fuzz/seeds/generate.py` for the layout): a hedging policy, a request, a seed, the tracker's
+/// samples and the budget's denials, then steps that mostly follow the decisions, so that
+/// several copies are in flight, answer, win and are cancelled, which arbitrary bytes rarely
+/// reach.
+mod hedge_shaped {
+    use proptest::prelude::*;
+
+    fn u16le(n: u16) -> Vec<u8> {
+        n.to_le_bytes().to_vec()
+    }
+
+    fn prefix() -> impl Strategy<Value = Vec<u8>> {
+        let policy = prop_oneof![
+            Just(vec![0, 0]),
+            // max_elapsed 2 s, attempt_timeout 300 ms
+            Just([vec![6, 0, 2], u16le(2_000), vec![2], u16le(300)].concat()),
+            // max_elapsed 1 s, attempt_timeout 400 ms, max_retry_after 500 ms, clamp or not
+            (0u8..2).prop_map(|clamp| [
+                u16le(2 | 4 | 256 | 512),
+                vec![2],
+                u16le(1_000),
+                vec![2],
+                u16le(400),
+                vec![2],
+                u16le(500),
+                vec![clamp],
+            ]
+            .concat()),
+        ];
+        let attempts = proptest::sample::select(vec![0u8, 5, 8, 10, 12, 13 | (4 << 4), 28]);
+        let hedging = prop_oneof![
+            1 => Just(vec![0]),
+            4 => (0u16..400, attempts.clone(), any::<bool>()).prop_map(|(ms, a, above)| {
+                [vec![1 | if above { 16 } else { 0 }, 2], u16le(ms), vec![a]].concat()
+            }),
+            1 => attempts.clone().prop_map(|a| vec![1, 0, a]),
+            2 => (0u8..60, 0u8..16, attempts).prop_map(|(p, n, a)| vec![9, p, 2, n, a]),
+        ];
+        // Mostly requests that may be hedged: GET, HEAD, POST with a key; else a POST without
+        // one, a PUT, a GET whose body cannot be sent again.
+        let request = proptest::sample::select(vec![
+            vec![0u8, 0],
+            vec![0, 0],
+            vec![0, 0],
+            vec![1, 0],
+            vec![6, 1],
+            vec![6, 1],
+            vec![6, 0],
+            vec![4, 0],
+            vec![240, 0],
+        ]);
+        let start = prop_oneof![Just(vec![0u8]), (0u8..255).prop_map(|s| vec![4, s])];
+        let samples = prop_oneof![
+            Just(vec![0u8]),
+            (1u8..32, any::<u16>(), any::<u8>(), any::<u8>()).prop_map(
+                |(n, base, micros, spread)| [vec![n], u16le(base % 4_000), vec![micros, spread]]
+                    .concat()
+            ),
+        ];
+        let denials = prop_oneof![
+            3 => Just(vec![0u8]),
+            1 => any::<u32>().prop_map(|d| [vec![200], d.to_le_bytes().to_vec()].concat()),
+        ];
+        (
+            policy,
+            hedging,
+            request,
+            any::<u64>(),
+            start,
+            samples,
+            denials,
+        )
+            .prop_map(
+                |(policy, hedging, request, seed, start, samples, denials)| {
+                    // window: 30 s
+                    [
+                        policy,
+                        hedging,
+                        request,
+                        seed.to_le_bytes().to_vec(),
+                        start,
+                        vec![0],
+                        samples,
+                        denials,
+                    ]
+                    .concat()
+                },
+            )
+    }
+
+    fn time() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            4 => Just(vec![0u8]),                                     // same
+            3 => proptest::sample::select(vec![1u16, 5, 10, 49, 50, 51, 120, 400, 2_000])
+                .prop_map(|ms| [vec![3], u16le(ms)].concat()),       // forward
+            3 => Just(vec![7]),                                       // to the next deadline
+            1 => Just(vec![8]),                                       // just before it
+            1 => Just(vec![9]),                                       // the deadline
+            1 => Just(vec![5, 10, 0]),                                // 10 ms back
+        ]
+    }
+
+    fn response() -> impl Strategy<Value = Vec<u8>> {
+        let status = prop_oneof![
+            3 => (0u8..7).prop_map(|i| vec![0, i]),                   // retryable
+            2 => (0u8..13).prop_map(|i| vec![2, i]),                  // 200, 201, ... 422
+        ];
+        let retry_after = prop_oneof![
+            3 => Just(vec![0u8]),
+            1 => (0u8..3).prop_map(|s| vec![1, 2, s]),                // whole seconds
+            1 => Just(vec![1, 7, 11]),                                 // "0.1"
+        ];
+        let rate_limit = prop_oneof![
+            4 => Just(vec![0u8]),
+            1 => (0u8..3).prop_map(|t| vec![128 | 1, 1, 0, t]),       // "default";r=0;t=T
+        ];
+        // The class: mostly by status, else the caller's Retryable (0) or Final (1).
+        let class = proptest::sample::select(vec![2u8, 2, 2, 2, 0, 1]);
+        // No Date, no wall clock.
+        (status, retry_after, rate_limit, class)
+            .prop_map(|(s, ra, rl, class)| [s, ra, vec![0, 0], rl, vec![class]].concat())
+    }
+
+    fn action() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            5 => Just(vec![0u8]),                                     // poll
+            3 => Just(vec![5, 0]),                                    // the due copy started
+            1 => (0u8..255).prop_map(|c| vec![5, c]),                 // any copy started
+            4 => (any::<u8>(), response()).prop_map(|(i, r)| [vec![7, i % 200], r].concat()),
+            // Any kind (7 is the caller's abort), mostly with its own class (5 to 7), else an
+            // override (3 is the caller's abort).
+            2 => (any::<u8>(), 0u8..12, proptest::sample::select(vec![0u8, 1, 2, 3, 4, 5, 6, 7, 7, 7, 7]))
+                .prop_map(|(i, kind, class)| vec![10, i % 200, kind, class]),
+            3 => any::<u8>().prop_map(|i| vec![12, i % 200]),        // a cancel acknowledged
+            1 => (208u8..255).prop_map(|c| vec![12, c]),             // a misplaced one
+            1 => Just(vec![14]),                                      // a timer
+        ]
+    }
+
+    /// One step, or a few that follow the decisions.
+    fn step() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            // Wake at the next deadline, poll, start the copy that is due.
+            30 => Just(vec![7, 0, 0, 5, 0]),
+            // Poll and acknowledge the cancel asked for.
+            10 => Just(vec![0, 0, 0, 12, 0]),
+            50 => (time(), action()).prop_map(|(t, a)| [t, a].concat()),
+            // The caller aborts.
+            1 => time().prop_map(|t| [t, vec![15]].concat()),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 3_000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn the_hedging_machine_keeps_every_invariant_for_driver_shaped_scenarios(
+            prefix in prefix(),
+            steps in proptest::collection::vec(step(), 0..48),
+        ) {
+            let steps = steps.concat();
+            backstop_oracle::hedge::check(&[prefix, steps].concat());
+        }
     }
 }

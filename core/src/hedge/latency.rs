@@ -222,7 +222,9 @@ impl Latencies for LatencyTracker {
 
     fn record(&self, now: Instant, latency: Duration) {
         let current = self.epoch(now);
-        let slot = &self.slots[(current % SLOTS as u64) as usize];
+        let Some(slot) = self.slots.get((current % SLOTS as u64) as usize) else {
+            return; // not reached: the index is below SLOTS
+        };
         let seen = slot.epoch.load(Ordering::Acquire);
         if seen < current
             && slot
@@ -240,7 +242,9 @@ impl Latencies for LatencyTracker {
             return;
         }
         let micros = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX);
-        slot.counts[bucket(micros)].fetch_add(1, Ordering::Relaxed);
+        if let Some(count) = slot.counts.get(bucket(micros)) {
+            count.fetch_add(1, Ordering::Relaxed);
+        }
     }
 }
 

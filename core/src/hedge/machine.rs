@@ -242,22 +242,22 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
         Instant::from_nanos(self.deadline)
     }
 
-    /// When the driver must poll again at the latest; `None`: act now (a send or a cancel is
-    /// due), or done.
+    /// When the driver must poll again at the latest, always later than the latest `now` seen;
+    /// `None`: act now (a send, a cancel or a timeout is due), or done.
     #[must_use]
     pub fn next_deadline(&self) -> Option<Instant> {
         if self.done || self.cancel_pending().is_some() {
             return None;
         }
-        match self.next {
-            Some((at, _)) if at <= self.now => None,
-            next => self
-                .earliest_timeout()
-                .into_iter()
-                .chain(next.map(|(at, _)| at))
-                .min()
-                .map(Instant::from_nanos),
-        }
+        // A bound `now` already reached (a send due, or a timeout that an answer fed after it
+        // left unapplied) means "poll now", as for the retry machine: never an instant in the
+        // past.
+        let at = self
+            .earliest_timeout()
+            .into_iter()
+            .chain(self.next.map(|(at, _)| at))
+            .min()?;
+        (at > self.now).then(|| Instant::from_nanos(at))
     }
 
     /// The final outcome, once done.
@@ -285,11 +285,11 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
             }
             HedgeEvent::Cancelled { copy } => {
                 let i = index(copy).ok_or(MisuseError::NoCancelPending)?;
-                if !matches!(self.copies[i], CopyState::Cancel(_)) {
+                if !matches!(self.state(i), CopyState::Cancel(_)) {
                     return Err(MisuseError::NoCancelPending);
                 }
                 self.now = now;
-                self.copies[i] = CopyState::Cancelled;
+                self.set(i, CopyState::Cancelled);
                 Ok(())
             }
             HedgeEvent::TimePassed => {
@@ -402,6 +402,19 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
         }
     }
 
+    /// The state of the copy at index `i` (every index a copy number gives is in the array;
+    /// past it, `Idle`).
+    fn state(&self, i: usize) -> CopyState {
+        self.copies.get(i).copied().unwrap_or(CopyState::Idle)
+    }
+
+    /// Sets the state of the copy at index `i` (past the array, nothing: not reached).
+    fn set(&mut self, i: usize, state: CopyState) {
+        if let Some(c) = self.copies.get_mut(i) {
+            *c = state;
+        }
+    }
+
     /// The first copy the driver must drop, and why.
     fn cancel_pending(&self) -> Option<(usize, CancelReason)> {
         self.copies.iter().enumerate().find_map(|(i, c)| match c {
@@ -422,7 +435,7 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
 
     fn in_flight_index(&self, copy: u32) -> Result<usize, MisuseError> {
         match index(copy) {
-            Some(i) if matches!(self.copies[i], CopyState::InFlight { .. }) => Ok(i),
+            Some(i) if matches!(self.state(i), CopyState::InFlight { .. }) => Ok(i),
             _ => Err(MisuseError::NoAttemptInFlight),
         }
     }
@@ -434,10 +447,13 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
             return Err(MisuseError::NoSendPending);
         }
         self.now = now;
-        self.copies[self.sent as usize] = CopyState::InFlight {
-            started: now,
-            timeout_at: now.saturating_add(self.attempt_timeout).min(self.deadline),
-        };
+        self.set(
+            self.sent as usize,
+            CopyState::InFlight {
+                started: now,
+                timeout_at: now.saturating_add(self.attempt_timeout).min(self.deadline),
+            },
+        );
         self.sent += 1;
         self.granted = None;
         self.next = None;
@@ -453,10 +469,13 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
     }
 
     /// Sets the next copy at `at` (not before the latest floor), unless that is at or after
-    /// the deadline.
+    /// the deadline: then no copy is coming, and a grant already made for it goes back.
     fn next_at(&mut self, at: u64, trigger: HedgeTrigger) {
         let at = at.max(self.not_before);
         self.next = (at < self.deadline).then_some((at, trigger));
+        if self.next.is_none() {
+            self.give_back_grant();
+        }
     }
 
     fn response_in(&mut self, i: usize, response: &Response<'_>) {
@@ -470,7 +489,7 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
         let (retry_after, floor) = server_floor(&self.policy, response, retryable);
         self.last_response = Some((status, retry_after));
         if retryable {
-            self.copies[i] = CopyState::Ended;
+            self.set(i, CopyState::Ended);
             self.non_final(i, AttemptOutcome::Response(status), floor);
         } else {
             self.win(i);
@@ -478,7 +497,7 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
     }
 
     fn error_in(&mut self, i: usize, error: AttemptError) {
-        self.copies[i] = CopyState::Ended;
+        self.set(i, CopyState::Ended);
         self.last_error = Some(error);
         match error.class {
             ErrorClass::Aborted => self.abort(),
@@ -496,10 +515,10 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
 
     /// Copy `i` answered with a final status: it wins.
     fn win(&mut self, i: usize) {
-        if let CopyState::InFlight { started, .. } = self.copies[i] {
+        if let CopyState::InFlight { started, .. } = self.state(i) {
             self.record(started);
         }
-        self.copies[i] = CopyState::Ended;
+        self.set(i, CopyState::Ended);
         let winner = i as u32 + 1;
         self.winner = Some(winner);
         self.cancel_others(CancelReason::Superseded { winner });
@@ -510,11 +529,11 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
     /// took at least this long).
     fn cancel_others(&mut self, reason: CancelReason) {
         for i in 0..self.copies.len() {
-            if let CopyState::InFlight { started, .. } = self.copies[i] {
+            if let CopyState::InFlight { started, .. } = self.state(i) {
                 if matches!(reason, CancelReason::Superseded { .. }) {
                     self.record(started);
                 }
-                self.copies[i] = CopyState::Cancel(reason);
+                self.set(i, CopyState::Cancel(reason));
                 self.cancelled += 1;
             }
         }
@@ -576,9 +595,12 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
             return;
         }
         let reason = match (self.suppressed_by, self.refusal) {
-            (Some(r), _) | (None, Some(r)) => r,
-            (None, None) if self.sent >= self.max => StopReason::Attempts,
-            (None, None) => StopReason::Deadline,
+            (Some(r), _) => r,
+            // A copy the operation may send could not start before the deadline (the first
+            // one included, for a request that would have been sent once).
+            _ if self.sent < self.max => StopReason::Deadline,
+            (None, Some(r)) => r,
+            (None, None) => StopReason::Attempts,
         };
         self.finish(reason);
     }
@@ -590,7 +612,7 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
             if let CopyState::InFlight {
                 started,
                 timeout_at,
-            } = self.copies[i]
+            } = self.state(i)
             {
                 if now >= timeout_at && !self.done {
                     // Slow, not failed fast: a latency sample of at least its timeout.
@@ -598,7 +620,7 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
                         Instant::from_nanos(timeout_at),
                         Duration::from_nanos(timeout_at - started),
                     );
-                    self.copies[i] = CopyState::Cancel(CancelReason::TimedOut);
+                    self.set(i, CopyState::Cancel(CancelReason::TimedOut));
                     let error = AttemptError::new(ErrorKind::Timeout);
                     self.last_error = Some(error);
                     self.budget.on_attempt_end(Instant::from_nanos(now), false);

@@ -117,7 +117,7 @@ impl Scenario {
     }
 }
 
-fn decode_policy(r: &mut Bytes<'_>) -> PolicyBuilder {
+pub(crate) fn decode_policy(r: &mut Bytes<'_>) -> PolicyBuilder {
     let set = r.u16();
     let mut b = Policy::builder();
     if set & 1 != 0 {
@@ -218,7 +218,7 @@ const ALL_METHODS: [Method; 10] = [
 
 /// The method, from one byte whose top values also mark the body as one that cannot be sent
 /// again (so older corpus files decode as before but for that rare flag), then the key.
-fn decode_request(r: &mut Bytes<'_>) -> (Request, Option<Vec<u8>>) {
+pub(crate) fn decode_request(r: &mut Bytes<'_>) -> (Request, Option<Vec<u8>>) {
     let b = r.u8();
     // One byte, as when this was a bool: odd carries a field, its upper bits say which value
     // (mostly a real key, else the empty and blank values that are no key).
@@ -236,7 +236,7 @@ fn decode_request(r: &mut Bytes<'_>) -> (Request, Option<Vec<u8>>) {
     (request, key.map(<[u8]>::to_vec))
 }
 
-fn decode_duration(r: &mut Bytes<'_>) -> Duration {
+pub(crate) fn decode_duration(r: &mut Bytes<'_>) -> Duration {
     match r.below(10) {
         0 => Duration::ZERO,
         1 => Duration::from_nanos(u64::from(r.u16())),
@@ -265,7 +265,7 @@ fn decode_status(r: &mut Bytes<'_>) -> u16 {
     }
 }
 
-fn decode_time_step(r: &mut Bytes<'_>) -> TimeStep {
+pub(crate) fn decode_time_step(r: &mut Bytes<'_>) -> TimeStep {
     match r.below(14) {
         0 | 1 => TimeStep::Same,
         2 => TimeStep::Nanos(r.u32()),
@@ -287,29 +287,38 @@ fn decode_action(r: &mut Bytes<'_>) -> Action {
     match r.below(8) {
         0 | 1 => Action::Poll,
         2 => Action::Started,
-        3 | 4 => Action::Response {
-            status: decode_status(r),
-            retry_after: r.bool().then(|| decode_header(r)),
-            date: r.bool().then(|| decode_header(r)),
-            wall_clock: r.bool().then(|| decode_wall_clock(r)),
-            rate_limit: decode_rate_limit(r),
-            class: match r.below(8) {
-                0 => ResponseClass::Retryable,
-                1 => ResponseClass::Final,
-                _ => ResponseClass::ByStatus,
-            },
-        },
-        5 => {
-            let kinds = ErrorKind::ALL;
-            let error = AttemptError::new(kinds[usize::from(r.u8()) % kinds.len()]);
-            // Mostly an explicit class (an override), else the kind's own.
-            Action::Error(match ErrorClass::ALL.get(usize::from(r.below(8))) {
-                Some(&class) => error.with_class(class),
-                None => error,
-            })
-        }
+        3 | 4 => decode_response(r),
+        5 => Action::Error(decode_error(r)),
         6 => Action::TimePassed,
         _ => Action::Abort,
+    }
+}
+
+/// A response: any status, `Retry-After`/`Date` bytes, wall clock, rate-limit fields and class
+/// (an [`Action::Response`]; the hedging oracle reads its copies' answers with it too).
+pub(crate) fn decode_response(r: &mut Bytes<'_>) -> Action {
+    Action::Response {
+        status: decode_status(r),
+        retry_after: r.bool().then(|| decode_header(r)),
+        date: r.bool().then(|| decode_header(r)),
+        wall_clock: r.bool().then(|| decode_wall_clock(r)),
+        rate_limit: decode_rate_limit(r),
+        class: match r.below(8) {
+            0 => ResponseClass::Retryable,
+            1 => ResponseClass::Final,
+            _ => ResponseClass::ByStatus,
+        },
+    }
+}
+
+/// A network error of any kind, mostly with an explicit class (an override), else the kind's
+/// own.
+pub(crate) fn decode_error(r: &mut Bytes<'_>) -> AttemptError {
+    let kinds = ErrorKind::ALL;
+    let error = AttemptError::new(kinds[usize::from(r.u8()) % kinds.len()]);
+    match ErrorClass::ALL.get(usize::from(r.below(8))) {
+        Some(&class) => error.with_class(class),
+        None => error,
     }
 }
 

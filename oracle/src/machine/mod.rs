@@ -47,7 +47,10 @@ use backstop_core::{
 };
 use rand_core::SeedableRng;
 
-use decode::Action;
+pub(crate) use decode::{
+    decode_duration, decode_error, decode_policy, decode_request, decode_response,
+    decode_time_step, Action, TimeStep,
+};
 pub use decode::{RateLimitFields, Scenario};
 use ledger::Ledger;
 use model::Model;
@@ -149,7 +152,7 @@ pub(crate) struct ServerAsked {
 }
 
 /// The event for an action, and what its response asks for.
-fn event_of<'a>(action: &'a Action, policy: &Policy) -> (Event<'a>, ServerAsked) {
+pub(crate) fn event_of<'a>(action: &'a Action, policy: &Policy) -> (Event<'a>, ServerAsked) {
     let none = ServerAsked::default();
     match action {
         Action::Poll | Action::TimePassed => (Event::TimePassed, none),
