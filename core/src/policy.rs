@@ -512,7 +512,6 @@ impl PolicyBuilder {
     /// ([`StopReason::OriginPaused`], [`StopReason::RateLimited`]) instead of waiting (the
     /// default: it waits, within its deadline). Retries always wait: they are floored at the
     /// reopening time.
-    #[must_use]
     pub const fn fail_fast_when_paused(mut self, yes: bool) -> Self {
         self.policy.fail_fast_when_paused = yes;
         self
