@@ -515,7 +515,10 @@ fn a_gate_is_shared_send_and_sync_and_through_pointers() {
     fn end<G: Gate>(gate: &G, signal: backstop_core::GateSignal) {
         gate.on_attempt_end(at(0), signal);
     }
+    #[cfg(feature = "std")]
     end(&gate, back_off(at(0), ms(1_000)));
+    #[cfg(not(feature = "std"))]
+    end(&&*gate, back_off(at(0), ms(1_000)));
     let by_ref: &OriginGate = &gate;
     assert!(matches!(
         Gate::admit(&by_ref, at(0), LEASE),
