@@ -126,6 +126,7 @@ pub use jitter::Jitter;
 pub use machine::RetryMachine;
 pub use method::{Method, MethodSet};
 pub use non_idempotent::NonIdempotent;
+pub use overload::{AdaptiveRateLimiter, Cubic};
 pub use overload::{Gate, GateAdmission, GateSignal, NoGate, NoRateLimiter, RateLimiter};
 pub use policy::{ConfigError, Policy, PolicyBuilder, RetryAfterAboveMax};
 pub use rate_limit::{parse_rate_limit, XRateLimitReset, IMPLAUSIBLE_RESET_AGE};

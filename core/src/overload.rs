@@ -14,6 +14,9 @@ use core::time::Duration;
 
 use crate::time::Instant;
 
+mod rate_limiter;
+pub use rate_limiter::{AdaptiveRateLimiter, Cubic};
+
 /// What a [`Gate`] says before an attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
