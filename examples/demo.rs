@@ -18,11 +18,20 @@
 //! `HttpService::with_tls`, hyper-rustls's `with_tls_config`, reqwest's `tls_certs_only`). An
 //! error summary names a TLS failure's cause (`certificate rejected: UnknownIssuer`).
 //!
+//! `--repeat N --concurrency C` runs N operations, C at a time, through one client (one
+//! retrier: its budget, gates and limiter shared), prints only the events of the shared objects
+//! (an origin paused or reopened, the rate limiter turned on) and one summary line: operations
+//! by status, errors, attempts, stop reasons, and the limiter's rates. `--origin-gate` gives the
+//! retrier one gate per origin (a 429's or 503's `Retry-After` pauses every operation to it);
+//! `--rate-limiter adaptive` gives it AWS's adaptive client rate limiter (off until a 429).
+//!
 //! `--explain` (with or without `--url`) first prints the policy's worst case
 //! (`Policy::worst_case`): the most requests the operation can send, the longest it can take,
 //! and the longest single wait.
 
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use backstop::rustls::pki_types::pem::PemObject;
@@ -30,7 +39,7 @@ use backstop::rustls::pki_types::CertificateDer;
 use backstop::smol::{HttpService, SmolRuntime};
 use backstop::tokio::TokioRuntime;
 use backstop::tower::{RetryLayer, ServiceError};
-use backstop::{Backoff, Outcome, Policy};
+use backstop::{AdaptiveRateLimiter, Backoff, GateConfig, OriginGates, Outcome, Policy};
 use backstop::{
     EventKind, OperationName, Retried, Retrier, RetryError, RetryEvent, TlsFailure, IDEMPOTENCY_KEY,
 };
@@ -157,6 +166,13 @@ struct Options {
     body: Option<String>,
     client: Client,
     ca_file: Option<String>,
+    /// Operations to run (`--repeat`), and how many at a time (`--concurrency`).
+    repeat: usize,
+    concurrency: usize,
+    /// `--origin-gate`: one gate per origin, shared by the operations.
+    origin_gate: bool,
+    /// `--rate-limiter adaptive`: one adaptive limiter, shared by the operations.
+    adaptive: bool,
 }
 
 /// The adapter that sends the request.
@@ -183,6 +199,10 @@ fn parse(args: &[String]) -> Result<Options, String> {
         body: None,
         client: Client::Ureq,
         ca_file: None,
+        repeat: 1,
+        concurrency: 1,
+        origin_gate: false,
+        adaptive: false,
     };
     let mut it = args.iter();
     while let Some(flag) = it.next() {
@@ -225,12 +245,33 @@ fn parse(args: &[String]) -> Result<Options, String> {
                 }
             }
             "--ca-file" => o.ca_file = Some(value()?),
+            "--repeat" => {
+                o.repeat = value()?
+                    .parse()
+                    .ok()
+                    .filter(|&n| n >= 1)
+                    .ok_or("--repeat: a number of operations, at least 1")?;
+            }
+            "--concurrency" => {
+                o.concurrency = value()?
+                    .parse()
+                    .ok()
+                    .filter(|&n| (1..=1024).contains(&n))
+                    .ok_or("--concurrency: 1 to 1024 operations at a time")?;
+            }
+            "--origin-gate" => o.origin_gate = true,
+            "--rate-limiter" => match value()?.as_str() {
+                "adaptive" => o.adaptive = true,
+                "off" => o.adaptive = false,
+                other => return Err(format!("--rate-limiter: adaptive or off, not {other}")),
+            },
             "-h" | "--help" => {
                 return Err(
                     "usage: demo [--explain] [--url URL [--method M] [--max-attempts N] \
                      [--max-elapsed SECS] [--attempt-timeout SECS] \
                      [--idempotency-key KEY|auto] [--body TEXT] \
-                     [--client ureq|smol|tokio|reqwest] [--ca-file PEM]] \
+                     [--client ureq|smol|tokio|reqwest] [--ca-file PEM] \
+                     [--repeat N] [--concurrency C] [--origin-gate] [--rate-limiter adaptive]] \
                      (--client tower is tokio's alias: the tower layer over hyper-util)"
                         .to_owned(),
                 )
@@ -261,7 +302,67 @@ fn any_url(o: &Options, explain: bool) -> Result<(), String> {
             worst.wait.as_secs_f64() * 1e3
         );
     }
-    let retrier = Retrier::new(policy).on_event(|e| println!("{}", json_line(e)));
+    let mut retrier = Retrier::new(policy);
+    if o.origin_gate {
+        let gates = OriginGates::new(GateConfig::new()).map_err(|e| e.to_string())?;
+        retrier = retrier.origin_gates(Arc::new(gates));
+    }
+    let limiter = o.adaptive.then(|| Arc::new(AdaptiveRateLimiter::new()));
+    if let Some(limiter) = &limiter {
+        retrier = retrier.rate_limiter(limiter.clone());
+    }
+    // One operation: every event. Many: what the gates and the limiter did, and the summary.
+    let every_event = o.repeat == 1;
+    let retrier = retrier.on_event(move |e| {
+        let shared = matches!(
+            e.kind,
+            EventKind::GateClosed { .. }
+                | EventKind::GateReopened { .. }
+                | EventKind::RateLimiterEnabled { .. }
+        );
+        if every_event || shared {
+            println!("{}", json_line(e));
+        }
+    });
+    // Checked once, before anything is sent.
+    request_of(o)?;
+    let started = std::time::Instant::now();
+    let results = send(o, retrier)?;
+    if o.repeat > 1 {
+        println!(
+            "{}",
+            totals(&results, started.elapsed(), limiter.as_deref())
+        );
+        return Ok(());
+    }
+    match results.into_iter().next() {
+        Some(Ok((status, outcome))) => {
+            println!(
+                r#"{{"summary":true,"status":{},"attempts":{},"elapsed_ms":{:.3},"reason":"{}"}}"#,
+                status,
+                outcome.attempts,
+                outcome.elapsed.as_secs_f64() * 1e3,
+                outcome.reason
+            );
+            Ok(())
+        }
+        Some(Err((error, o))) => {
+            println!(
+                r#"{{"summary":true,"error":"{}","attempts":{},"elapsed_ms":{:.3},"reason":"{}"}}"#,
+                json_escape(&error),
+                o.attempts,
+                o.elapsed.as_secs_f64() * 1e3,
+                o.reason
+            );
+            Err("no response".to_owned())
+        }
+        None => Err("no operation ran".to_owned()),
+    }
+}
+
+/// The operation's request, made afresh for each operation (`--idempotency-key auto`: a new
+/// key each).
+fn request_of(o: &Options) -> Result<http::Request<Bytes>, String> {
     let uri: http::Uri = o.url.parse().map_err(|e| format!("--url: {e}"))?;
     let body = Bytes::from(o.body.clone().unwrap_or_default());
     let mut request = http::Request::builder()
@@ -280,37 +381,65 @@ fn any_url(o: &Options, explain: bool) -> Result<(), String> {
     if let Some(key) = key {
         request.headers_mut().insert(IDEMPOTENCY_KEY, key);
     }
-    match send(o, retrier, request)? {
-        Ok((status, outcome)) => {
-            println!(
-                r#"{{"summary":true,"status":{},"attempts":{},"elapsed_ms":{:.3},"reason":"{}"}}"#,
-                status,
-                outcome.attempts,
-                outcome.elapsed.as_secs_f64() * 1e3,
-                outcome.reason
-            );
-            Ok(())
-        }
-        Err((error, o)) => {
-            println!(
-                r#"{{"summary":true,"error":"{}","attempts":{},"elapsed_ms":{:.3},"reason":"{}"}}"#,
-                json_escape(&error),
-                o.attempts,
-                o.elapsed.as_secs_f64() * 1e3,
-                o.reason
-            );
-            Err("no response".to_owned())
-        }
+    Ok(request)
+}
+
+/// The summary line of `--repeat`: operations by final status (or stop reason without a
+/// response), attempts, wall time, and the limiter's rates at the end.
+fn totals(results: &[Sent], wall: Duration, limiter: Option<&AdaptiveRateLimiter>) -> String {
+    let mut statuses = std::collections::BTreeMap::<u16, usize>::new();
+    let mut reasons = std::collections::BTreeMap::<String, usize>::new();
+    let mut attempts = 0u64;
+    let mut errors = 0usize;
+    for result in results {
+        let outcome = match result {
+            Ok((status, outcome)) => {
+                *statuses.entry(*status).or_default() += 1;
+                outcome
+            }
+            Err((_, outcome)) => {
+                errors += 1;
+                outcome
+            }
+        };
+        attempts += u64::from(outcome.attempts);
+        *reasons.entry(outcome.reason.to_string()).or_default() += 1;
     }
+    let map = |m: Vec<(String, usize)>| {
+        m.iter()
+            .map(|(k, v)| format!(r#""{k}":{v}"#))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let statuses = map(statuses
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect());
+    let reasons = map(reasons.into_iter().collect());
+    let limiter = limiter.map_or_else(String::new, |l| {
+        format!(
+            r#","rate_limiter":{{"enabled":{},"fill_rate":{:.3},"measured_rate":{:.3}}}"#,
+            l.is_enabled(),
+            l.fill_rate(),
+            l.measured_rate()
+        )
+    });
+    format!(
+        r#"{{"summary":true,"operations":{},"statuses":{{{statuses}}},"errors":{errors},"attempts":{attempts},"reasons":{{{reasons}}},"elapsed_ms":{:.3}{limiter}}}"#,
+        results.len(),
+        wall.as_secs_f64() * 1e3
+    )
 }
 
 /// The final status and outcome, or the error's summary text and outcome.
 type Sent = Result<(u16, Outcome), (String, Outcome)>;
 
-/// Sends the operation through the chosen adapter; with `--ca-file`, it trusts the CAs in
-/// that file alone, given to the client through its own TLS API.
-fn send(o: &Options, retrier: Retrier, request: http::Request<Bytes>) -> Result<Sent, String> {
+/// Runs `--repeat` operations, `--concurrency` at a time, through one client of the chosen
+/// adapter (its retrier, budget, gates and limiter shared); with `--ca-file`, it trusts the
+/// CAs in that file alone, given to the client through its own TLS API.
+fn send(o: &Options, retrier: Retrier) -> Result<Vec<Sent>, String> {
     let cas = o.ca_file.as_deref().map(ca_certificates).transpose()?;
+    let (n, c) = (o.repeat, o.concurrency.min(o.repeat));
     match o.client {
         Client::Ureq => {
             let client = match cas {
@@ -326,13 +455,15 @@ fn send(o: &Options, retrier: Retrier, request: http::Request<Bytes>) -> Result<
                 }
                 None => backstop::ureq::Client::new(retrier),
             };
-            // A request without a body goes with none at all, as a ureq user sends a GET.
-            let result = if request.body().is_empty() {
-                client.run(request.map(|_| ()))
-            } else {
-                client.run(request.map(|body| body.to_vec()))
+            let one = |request: http::Request<Bytes>| {
+                // A request without a body goes with none at all, as a ureq user sends a GET.
+                Ok(if request.body().is_empty() {
+                    summary(client.run(request.map(|_| ())))
+                } else {
+                    summary(client.run(request.map(|body| body.to_vec())))
+                })
             };
-            Ok(summary(result))
+            on_threads(o, n, c, one)
         }
         Client::Smol => {
             let http = match cas {
@@ -340,14 +471,97 @@ fn send(o: &Options, retrier: Retrier, request: http::Request<Bytes>) -> Result<
                 None => HttpService::new(),
             };
             let client = RetryLayer::new(retrier, SmolRuntime::new()).layer(http);
-            layer_summary(smol::block_on(client.oneshot(request.map(Full::new))))
+            let one = |request: http::Request<Bytes>| {
+                let client = client.clone();
+                async move { layer_summary(client.oneshot(request.map(Full::new)).await) }
+            };
+            smol::block_on(concurrently(o, n, c, one))
         }
         Client::Tokio => {
             let tls = cas.map(rustls_trusting).transpose()?;
-            on_tokio(through_hyper_util(retrier, tls, request))?
+            let client = hyper_util_client(retrier, tls);
+            let one = |request: http::Request<Bytes>| {
+                let client = client.clone();
+                async move { layer_summary(client.oneshot(request.map(Full::new)).await) }
+            };
+            on_tokio(concurrently(o, n, c, one))?
         }
-        Client::Reqwest => on_tokio(through_reqwest(retrier, cas, request))?,
+        Client::Reqwest => {
+            let client = reqwest_client(retrier, cas)?;
+            let one = |request: http::Request<Bytes>| through_reqwest(&client, request);
+            on_tokio(concurrently(o, n, c, one))?
+        }
     }
+}
+
+/// `n` blocking operations on `c` threads (each takes the next operation when it is done).
+fn on_threads(
+    o: &Options,
+    n: usize,
+    c: usize,
+    one: impl Fn(http::Request<Bytes>) -> Result<Sent, String> + Sync,
+) -> Result<Vec<Sent>, String> {
+    let next = AtomicUsize::new(0);
+    let results = Mutex::new(Vec::with_capacity(n));
+    std::thread::scope(|s| {
+        for _ in 0..c {
+            s.spawn(|| {
+                while next.fetch_add(1, Ordering::Relaxed) < n {
+                    let sent = request_of(o).and_then(&one);
+                    results
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push(sent);
+                }
+            });
+        }
+    });
+    results
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner)
+        .into_iter()
+        .collect()
+}
+
+/// `n` async operations, `c` at a time, in one task (each of `c` workers takes the next
+/// operation when its own is done).
+async fn concurrently<F, Fut>(o: &Options, n: usize, c: usize, one: F) -> Result<Vec<Sent>, String>
+where
+    F: Fn(http::Request<Bytes>) -> Fut,
+    Fut: core::future::Future<Output = Result<Sent, String>>,
+{
+    let next = AtomicUsize::new(0);
+    let worker = || async {
+        let mut mine = Vec::new();
+        while next.fetch_add(1, Ordering::Relaxed) < n {
+            mine.push(match request_of(o) {
+                Ok(request) => one(request).await,
+                Err(e) => Err(e),
+            });
+        }
+        mine
+    };
+    let mut workers: Vec<_> = (0..c).map(|_| Box::pin(worker())).collect();
+    let mut done: Vec<Option<Vec<Result<Sent, String>>>> = (0..c).map(|_| None).collect();
+    // Bounded: every worker ends once the `n` operations are taken.
+    futures_lite::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (worker, done) in workers.iter_mut().zip(done.iter_mut()) {
+            if done.is_none() {
+                match core::future::Future::poll(worker.as_mut(), cx) {
+                    core::task::Poll::Ready(results) => *done = Some(results),
+                    core::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            core::task::Poll::Pending
+        } else {
+            core::task::Poll::Ready(())
+        }
+    })
+    .await;
+    done.into_iter().flatten().flatten().collect()
 }
 
 /// The CA certificates in the PEM file at `path`, read by rustls-pki-types.
@@ -383,14 +597,12 @@ fn rustls_trusting(
         .with_no_client_auth())
 }
 
-/// One operation through a reqwest client (rustls on ring, trusting `cas` alone when given,
-/// else reqwest's default: the platform's verifier) with the retry middleware. An error that
-/// did not come from the retry loop is the demo's own failure.
-async fn through_reqwest(
+/// A reqwest client (rustls on ring, trusting `cas` alone when given, else reqwest's
+/// default: the platform's verifier) with the retry middleware.
+fn reqwest_client(
     retrier: Retrier,
     cas: Option<Vec<CertificateDer<'static>>>,
-    mut request: http::Request<Bytes>,
-) -> Result<Sent, String> {
+) -> Result<reqwest_middleware::ClientWithMiddleware, String> {
     // reqwest is built with `rustls-no-provider`: ring is the process default.
     let _ = backstop::rustls::crypto::ring::default_provider().install_default();
     let mut http = reqwest::Client::builder();
@@ -400,9 +612,17 @@ async fn through_reqwest(
         http = http.tls_certs_only(cas.map_err(|e| format!("--ca-file: {e}"))?);
     }
     let http = http.build().map_err(|e| format!("reqwest client: {e}"))?;
-    let client = reqwest_middleware::ClientBuilder::new(http)
+    Ok(reqwest_middleware::ClientBuilder::new(http)
         .with(backstop::reqwest::RetryMiddleware::new(retrier))
-        .build();
+        .build())
+}
+
+/// One operation through the reqwest `client`. An error that did not come from the retry
+/// loop is the demo's own failure.
+async fn through_reqwest(
+    client: &reqwest_middleware::ClientWithMiddleware,
+    mut request: http::Request<Bytes>,
+) -> Result<Sent, String> {
     // The middleware reads the operation's name from the chain's extensions.
     let mut extensions = core::mem::take(request.extensions_mut());
     let request = reqwest::Request::try_from(request).map_err(|_| "--url: not for reqwest")?;
@@ -421,16 +641,17 @@ async fn through_reqwest(
     }
 }
 
-/// One operation through a hyper-util client (http, and https trusting `tls`, else
-/// hyper-rustls's Mozilla roots) behind the retry layer on tokio. Its connector gives up a
-/// connect at half the attempt timeout, as `backstop::tower`'s docs ask: a connect that never
-/// completes is then `ConnectTimeout` (never sent, so retried for any method), not the loop's
-/// `Timeout`.
-async fn through_hyper_util(
+/// A hyper-util client (http, and https trusting `tls`, else hyper-rustls's Mozilla roots)
+/// behind the retry layer on tokio. Its connector gives up a connect at half the attempt
+/// timeout, as `backstop::tower`'s docs ask: a connect that never completes is then
+/// `ConnectTimeout` (never sent, so retried for any method), not the loop's `Timeout`.
+fn hyper_util_client(
     retrier: Retrier,
     tls: Option<backstop::rustls::ClientConfig>,
-    request: http::Request<Bytes>,
-) -> Result<Sent, String> {
+) -> backstop::tower::Retry<
+    hyper_util::client::legacy::Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>,
+    TokioRuntime,
+> {
     let mut tcp = HttpConnector::new();
     tcp.enforce_http(false);
     tcp.set_connect_timeout(Some(retrier.policy().attempt_timeout() / 2));
@@ -441,8 +662,7 @@ async fn through_hyper_util(
     };
     let https = https.https_or_http().enable_http1().wrap_connector(tcp);
     let http = hyper_util::client::legacy::Client::builder(TokioExecutor::new()).build(https);
-    let client = RetryLayer::new(retrier, TokioRuntime::new()).layer(http);
-    layer_summary(client.oneshot(request.map(Full::new)).await)
+    RetryLayer::new(retrier, TokioRuntime::new()).layer(http)
 }
 
 /// The summary of the tower layer's answer: the status and the outcome in the response's

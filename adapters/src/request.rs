@@ -15,7 +15,8 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method, Uri};
 
 use crate::abort::Abort;
 use crate::observe::redact::DebugRequest;
-use crate::Policy;
+use crate::overload::Origin;
+use crate::{Policy, Retrier};
 
 /// The `Idempotency-Key` header name.
 pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
@@ -122,6 +123,9 @@ pub(crate) struct Plan {
     pub(crate) policy: Option<Box<Policy>>,
     /// The transport sends a body it cannot send again (reqwest's stream bodies).
     pub(crate) body_not_replayable: bool,
+    /// The request's origin, when the retrier has origin gates (boxed: without them, the
+    /// usual case, the plan stays small).
+    pub(crate) origin: Option<Box<Origin>>,
 }
 
 impl Plan {
@@ -155,23 +159,29 @@ impl Plan {
             abort,
             policy,
             body_not_replayable: false,
+            origin: None,
         }
     }
 
-    /// The plan of `request` (see [`from_head`](Self::from_head)), with its URI only when
-    /// `needs_uri` (see `Retrier::needs_uri`; else `/`, which nothing reads).
-    pub(crate) fn of<B>(request: &http::Request<B>, needs_uri: bool) -> Self {
-        let uri = if needs_uri {
+    /// The plan of `request` under `retrier` (see [`from_head`](Self::from_head)), with its
+    /// URI only when the retrier reads it (`Retrier::needs_uri`; else `/`, which nothing
+    /// reads), and its origin when the retrier has origin gates.
+    pub(crate) fn of<B>(request: &http::Request<B>, retrier: &Retrier) -> Self {
+        let uri = if retrier.needs_uri() {
             request.uri().clone()
         } else {
             Uri::default()
         };
-        Plan::from_head(
+        let mut plan = Plan::from_head(
             request.method().clone(),
             uri,
             request.headers(),
             request.extensions(),
-        )
+        );
+        if retrier.gates.is_some() {
+            plan.origin = Origin::of(request.uri()).map(Box::new);
+        }
+        plan
     }
 }
 

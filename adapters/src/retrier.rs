@@ -6,8 +6,10 @@ use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use crate::overload::OriginGates;
 use crate::{
-    AttemptOutcome, Budget, ErrorClass, ErrorKind, Instant, LatencyTracker, Policy, ResponseClass,
+    AdaptiveRateLimiter, AttemptOutcome, Budget, ErrorClass, ErrorKind, Instant, LatencyTracker,
+    Policy, ResponseClass,
 };
 use rand_core::SeedableRng;
 use rand_pcg::Pcg64Mcg;
@@ -48,6 +50,10 @@ pub struct Retrier {
     pub(crate) drain: DrainLimits,
     /// The latencies an adaptive hedging delay reads, shared by the retrier's clones.
     pub(crate) latencies: Arc<LatencyTracker>,
+    /// The gates that pause an origin's operations together, if any.
+    pub(crate) gates: Option<Arc<OriginGates>>,
+    /// The send-rate limiter, if any.
+    pub(crate) limiter: Option<Arc<AdaptiveRateLimiter>>,
     seed: Option<u64>,
     operations: Arc<AtomicU64>,
 }
@@ -86,6 +92,8 @@ impl Retrier {
             budget: SharedBudget(None),
             drain: DrainLimits::DEFAULT,
             latencies: Arc::new(LatencyTracker::new(LATENCY_WINDOW)),
+            gates: None,
+            limiter: None,
             seed: None,
             operations: Arc::new(AtomicU64::new(0)),
         }
@@ -271,6 +279,32 @@ impl Retrier {
     #[must_use]
     pub fn latencies(mut self, tracker: Arc<LatencyTracker>) -> Self {
         self.latencies = tracker;
+        self
+    }
+
+    /// Pauses every operation to an origin (scheme, host, port) when a server asks one of
+    /// them to back off (a `Retry-After` on a 429 or 503, an exhausted rate-limit quota):
+    /// `gates` keeps one [`OriginGate`](crate::OriginGate) per origin, shared by the
+    /// retrier's clones (and by other retriers given the same `Arc`). While an origin's gate
+    /// is closed a new operation waits for it to reopen, within its deadline, or gives up
+    /// with [`StopReason::OriginPaused`](crate::StopReason::OriginPaused) (at once, under
+    /// [`fail_fast_when_paused`](crate::PolicyBuilder::fail_fast_when_paused)); retries are
+    /// floored at the reopening. Hedged operations do not consult the gates.
+    #[must_use]
+    pub fn origin_gates(mut self, gates: Arc<OriginGates>) -> Self {
+        self.gates = Some(gates);
+        self
+    }
+
+    /// Paces every attempt of the retrier's operations (first attempts too) by `limiter`,
+    /// AWS's adaptive client rate limiter: off until a server throttles (a 429, a 503 with
+    /// `Retry-After`), then a token bucket whose rate follows CUBIC. An attempt without a
+    /// token waits for one within its deadline, or gives up with
+    /// [`StopReason::RateLimited`](crate::StopReason::RateLimited). Hedged operations do
+    /// not consult it.
+    #[must_use]
+    pub fn rate_limiter(mut self, limiter: Arc<AdaptiveRateLimiter>) -> Self {
+        self.limiter = Some(limiter);
         self
     }
 

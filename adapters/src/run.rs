@@ -14,8 +14,9 @@ use core::task::Poll;
 use core::time::Duration;
 
 use crate::{
-    AttemptError, AttemptOutcome, Decision, ErrorKind, Event, Instant, Method, Outcome, Policy,
-    Request, Response, ResponseClass, RetryMachine, SendReason, StopReason, WaitReason,
+    AdaptiveRateLimiter, AttemptError, AttemptOutcome, Decision, ErrorKind, Event, GateState,
+    Instant, Method, OriginGate, Outcome, Policy, Request, Response, ResponseClass, RetryMachine,
+    SendReason, StopReason, WaitReason,
 };
 use futures_lite::future;
 
@@ -24,6 +25,7 @@ use crate::drain::{announced_too_long, DrainLimits};
 use crate::observe::events::EventKind;
 use crate::observe::Emitter;
 use crate::outcome::{Retried, RetryError};
+use crate::overload::{SharedGate, SharedLimiter};
 use crate::progress::Progress;
 use crate::request::{copy_for_attempt, Attempt, OperationName, Plan};
 use crate::response_view::ResponseView;
@@ -81,7 +83,7 @@ where
     B: Clone,
     T: Transport<B>,
 {
-    let plan = Plan::of(&request, retrier.needs_uri());
+    let plan = Plan::of(&request, retrier);
     drive(
         retrier,
         runtime,
@@ -143,12 +145,18 @@ where
                 &plan.method,
                 &plan.uri,
             ),
-            machine: RetryMachine::with_budget(
+            machine: RetryMachine::with_overload(
                 // The request's own policy, else the retrier's.
                 *plan.policy.as_deref().unwrap_or(retrier.policy()),
                 facts,
                 retrier.next_rng(),
                 retrier.budget.clone(),
+                // The origin's gate, made when its first operation starts.
+                SharedGate(match (plan.origin.take(), &retrier.gates) {
+                    (Some(origin), Some(gates)) => Some(gates.gate(*origin, start)),
+                    _ => None,
+                }),
+                SharedLimiter(retrier.limiter.as_deref()),
                 start,
             ),
             start,
@@ -291,7 +299,7 @@ struct Operation<'a, RT: ?Sized> {
     runtime: &'a RT,
     abort: Option<&'a Abort>,
     emitter: Emitter<'a>,
-    machine: RetryMachine<LazyRng, SharedBudget>,
+    machine: RetryMachine<LazyRng, SharedBudget, SharedGate, SharedLimiter<'a>>,
     start: Instant,
     /// Whether the attempt in flight is still connecting, as its client says.
     progress: Progress,
@@ -351,6 +359,7 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         last: &mut Last<T::Body, T::Error>,
     ) -> Instant {
         let classify = |e: &T::Error| transport.error_kind(e);
+        let marks = self.overload_marks();
         let result = self.report(classify, (number, timeout), ended, raced, last);
         self.emitter.emit(EventKind::AttemptEnded {
             attempt: number,
@@ -358,7 +367,63 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
             took: ended.saturating_duration_since(now),
             elapsed: self.since_start(ended),
         });
+        if let Some(marks) = marks {
+            self.overload_events(marks, number, ended);
+        }
         self.emitter.clock_after(self.runtime, ended)
+    }
+
+    /// The gate's closings and reopenings and whether the limiter is on, before an attempt's
+    /// end is reported; `None` without a gate or a limiter (nothing to compare).
+    #[inline]
+    fn overload_marks(&self) -> Option<(u64, u64, bool)> {
+        let gate = self.machine.gate().0.as_deref();
+        let limiter = self.machine.rate_limiter().0;
+        if gate.is_none() && limiter.is_none() {
+            return None;
+        }
+        Some((
+            gate.map_or(0, OriginGate::closes),
+            gate.map_or(0, OriginGate::reopens),
+            limiter.is_some_and(AdaptiveRateLimiter::is_enabled),
+        ))
+    }
+
+    /// The events of what attempt `number`'s end (at `ended`) did to the gate and the limiter.
+    #[cold]
+    fn overload_events(
+        &self,
+        (closes, reopens, enabled): (u64, u64, bool),
+        number: u32,
+        ended: Instant,
+    ) {
+        let elapsed = self.since_start(ended);
+        if let Some(gate) = self.machine.gate().0.as_deref() {
+            if gate.closes() > closes {
+                let reopens_in = match gate.state(ended) {
+                    GateState::Closed { until, .. } => until.saturating_duration_since(ended),
+                    _ => Duration::ZERO,
+                };
+                self.emitter.emit(EventKind::GateClosed {
+                    attempt: number,
+                    reopens_in,
+                    elapsed,
+                });
+            }
+            if gate.reopens() > reopens {
+                self.emitter.emit(EventKind::GateReopened {
+                    attempt: number,
+                    elapsed,
+                });
+            }
+        }
+        let limiter = self.machine.rate_limiter().0;
+        if !enabled && limiter.is_some_and(AdaptiveRateLimiter::is_enabled) {
+            self.emitter.emit(EventKind::RateLimiterEnabled {
+                attempt: number,
+                elapsed,
+            });
+        }
     }
 
     /// Awaits `ready`, bounded by the deadline and the abort (an abort is reported; the

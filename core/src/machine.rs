@@ -332,6 +332,18 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
         Instant::from_nanos(self.deadline)
     }
 
+    /// The origin gate this machine consults (see [`RetryMachine::with_overload`]).
+    #[must_use]
+    pub const fn gate(&self) -> &G {
+        &self.gate
+    }
+
+    /// The send-rate limiter this machine consults.
+    #[must_use]
+    pub const fn rate_limiter(&self) -> &L {
+        &self.limiter
+    }
+
     /// Attempts started so far.
     #[must_use]
     pub const fn attempts(&self) -> u32 {

@@ -77,6 +77,31 @@ pub enum EventKind {
         /// Time since the operation started.
         elapsed: Duration,
     },
+    /// The origin's gate closed after this operation's attempt: every operation to the origin
+    /// waits until it reopens.
+    GateClosed {
+        /// The attempt whose answer closed it.
+        attempt: u32,
+        /// How long from now until the gate reopens (before its spread).
+        reopens_in: Duration,
+        /// Time since the operation started.
+        elapsed: Duration,
+    },
+    /// The origin's gate reopened for every operation after this operation's probe succeeded.
+    GateReopened {
+        /// The probe attempt.
+        attempt: u32,
+        /// Time since the operation started.
+        elapsed: Duration,
+    },
+    /// The send-rate limiter turned on after this operation's attempt was throttled: every
+    /// attempt of the retrier now takes a token.
+    RateLimiterEnabled {
+        /// The attempt that was throttled.
+        attempt: u32,
+        /// Time since the operation started.
+        elapsed: Duration,
+    },
     /// What hedging did, right before [`EventKind::Finished`] of a hedged operation.
     Hedged {
         /// The copy whose final answer was returned, if one was.
@@ -152,6 +177,11 @@ impl fmt::Display for RetryEvent<'_> {
                     None => Ok(()),
                 }
             }
+            EventKind::GateClosed { reopens_in, .. } => {
+                write!(f, "origin paused for {reopens_in:?}")
+            }
+            EventKind::GateReopened { .. } => f.write_str("origin reopened"),
+            EventKind::RateLimiterEnabled { .. } => f.write_str("rate limiter on"),
             EventKind::Finished { outcome } => write!(f, "finished: {outcome}"),
         }
     }

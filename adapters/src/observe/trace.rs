@@ -112,6 +112,29 @@ pub(crate) fn emit(event: &RetryEvent<'_>) {
             suppressed_by = suppressed_by.map_or("", StopReason::as_str),
             "hedged"
         ),
+        EventKind::GateClosed {
+            attempt,
+            reopens_in,
+            elapsed,
+        } => tracing::warn!(
+            target: "backstop",
+            operation = op, method, url, attempt,
+            reopens_in_us = micros(reopens_in),
+            elapsed_us = micros(elapsed),
+            "origin paused"
+        ),
+        EventKind::GateReopened { attempt, elapsed } => tracing::info!(
+            target: "backstop",
+            operation = op, method, url, attempt,
+            elapsed_us = micros(elapsed),
+            "origin reopened"
+        ),
+        EventKind::RateLimiterEnabled { attempt, elapsed } => tracing::warn!(
+            target: "backstop",
+            operation = op, method, url, attempt,
+            elapsed_us = micros(elapsed),
+            "rate limiter on"
+        ),
         EventKind::Finished { outcome } => {
             // `tracing`'s macros take the level as a constant: one arm per level.
             macro_rules! finished {

@@ -10,6 +10,7 @@ use core::future::Future;
 use core::pin::Pin;
 
 use crate::hedge::{hedges, run_hedged};
+use crate::overload::Origin;
 use crate::request::Plan;
 use crate::run::run_planned;
 use crate::tokio::TokioRuntime;
@@ -115,7 +116,7 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
             // The URL is converted only when something reads it: the events or the response
             // hook.
             let needs_uri = self.retrier.needs_uri();
-            let mut plan = plan(&sends, needs_uri);
+            let mut plan = plan(&sends, needs_uri, self.retrier.gates.is_some());
             plan.body_not_replayable = !replayable;
             let policy = plan.policy.as_deref().unwrap_or(self.retrier.policy());
             if hedges(policy, &plan) {
@@ -136,7 +137,7 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
 /// the plan), its `Idempotency-Key`, and an [`Abort`](crate::Abort), an
 /// [`OperationName`](crate::OperationName) and a [`Policy`](crate::Policy) from the
 /// middleware chain's extensions. The body stays in the request.
-fn plan(sends: &Sends<'_>, needs_uri: bool) -> Plan {
+fn plan(sends: &Sends<'_>, needs_uri: bool, gates: bool) -> Plan {
     let extensions = &*sends.extensions;
     // Cannot fail: no attempt has been sent yet.
     let Some(request) = sends.request.as_ref() else {
@@ -157,7 +158,17 @@ fn plan(sends: &Sends<'_>, needs_uri: bool) -> Plan {
     } else {
         http::Uri::default()
     };
-    Plan::from_head(request.method().clone(), uri, request.headers(), extensions)
+    let mut plan = Plan::from_head(request.method().clone(), uri, request.headers(), extensions);
+    if gates {
+        let url = request.url();
+        plan.origin = Origin::new(
+            Some(url.scheme()),
+            url.host_str(),
+            url.port_or_known_default(),
+        )
+        .map(Box::new);
+    }
+    plan
 }
 
 /// reqwest's error names the request's URL, userinfo and query included, in its text and its

@@ -113,7 +113,7 @@ where
         let retrier = self.retrier.clone();
         let runtime = self.runtime.clone();
         Box::pin(async move {
-            let plan = Plan::of(&request, retrier.needs_uri());
+            let plan = Plan::of(&request, &retrier);
             let policy = plan.policy.as_deref().unwrap_or(retrier.policy());
             if hedges(policy, &plan) {
                 let policy = *policy;

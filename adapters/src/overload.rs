@@ -1,0 +1,166 @@
+//! Overload control in the loop: the retrier's gates, one per origin, and its send-rate
+//! limiter, handed to every operation's machine.
+//!
+//! Rule: a server's pushback pauses every operation of the client to that origin (scheme,
+//! host, port), and a throttling server slows the client's whole send rate; both are
+//! consulted by the machine before every attempt (see `backstop::Gate` and
+//! `backstop::RateLimiter`). The map of gates is bounded: past its capacity, a gate that is
+//! open (and so holds nothing back) makes room for a new origin's.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use crate::{
+    AdaptiveRateLimiter, Gate, GateAdmission, GateConfig, GateConfigError, GateSignal, GateState,
+    Instant, OriginGate, RateLimiter,
+};
+
+/// One gate per origin, made on first use with one [`GateConfig`], in a bounded map: the
+/// origin gates of a [`Retrier`](crate::Retrier) ([`Retrier::origin_gates`](crate::Retrier::origin_gates)).
+///
+/// ```
+/// use backstop::{GateConfig, OriginGates, Retrier};
+/// use std::sync::Arc;
+///
+/// let gates = Arc::new(OriginGates::new(GateConfig::new())?);
+/// let retrier = Retrier::default().origin_gates(gates.clone());
+/// // A gate is made when the first operation to its origin starts.
+/// assert!(gates.get(&"https://api.example.com/v1/items".parse()?).is_none());
+/// # drop(retrier);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct OriginGates {
+    config: GateConfig,
+    capacity: usize,
+    gates: Mutex<HashMap<Origin, Arc<OriginGate>>>,
+}
+
+/// An origin: scheme, host (lowercase), port (the scheme's default when the URI has none).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Origin {
+    scheme: String,
+    host: String,
+    port: u16,
+}
+
+impl Origin {
+    /// The origin of a URI's parts; `None` without a host.
+    pub(crate) fn new(scheme: Option<&str>, host: Option<&str>, port: Option<u16>) -> Option<Self> {
+        let scheme = scheme.unwrap_or("http").to_ascii_lowercase();
+        let host = host?.to_ascii_lowercase();
+        let port = port.unwrap_or(match scheme.as_str() {
+            "https" => 443,
+            _ => 80,
+        });
+        Some(Origin { scheme, host, port })
+    }
+
+    pub(crate) fn of(uri: &http::Uri) -> Option<Self> {
+        Origin::new(uri.scheme_str(), uri.host(), uri.port_u16())
+    }
+}
+
+/// The default capacity of an [`OriginGates`] map.
+const DEFAULT_CAPACITY: usize = 1024;
+
+impl OriginGates {
+    /// Gates made with `config` (checked here, once), for at most 1,024 origins at a time.
+    ///
+    /// # Errors
+    ///
+    /// `config`'s error ([`OriginGate::new`]).
+    pub fn new(config: GateConfig) -> Result<Self, GateConfigError> {
+        OriginGate::new(config)?;
+        Ok(OriginGates {
+            config,
+            capacity: DEFAULT_CAPACITY,
+            gates: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// At most `n` origins at a time (at least 1). Past it, a gate that is open gives its place
+    /// to the new origin's; when every gate is closed, the new origin gets a gate of its own
+    /// that is not kept (its operations are not paused together).
+    #[must_use]
+    pub fn with_capacity(mut self, n: usize) -> Self {
+        self.capacity = n.max(1);
+        self
+    }
+
+    /// The gate of `uri`'s origin (scheme, host, port: the path does not matter), if an
+    /// operation to it made one and it is still kept: to read its state, for a graph or a
+    /// test.
+    #[must_use]
+    pub fn get(&self, uri: &http::Uri) -> Option<Arc<OriginGate>> {
+        let origin = Origin::of(uri)?;
+        let gates = self.gates.lock().unwrap_or_else(PoisonError::into_inner);
+        gates.get(&origin).cloned()
+    }
+
+    /// The gate of `origin`, made at `now` if there is none.
+    pub(crate) fn gate(&self, origin: Origin, now: Instant) -> Arc<OriginGate> {
+        let mut gates = self.gates.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(gate) = gates.get(&origin) {
+            return gate.clone();
+        }
+        // Checked in `new`: the config makes a gate.
+        let Ok(gate) = OriginGate::new(self.config) else {
+            unreachable!("the gates' config was checked when they were made")
+        };
+        let gate = Arc::new(gate);
+        if gates.len() >= self.capacity {
+            let open = gates
+                .iter()
+                .find(|(_, g)| matches!(g.state(now), GateState::Open))
+                .map(|(o, _)| o.clone());
+            match open {
+                Some(o) => {
+                    gates.remove(&o);
+                }
+                None => return gate,
+            }
+        }
+        gates.insert(origin, gate.clone());
+        gate
+    }
+}
+
+/// An operation's gate: its origin's, or none.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SharedGate(pub(crate) Option<Arc<OriginGate>>);
+
+impl Gate for SharedGate {
+    fn admit(&self, now: Instant, lease: Duration) -> GateAdmission {
+        match &self.0 {
+            Some(gate) => gate.admit(now, lease),
+            None => GateAdmission::Open,
+        }
+    }
+
+    fn on_attempt_end(&self, now: Instant, signal: GateSignal) {
+        if let Some(gate) = &self.0 {
+            gate.on_attempt_end(now, signal);
+        }
+    }
+}
+
+/// The retrier's send-rate limiter, or none.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct SharedLimiter<'a>(pub(crate) Option<&'a AdaptiveRateLimiter>);
+
+impl RateLimiter for SharedLimiter<'_> {
+    fn acquire(&self, now: Instant) -> Result<(), Instant> {
+        match self.0 {
+            Some(limiter) => limiter.acquire(now),
+            None => Ok(()),
+        }
+    }
+
+    fn on_response(&self, now: Instant, throttled: bool) {
+        if let Some(limiter) = self.0 {
+            limiter.on_response(now, throttled);
+        }
+    }
+}
