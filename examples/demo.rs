@@ -757,6 +757,23 @@ fn json_line(e: &RetryEvent<'_>) -> String {
                 .map_or_else(String::new, |last| last.to_string()),
             ms(outcome.elapsed)
         ),
+        EventKind::GateClosed {
+            attempt,
+            reopens_in,
+            elapsed,
+        } => format!(
+            r#"{{"event":"origin_paused",{head},"attempt":{attempt},"reopens_in_ms":{:.3},"elapsed_ms":{:.3}}}"#,
+            ms(reopens_in),
+            ms(elapsed)
+        ),
+        EventKind::GateReopened { attempt, elapsed } => format!(
+            r#"{{"event":"origin_reopened",{head},"attempt":{attempt},"elapsed_ms":{:.3}}}"#,
+            ms(elapsed)
+        ),
+        EventKind::RateLimiterEnabled { attempt, elapsed } => format!(
+            r#"{{"event":"rate_limiter_on",{head},"attempt":{attempt},"elapsed_ms":{:.3}}}"#,
+            ms(elapsed)
+        ),
         _ => format!(r#"{{"event":"other",{head}}}"#),
     }
 }
