@@ -126,6 +126,7 @@ pub use jitter::Jitter;
 pub use machine::RetryMachine;
 pub use method::{Method, MethodSet};
 pub use non_idempotent::NonIdempotent;
+pub use overload::{AdaptiveRateLimiter, Cubic};
 pub use overload::{
     FailureRatio, Gate, GateAdmission, GateCloseReason, GateConfig, GateConfigError, GateSignal,
     GateState, NoGate, NoRateLimiter, OriginGate, RateLimiter,
