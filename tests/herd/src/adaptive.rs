@@ -19,7 +19,7 @@
 use core::time::Duration;
 use std::collections::BTreeMap;
 
-use backstop_core::{NoGate, NoRateLimiter, Policy, RateLimiter};
+use backstop_core::{AdaptiveRateLimiter, NoGate, NoRateLimiter, Policy, RateLimiter};
 
 use crate::net::MS;
 use crate::open_loop::{self, Answer, Setup, Trace, SEC};
@@ -123,6 +123,12 @@ impl Watched for NoRateLimiter {
     }
 }
 
+impl Watched for AdaptiveRateLimiter {
+    fn watched_fill_rate(&self) -> Option<f64> {
+        self.is_enabled().then(|| self.fill_rate())
+    }
+}
+
 /// What one run measured.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Outcome {
@@ -149,12 +155,12 @@ pub struct Outcome {
     pub per_second: Vec<u32>,
     /// The `429`s among them.
     pub per_second_429: Vec<u32>,
-    /// Every [`SAMPLE_NS`] while operations start: the time in seconds and the mean fill rate
-    /// of the limiters that are on (`None` before the first is).
-    pub fill: Vec<(f64, Option<f64>)>,
+    /// Every [`SAMPLE_NS`] while operations start: the time in seconds, and the mean and the
+    /// sum of the fill rates of the limiters that are on (`None` before the first is).
+    pub fill: Vec<(f64, Option<(f64, f64)>)>,
     /// The limiters' fill rate summed over the clients' limiters, averaged over the window's
-    /// samples (0 without a limiter).
-    pub fill_sum: f64,
+    /// samples in which a limiter was on (`None`: none ever was).
+    pub fill_sum: Option<f64>,
 }
 
 /// The server: a token bucket, full at the start.
@@ -203,7 +209,6 @@ pub fn run_with<L: Watched>(config: &Config, variant: Variant, limiters: &[L]) -
         at: 0,
     };
     let mut fill = Vec::new();
-    let mut fill_sums = Vec::new();
     let trace = open_loop::run(
         &setup,
         &[NoGate],
@@ -214,12 +219,12 @@ pub fn run_with<L: Watched>(config: &Config, variant: Variant, limiters: &[L]) -
                 .iter()
                 .filter_map(Watched::watched_fill_rate)
                 .collect();
-            let mean = (!on.is_empty()).then(|| on.iter().sum::<f64>() / on.len() as f64);
-            fill.push((t as f64 / SEC as f64, mean));
-            fill_sums.push((t, on.iter().sum::<f64>()));
+            let sum = on.iter().sum::<f64>();
+            let both = (!on.is_empty()).then(|| (sum / on.len() as f64, sum));
+            fill.push((t, both));
         },
     );
-    summarise(config, variant, &trace, fill, &fill_sums)
+    summarise(config, variant, &trace, fill)
 }
 
 /// Runs one variant.
@@ -227,9 +232,13 @@ pub fn run_with<L: Watched>(config: &Config, variant: Variant, limiters: &[L]) -
 pub fn run(config: &Config, variant: Variant) -> Outcome {
     match variant {
         Variant::RetryOnly => run_with(config, variant, &[NoRateLimiter]),
-        Variant::Adaptive | Variant::AdaptiveShared => {
-            todo!("the adaptive limiter")
+        Variant::Adaptive => {
+            let limiters: Vec<AdaptiveRateLimiter> = (0..config.clients)
+                .map(|_| AdaptiveRateLimiter::new())
+                .collect();
+            run_with(config, variant, &limiters)
         }
+        Variant::AdaptiveShared => run_with(config, variant, &[AdaptiveRateLimiter::new()]),
     }
 }
 
@@ -237,8 +246,7 @@ fn summarise(
     config: &Config,
     variant: Variant,
     trace: &Trace,
-    fill: Vec<(f64, Option<f64>)>,
-    fill_sums: &[(u64, f64)],
+    fill: Vec<(u64, Option<(f64, f64)>)>,
 ) -> Outcome {
     let (start, end) = config.window();
     let secs = config.measure.as_secs_f64();
@@ -255,10 +263,10 @@ fn summarise(
         *stops.entry(op.outcome.reason.as_str()).or_insert(0u32) += 1;
     }
     let n = ops.len().max(1) as f64;
-    let in_window: Vec<f64> = fill_sums
+    let in_window: Vec<f64> = fill
         .iter()
         .filter(|(t, _)| (start..end).contains(t))
-        .map(|&(_, s)| s)
+        .filter_map(|&(_, f)| f.map(|(_, sum)| sum))
         .collect();
     let series_end = config.series_end();
     Outcome {
@@ -269,12 +277,20 @@ fn summarise(
         ops: u32::try_from(ops.len()).unwrap_or(u32::MAX),
         succeeded: u32::try_from(ops.iter().filter(|o| o.succeeded()).count()).unwrap_or(u32::MAX),
         stops: stops.into_iter().collect(),
-        attempts_per_op: ops.iter().map(|o| f64::from(o.outcome.attempts)).sum::<f64>() / n,
+        attempts_per_op: ops
+            .iter()
+            .map(|o| f64::from(o.outcome.attempts))
+            .sum::<f64>()
+            / n,
         held_per_op: ops.iter().map(|o| f64::from(o.held)).sum::<f64>() / n,
         per_second: trace.arrivals_per_bin(BIN_NS, series_end, |_| true),
         per_second_429: trace.arrivals_per_bin(BIN_NS, series_end, |a| a.status == 429),
-        fill,
-        fill_sum: in_window.iter().sum::<f64>() / in_window.len().max(1) as f64,
+        fill: fill
+            .into_iter()
+            .map(|(t, f)| (t as f64 / SEC as f64, f))
+            .collect(),
+        fill_sum: (!in_window.is_empty())
+            .then(|| in_window.iter().sum::<f64>() / in_window.len() as f64),
     }
 }
 
@@ -284,9 +300,19 @@ fn summarise(
 pub fn checks(outcomes: &[Outcome]) -> Vec<(String, bool)> {
     let get = |v: Variant| outcomes.iter().find(|o| o.variant == v);
     let (Some(retry), Some(adaptive)) = (get(Variant::RetryOnly), get(Variant::Adaptive)) else {
-        return vec![("the retry-only and adaptive variants were run".to_owned(), false)];
+        return vec![(
+            "the retry-only and adaptive variants were run".to_owned(),
+            false,
+        )];
     };
-    let ratio = retry.share_429 / adaptive.share_429.max(f64::MIN_POSITIVE);
+    let (lower, ratio) = if adaptive.share_429 > 0.0 {
+        let ratio = retry.share_429 / adaptive.share_429;
+        (format!("{ratio:.1}x lower"), ratio)
+    } else if retry.share_429 > 0.0 {
+        ("none at all with the limiter".to_owned(), f64::INFINITY)
+    } else {
+        ("none in either".to_owned(), 1.0)
+    };
     vec![
         (
             format!(
@@ -297,7 +323,7 @@ pub fn checks(outcomes: &[Outcome]) -> Vec<(String, bool)> {
         ),
         (
             format!(
-                "429 share {:.1} % with retries only, {:.1} % with the limiter: {ratio:.1}x lower (at least 5x)",
+                "429 share {:.1} % with retries only, {:.2} % with the limiter: {lower} (at least 5x)",
                 100.0 * retry.share_429,
                 100.0 * adaptive.share_429
             ),

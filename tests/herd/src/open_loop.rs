@@ -100,7 +100,12 @@ pub struct Trace {
 impl Trace {
     /// Arrivals at the server per bin of `bin` nanoseconds, over `[0, end)`.
     #[must_use]
-    pub fn arrivals_per_bin(&self, bin: u64, end: u64, keep: impl Fn(&Arrival) -> bool) -> Vec<u32> {
+    pub fn arrivals_per_bin(
+        &self,
+        bin: u64,
+        end: u64,
+        keep: impl Fn(&Arrival) -> bool,
+    ) -> Vec<u32> {
         let mut bins = vec![0u32; end.div_ceil(bin) as usize];
         for a in self.arrivals.iter().filter(|a| keep(a)) {
             if let Some(n) = bins.get_mut((a.at / bin) as usize) {
@@ -183,7 +188,10 @@ pub fn run<G: Gate, L: RateLimiter>(
     mut server: impl FnMut(u64) -> Answer,
     mut sample: impl FnMut(u64, &[L]),
 ) -> Trace {
-    assert!(!gates.is_empty() && !limiters.is_empty(), "a gate and a limiter at least");
+    assert!(
+        !gates.is_empty() && !limiters.is_empty(),
+        "a gate and a limiter at least"
+    );
     let interval = nanos(setup.interval);
     let horizon = nanos(setup.horizon);
     let mut net = Network::herd(rng(setup.seed, &[0]));
@@ -299,7 +307,10 @@ pub fn run<G: Gate, L: RateLimiter>(
     trace
 }
 
-fn live_op<'l, 'a, G, L>(live: &'l mut [Option<Live<'a, G, L>>], id: u32) -> &'l mut Live<'a, G, L> {
+fn live_op<'l, 'a, G, L>(
+    live: &'l mut [Option<Live<'a, G, L>>],
+    id: u32,
+) -> &'l mut Live<'a, G, L> {
     live.get_mut(id as usize)
         .and_then(Option::as_mut)
         .expect("an operation in flight")

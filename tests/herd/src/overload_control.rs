@@ -40,12 +40,23 @@ enum Done {
     Adapt(adaptive::Outcome),
 }
 
-/// Runs both experiments (each variant is an independent run, so the results do not depend
-/// on the number of threads).
+/// Runs both experiments, every variant (each variant is an independent run, so the results do
+/// not depend on the number of threads).
 #[must_use]
 pub fn run(push: &pushback::Config, adapt: &adaptive::Config) -> Results {
+    run_variants(push, adapt, &adaptive::Variant::ALL)
+}
+
+/// The same with only the adaptive experiment's `variants` (in the order given; the goals
+/// need [`adaptive::Variant::RetryOnly`] and [`adaptive::Variant::Adaptive`]).
+#[must_use]
+pub fn run_variants(
+    push: &pushback::Config,
+    adapt: &adaptive::Config,
+    variants: &[adaptive::Variant],
+) -> Results {
     // The longest runs first.
-    let jobs: Vec<Job> = adaptive::Variant::ALL
+    let jobs: Vec<Job> = variants
         .iter()
         .rev()
         .map(|&v| Job::Adapt(v))

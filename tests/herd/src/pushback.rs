@@ -255,8 +255,8 @@ pub fn checks(config: &Config, outcomes: &[Outcome]) -> Vec<(String, bool)> {
         return vec![("every variant was run".to_owned(), false)];
     };
     // Every operation started during the outage sends its first attempt into it.
-    let offered = f64::from(config.clients) * config.outage.as_secs_f64()
-        / config.interval.as_secs_f64();
+    let offered =
+        f64::from(config.clients) * config.outage.as_secs_f64() / config.interval.as_secs_f64();
     vec![
         (
             format!(

@@ -222,12 +222,13 @@ pub fn adaptive_table(outcomes: &[adaptive::Outcome]) -> String {
     for o in outcomes {
         let _ = writeln!(
             s,
-            "| {} | {:.1} | {:.2} % | {:.1} | {:.1} |",
+            "| {} | {:.1} | {:.2} % | {:.1} | {} |",
             o.variant.name(),
             o.send_rate,
             100.0 * o.share_429,
             o.successes_per_s,
             o.fill_sum
+                .map_or_else(|| "no limiter".to_owned(), |f| format!("{f:.1}"))
         );
     }
     s

@@ -1,4 +1,4 @@
-//! `cargo run --release -p backstop-herd --bin overload [-- --seed S --out DIR]`: runs issue
+//! `cargo run --release -p backstop-herd --bin overload [-- --seed S --burst B --out DIR]`: runs issue
 //! 21's two overload-control experiments (pushback and adaptive), prints their tables and
 //! goals, and writes them with the SVG figures.
 
@@ -11,12 +11,14 @@ use backstop_herd::{adaptive, pushback};
 
 struct Args {
     seed: u64,
+    burst: f64,
     out: PathBuf,
 }
 
 fn args() -> Result<Args, String> {
     let mut a = Args {
         seed: 2021,
+        burst: adaptive::Config::default().server_burst,
         out: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/overload")),
     };
     let mut it = std::env::args().skip(1);
@@ -28,8 +30,15 @@ fn args() -> Result<Args, String> {
                     .parse::<u64>()
                     .map_err(|e| format!("{flag} {value}: {e}"))?;
             }
+            "--burst" => {
+                a.burst = value
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|b| *b >= 1.0 && b.is_finite())
+                    .ok_or_else(|| format!("{flag} {value}: a number of tokens, at least 1"))?;
+            }
             "--out" => a.out = PathBuf::from(value),
-            _ => return Err(format!("unknown flag {flag}; flags: --seed --out")),
+            _ => return Err(format!("unknown flag {flag}; flags: --seed --burst --out")),
         }
     }
     Ok(a)
@@ -50,6 +59,7 @@ fn main() {
     };
     let adapt = adaptive::Config {
         seed: args.seed,
+        server_burst: args.burst,
         ..adaptive::Config::default()
     };
     let results = overload_control::run(&push, &adapt);
@@ -70,6 +80,41 @@ fn main() {
         eprintln!("some goals were missed");
         std::process::exit(1);
     }
+}
+
+/// The fill rate over time: the mean over the clients' limiters for each variant with a
+/// limiter, and the sum over them for the per-client variant (one shared limiter's mean is its
+/// sum).
+fn fill_lines(results: &Results) -> Vec<Line> {
+    let mut lines = Vec::new();
+    for o in &results.adaptive {
+        let series = |pick: fn((f64, f64)) -> f64| -> Vec<(f64, f64)> {
+            o.fill
+                .iter()
+                .filter_map(|&(t, f)| f.map(|f| (t, pick(f))))
+                .collect()
+        };
+        let mean = series(|(mean, _)| mean);
+        if mean.is_empty() {
+            continue;
+        }
+        if o.variant == adaptive::Variant::Adaptive {
+            lines.push(Line {
+                label: format!("{}: sum over the clients", o.variant.name()),
+                points: series(|(_, sum)| sum),
+            });
+            lines.push(Line {
+                label: format!("{}: mean over the clients", o.variant.name()),
+                points: mean,
+            });
+        } else {
+            lines.push(Line {
+                label: o.variant.name().to_owned(),
+                points: mean,
+            });
+        }
+    }
+    lines
 }
 
 fn figures(
@@ -142,32 +187,20 @@ fn figures(
     plot::lines(
         &args.out.join("adaptive-fill-rate.svg"),
         Axes {
-            title: "Adaptive: the limiter's fill rate (mean over the clients' limiters)",
+            title: "Adaptive: the limiters' fill rate (server admits 100/s)",
             x: "time (s)",
             y: "tokens/s",
             log_x: false,
             log_y: false,
             legend: Corner::UpperRight,
         },
-        &results
-            .adaptive
-            .iter()
-            .filter(|o| o.fill.iter().any(|(_, f)| f.is_some()))
-            .map(|o| Line {
-                label: o.variant.name().to_owned(),
-                points: o
-                    .fill
-                    .iter()
-                    .filter_map(|&(t, f)| f.map(|f| (t, f)))
-                    .collect(),
-            })
-            .collect::<Vec<_>>(),
+        &fill_lines(results),
     )?;
     std::fs::write(
         args.out.join("tables.md"),
         format!(
-            "<!-- Written by `cargo run --release -p backstop-herd --bin overload -- --seed {}`. -->\n\n{md}",
-            args.seed
+            "<!-- Written by `cargo run --release -p backstop-herd --bin overload -- --seed {} --burst {}`. -->\n\n{md}",
+            args.seed, args.burst
         ),
     )?;
     Ok(())
