@@ -12,16 +12,25 @@
 //!   [`HedgeMachine`](backstop_core::HedgeMachine) instead: requests fanned out to 100 leaves
 //!   whose latency has the heavy tail of [`tail`], with no hedging, fixed and adaptive backup
 //!   requests, and a provider-wide slowdown.
+//! - [`pushback`] and [`adaptive`] (issue 21, binary `overload`, run together by
+//!   [`overload_control`] through the open-loop driver [`open_loop`]) drive the real
+//!   `RetryMachine` with the overload objects: an [`OriginGate`](backstop_core::OriginGate)
+//!   against a server that answers `503 Retry-After: 10` for 10 s, and the adaptive client
+//!   rate limiter against a server that admits 100 requests/s and answers `429` above it.
 //!
 //! Everything is seeded: the same seed gives the same tables and figures, bit for bit.
 
+pub mod adaptive;
 pub mod contention;
 pub mod events;
 pub mod hedging;
 pub mod net;
+pub mod open_loop;
 pub mod overload;
+pub mod overload_control;
 pub mod parallel;
 pub mod plot;
+pub mod pushback;
 pub mod report;
 pub mod stats;
 pub mod tail;

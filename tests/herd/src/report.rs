@@ -2,9 +2,11 @@
 
 use core::fmt::Write as _;
 
+use crate::adaptive;
 use crate::contention::{self, Strategy};
 use crate::hedging;
 use crate::overload::Outcome;
+use crate::pushback;
 
 /// Part 1 at one N: every strategy's calls and completion time.
 #[must_use]
@@ -142,6 +144,123 @@ pub fn hedge_load_table(outcomes: &[hedging::Outcome], window: usize) -> String 
             o.worst_window_percent(window),
             o.denied
         );
+    }
+    s
+}
+
+/// The stop reasons of some outcomes, as columns: every reason any of them has, in name
+/// order.
+fn reasons<'a>(stops: impl Iterator<Item = &'a [(&'static str, u32)]>) -> Vec<&'static str> {
+    let mut all: Vec<&'static str> = stops.flat_map(|s| s.iter().map(|&(r, _)| r)).collect();
+    all.sort_unstable();
+    all.dedup();
+    all
+}
+
+fn count(stops: &[(&'static str, u32)], reason: &str) -> u32 {
+    stops
+        .iter()
+        .find(|&&(r, _)| r == reason)
+        .map_or(0, |&(_, n)| n)
+}
+
+/// The pushback experiment: one row per variant, the load during and after the outage.
+#[must_use]
+pub fn pushback_table(outcomes: &[pushback::Outcome]) -> String {
+    let mut s = String::from(
+        "| variant | requests during the outage | requests in all | peak per 100 ms, 1st s after recovery | peak per 100 ms, first 3 s | requests in the 1st s | gate waits | closings / reopenings | time to an answer, ops started in the outage (mean / max s) |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for o in outcomes {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {} | {} / {} | {:.2} / {:.2} |",
+            o.variant.name(),
+            o.in_outage,
+            o.total,
+            o.peak_1s,
+            o.peak_3s,
+            o.first_second,
+            o.held,
+            o.closes,
+            o.reopens,
+            o.outage_ops_mean_s,
+            o.outage_ops_max_s
+        );
+    }
+    s
+}
+
+/// The pushback experiment: the operations of each variant by how they ended.
+#[must_use]
+pub fn pushback_stops_table(outcomes: &[pushback::Outcome]) -> String {
+    let reasons = reasons(outcomes.iter().map(|o| o.stops.as_slice()));
+    let mut s = String::from("| variant | operations | ended with 200 |");
+    for r in &reasons {
+        let _ = write!(s, " stop: {r} |");
+    }
+    s.push_str("\n|---|---:|---:|");
+    s.push_str(&"---:|".repeat(reasons.len()));
+    s.push('\n');
+    for o in outcomes {
+        let _ = write!(s, "| {} | {} | {} |", o.variant.name(), o.ops, o.succeeded);
+        for r in &reasons {
+            let _ = write!(s, " {} |", count(&o.stops, r));
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// The adaptive experiment: one row per variant, the measured rates beside the goals.
+#[must_use]
+pub fn adaptive_table(outcomes: &[adaptive::Outcome]) -> String {
+    let mut s = String::from(
+        "| variant | send rate (requests/s; goal with the limiter: 70 to 105) | 429 share (goal: at least 5x lower with the limiter) | successes/s | limiters' fill rate, summed (tokens/s) |\n\
+         |---|---:|---:|---:|---:|\n",
+    );
+    for o in outcomes {
+        let _ = writeln!(
+            s,
+            "| {} | {:.1} | {:.2} % | {:.1} | {} |",
+            o.variant.name(),
+            o.send_rate,
+            100.0 * o.share_429,
+            o.successes_per_s,
+            o.fill_sum
+                .map_or_else(|| "no limiter".to_owned(), |f| format!("{f:.1}"))
+        );
+    }
+    s
+}
+
+/// The adaptive experiment: the operations started in the window, by how they ended.
+#[must_use]
+pub fn adaptive_ops_table(outcomes: &[adaptive::Outcome]) -> String {
+    let reasons = reasons(outcomes.iter().map(|o| o.stops.as_slice()));
+    let mut s = String::from(
+        "| variant | operations | ended with 200 | attempts per op | limiter waits per op |",
+    );
+    for r in &reasons {
+        let _ = write!(s, " stop: {r} |");
+    }
+    s.push_str("\n|---|---:|---:|---:|---:|");
+    s.push_str(&"---:|".repeat(reasons.len()));
+    s.push('\n');
+    for o in outcomes {
+        let _ = write!(
+            s,
+            "| {} | {} | {} | {:.2} | {:.2} |",
+            o.variant.name(),
+            o.ops,
+            o.succeeded,
+            o.attempts_per_op,
+            o.held_per_op
+        );
+        for r in &reasons {
+            let _ = write!(s, " {} |", count(&o.stops, r));
+        }
+        s.push('\n');
     }
     s
 }

@@ -1,0 +1,317 @@
+//! The driver of issue 21's overload-control experiments ([`pushback`](crate::pushback),
+//! [`adaptive`](crate::adaptive)): open-loop clients whose operations are real
+//! [`RetryMachine`]s sharing an origin [`Gate`] and a [`RateLimiter`], on virtual time.
+//!
+//! Client `c` starts an operation (a `GET`) every [`Setup::interval`], at a phase drawn once
+//! from `U[0, interval)`, whether or not its earlier operations have finished (open-loop
+//! arrivals), until [`Setup::horizon`]. Every operation is one `RetryMachine` built with
+//! [`RetryMachine::with_overload`] and the client's gate and limiter. One global event queue
+//! (virtual nanoseconds, ties in the order scheduled) holds every client's operations in
+//! flight, so the shared objects see time move forward only, as in a process. Each hop (client
+//! to server, server to client) takes `|Normal(10 ms, 2 ms)|` ([`Network::herd`]), drawn from
+//! one stream in event order. The server is a closure from the arrival instant to the
+//! response; the driver records every arrival and every operation's end.
+
+use core::time::Duration;
+
+use backstop_core::{
+    Decision, DelaySource, Event, Gate, Instant, Method, Outcome, Policy, RateLimiter, Request,
+    Response, RetryMachine, Unlimited,
+};
+use rand_pcg::Pcg64Mcg;
+
+use crate::events::Queue;
+use crate::net::{rng, unit, Network, MS};
+
+/// Nanoseconds per second.
+pub const SEC: u64 = 1_000 * MS;
+
+/// What the server answers: a status and an optional raw `Retry-After`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Answer {
+    /// The status code.
+    pub status: u16,
+    /// The raw `Retry-After` value, if any.
+    pub retry_after: Option<&'static [u8]>,
+}
+
+impl Answer {
+    /// A response with `status` and no `Retry-After`.
+    #[must_use]
+    pub const fn status(status: u16) -> Self {
+        Answer {
+            status,
+            retry_after: None,
+        }
+    }
+
+    /// The response the machine is given.
+    #[must_use]
+    pub fn response(self) -> Response<'static> {
+        match self.retry_after {
+            Some(v) => Response::new(self.status).retry_after(v),
+            None => Response::new(self.status),
+        }
+    }
+}
+
+/// One request's arrival at the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arrival {
+    /// When it arrived, in virtual nanoseconds.
+    pub at: u64,
+    /// The status the server answered.
+    pub status: u16,
+}
+
+/// One operation, once it ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Op {
+    /// The client that started it.
+    pub client: u32,
+    /// When it started, in virtual nanoseconds.
+    pub started: u64,
+    /// When it ended.
+    pub ended: u64,
+    /// The machine's outcome.
+    pub outcome: Outcome,
+    /// How many waits the gate or the limiter imposed on it ([`DelaySource::OriginPaused`],
+    /// [`DelaySource::RateLimited`]).
+    pub held: u32,
+}
+
+impl Op {
+    /// Whether it ended with a `200`.
+    #[must_use]
+    pub fn succeeded(&self) -> bool {
+        self.outcome.last == Some(backstop_core::AttemptOutcome::Response(200))
+    }
+}
+
+/// What a run recorded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Trace {
+    /// Every request that reached the server, in arrival order.
+    pub arrivals: Vec<Arrival>,
+    /// Every operation, in the order they started.
+    pub ops: Vec<Op>,
+}
+
+impl Trace {
+    /// Arrivals at the server per bin of `bin` nanoseconds, over `[0, end)`.
+    #[must_use]
+    pub fn arrivals_per_bin(
+        &self,
+        bin: u64,
+        end: u64,
+        keep: impl Fn(&Arrival) -> bool,
+    ) -> Vec<u32> {
+        let mut bins = vec![0u32; end.div_ceil(bin) as usize];
+        for a in self.arrivals.iter().filter(|a| keep(a)) {
+            if let Some(n) = bins.get_mut((a.at / bin) as usize) {
+                *n += 1;
+            }
+        }
+        bins
+    }
+
+    /// Arrivals in `[from, to)` for which `keep` holds.
+    #[must_use]
+    pub fn arrivals_in(&self, from: u64, to: u64, keep: impl Fn(&Arrival) -> bool) -> u32 {
+        let n = self
+            .arrivals
+            .iter()
+            .filter(|a| (from..to).contains(&a.at) && keep(a))
+            .count();
+        u32::try_from(n).unwrap_or(u32::MAX)
+    }
+}
+
+/// A run's fixed parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Setup {
+    /// Number of clients.
+    pub clients: u32,
+    /// The time between two operations of one client.
+    pub interval: Duration,
+    /// Operations start in `[0, horizon)`; the run goes on until every one has ended.
+    pub horizon: Duration,
+    /// Every operation's policy.
+    pub policy: Policy,
+    /// Fixes the phases, the network and every operation's jitter.
+    pub seed: u64,
+    /// How often the sampler is called (`None`: never).
+    pub sample_every: Option<Duration>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    /// Client `c` starts an operation.
+    Start(u32),
+    /// An attempt of operation `op` reaches the server.
+    AtServer(u32),
+    /// The server's answer to operation `op` reaches its client.
+    Reply(u32, Answer),
+    /// Operation `op`'s wait ends.
+    Wake(u32),
+    /// The sampler's turn.
+    Sample,
+}
+
+struct Live<'a, G, L> {
+    machine: RetryMachine<Pcg64Mcg, Unlimited, &'a G, &'a L>,
+    client: u32,
+    started: u64,
+    held: u32,
+}
+
+fn at(t: u64) -> Instant {
+    Instant::from_nanos(t)
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Runs the clients of `setup` against `server`. Client `c` uses `gates[c % gates.len()]` and
+/// `limiters[c % limiters.len()]` (one element: shared by all; `clients` elements: one each).
+/// `sample(t, limiters)` is called every [`Setup::sample_every`] from 0 while operations start.
+///
+/// # Panics
+///
+/// If `gates` or `limiters` is empty, or the machine misbehaves (a misplaced event, an
+/// unexpected decision).
+pub fn run<G: Gate, L: RateLimiter>(
+    setup: &Setup,
+    gates: &[G],
+    limiters: &[L],
+    mut server: impl FnMut(u64) -> Answer,
+    mut sample: impl FnMut(u64, &[L]),
+) -> Trace {
+    assert!(
+        !gates.is_empty() && !limiters.is_empty(),
+        "a gate and a limiter at least"
+    );
+    let interval = nanos(setup.interval);
+    let horizon = nanos(setup.horizon);
+    let mut net = Network::herd(rng(setup.seed, &[0]));
+    let mut queue = Queue::default();
+    for c in 0..setup.clients {
+        let phase = (unit(&mut rng(setup.seed, &[1, u64::from(c)])) * interval as f64) as u64;
+        queue.at(phase.min(interval.saturating_sub(1)), Ev::Start(c));
+    }
+    let sample_every = setup.sample_every.map(nanos).filter(|&s| s > 0);
+    if sample_every.is_some() {
+        queue.at(0, Ev::Sample);
+    }
+    let mut live: Vec<Option<Live<'_, G, L>>> = Vec::new();
+    let mut trace = Trace {
+        arrivals: Vec::new(),
+        ops: Vec::new(),
+    };
+    let mut ended: Vec<Option<Op>> = Vec::new();
+
+    while let Some((t, ev)) = queue.pop() {
+        let id = match ev {
+            Ev::Start(c) => {
+                let id = u32::try_from(live.len()).expect("fewer than 2^32 operations");
+                let len = |n: usize| c as usize % n;
+                let (gate, limiter) = (&gates[len(gates.len())], &limiters[len(limiters.len())]);
+                live.push(Some(Live {
+                    machine: RetryMachine::with_overload(
+                        setup.policy,
+                        Request::new(Method::Get),
+                        rng(setup.seed, &[2, u64::from(id)]),
+                        Unlimited,
+                        gate,
+                        limiter,
+                        at(t),
+                    ),
+                    client: c,
+                    started: t,
+                    held: 0,
+                }));
+                ended.push(None);
+                if t + interval < horizon {
+                    queue.at(t + interval, Ev::Start(c));
+                }
+                id
+            }
+            Ev::AtServer(id) => {
+                let answer = server(t);
+                trace.arrivals.push(Arrival {
+                    at: t,
+                    status: answer.status,
+                });
+                queue.at(t + net.hop(), Ev::Reply(id, answer));
+                continue;
+            }
+            Ev::Reply(id, answer) => {
+                let op = live_op(&mut live, id);
+                op.machine
+                    .handle(at(t), Event::Response(answer.response()))
+                    .expect("a reply for the attempt in flight");
+                id
+            }
+            Ev::Wake(id) => id,
+            Ev::Sample => {
+                sample(t, limiters);
+                if let Some(every) = sample_every {
+                    if t + every < horizon {
+                        queue.at(t + every, Ev::Sample);
+                    }
+                }
+                continue;
+            }
+        };
+        // Act on the operation's next decision at `t`.
+        let op = live_op(&mut live, id);
+        match op.machine.poll(at(t)) {
+            Decision::Send { .. } => {
+                op.machine
+                    .handle(at(t), Event::AttemptStarted)
+                    .expect("the machine asked to send");
+                queue.at(t + net.hop(), Ev::AtServer(id));
+            }
+            Decision::Wait { until, reason, .. } => {
+                if matches!(
+                    reason.source,
+                    DelaySource::OriginPaused | DelaySource::RateLimited
+                ) {
+                    op.held += 1;
+                }
+                queue.at(nanos(until.as_duration()), Ev::Wake(id));
+            }
+            Decision::Return(outcome) | Decision::GiveUp(outcome) => {
+                let done = Op {
+                    client: op.client,
+                    started: op.started,
+                    ended: t,
+                    outcome,
+                    held: op.held,
+                };
+                if let Some(slot) = ended.get_mut(id as usize) {
+                    *slot = Some(done);
+                }
+                if let Some(slot) = live.get_mut(id as usize) {
+                    *slot = None;
+                }
+            }
+            other => panic!("operation {id}: unexpected decision {other:?}"),
+        }
+    }
+    trace.ops = ended
+        .into_iter()
+        .map(|o| o.expect("every operation ended"))
+        .collect();
+    trace
+}
+
+fn live_op<'l, 'a, G, L>(
+    live: &'l mut [Option<Live<'a, G, L>>],
+    id: u32,
+) -> &'l mut Live<'a, G, L> {
+    live.get_mut(id as usize)
+        .and_then(Option::as_mut)
+        .expect("an operation in flight")
+}

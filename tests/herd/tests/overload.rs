@@ -1,0 +1,121 @@
+//! Issue 21's experiments at a small size (pushback: 20 clients; adaptive: 10 clients measured
+//! for 20 s after 10 s of warm-up, without the shared-limiter row, whose thousand waits per
+//! operation would take a minute in debug; the release command runs 100 clients, 60 s and
+//! every row), their expectations and goals, and their determinism. Honest assertions over a
+//! deterministic, seeded simulation; nothing here is timed.
+
+use core::time::Duration;
+use std::sync::OnceLock;
+
+use backstop_herd::overload_control::{self, Results};
+use backstop_herd::{adaptive, pushback};
+
+const PUSH: pushback::Config = pushback::Config {
+    clients: 20,
+    interval: Duration::from_millis(100),
+    outage_start: Duration::from_secs(2),
+    outage: Duration::from_secs(10),
+    duration: Duration::from_secs(16),
+    seed: 2021,
+};
+
+const ADAPT: adaptive::Config = adaptive::Config {
+    clients: 10,
+    interval: Duration::from_millis(20),
+    server_rate: 100.0,
+    server_burst: 10.0,
+    warmup: Duration::from_secs(10),
+    measure: Duration::from_secs(20),
+    seed: 2021,
+};
+
+/// The adaptive rows the tests run: the two the goals compare.
+const ROWS: [adaptive::Variant; 2] = [adaptive::Variant::RetryOnly, adaptive::Variant::Adaptive];
+
+fn run() -> Results {
+    overload_control::run_variants(&PUSH, &ADAPT, &ROWS)
+}
+
+/// One run of both experiments, shared by the tests.
+fn results() -> &'static Results {
+    static RESULTS: OnceLock<Results> = OnceLock::new();
+    RESULTS.get_or_init(run)
+}
+
+fn markdown(r: &Results) -> String {
+    overload_control::markdown(&PUSH, &ADAPT, r)
+}
+
+#[test]
+fn the_pushback_expectations_hold() {
+    let r = results();
+    assert_eq!(r.pushback.len(), pushback::Variant::ALL.len());
+    for (what, holds) in &r.pushback_checks {
+        assert!(holds, "{what}\n{}", markdown(r));
+    }
+}
+
+#[test]
+fn the_adaptive_goals_hold() {
+    let r = results();
+    assert_eq!(r.adaptive.len(), ROWS.len());
+    for (what, holds) in &r.adaptive_checks {
+        assert!(holds, "{what}\n{}", markdown(r));
+    }
+}
+
+#[test]
+fn a_gate_holds_back_the_outage_and_releases_it_after_the_recovery() {
+    let r = results();
+    let get = |v: pushback::Variant| {
+        r.pushback
+            .iter()
+            .find(|o| o.variant == v)
+            .expect("the variant ran")
+    };
+    let none = get(pushback::Variant::NoGate);
+    for v in [pushback::Variant::PerClient, pushback::Variant::Shared] {
+        let gated = get(v);
+        // The operations held back by the gate send after the recovery, so fewer requests in
+        // all (no 503 to retry), and a burst in the first second above the ungated one.
+        assert!(gated.total < none.total, "{}", markdown(r));
+        assert!(gated.peak_1s > none.peak_1s, "{}", markdown(r));
+        assert!(gated.held > 0 && gated.closes > 0, "{}", markdown(r));
+    }
+    assert_eq!((none.held, none.closes), (0, 0));
+}
+
+#[test]
+fn the_tables_have_a_row_per_variant() {
+    let md = markdown(results());
+    for name in pushback::Variant::ALL
+        .iter()
+        .map(|v| v.name())
+        .chain(ROWS.iter().map(|v| v.name()))
+    {
+        assert!(
+            md.lines()
+                .filter(|l| l.starts_with(&format!("| {name} |")))
+                .count()
+                == 2,
+            "{name}\n{md}"
+        );
+    }
+}
+
+#[test]
+fn a_run_is_deterministic_for_a_seed() {
+    let again = run();
+    assert_eq!(markdown(results()), markdown(&again));
+    assert_eq!(results(), &again);
+    let other = pushback::run(
+        &pushback::Config { seed: 7, ..PUSH },
+        pushback::Variant::Shared,
+    );
+    let shared = results()
+        .pushback
+        .iter()
+        .find(|o| o.variant == pushback::Variant::Shared)
+        .expect("the variant ran");
+    assert_ne!(other.per_bin, shared.per_bin);
+}
