@@ -132,6 +132,11 @@ impl OriginGates {
 pub(crate) struct SharedGate(pub(crate) Option<Arc<OriginGate>>);
 
 impl Gate for SharedGate {
+    #[inline]
+    fn engaged(&self) -> bool {
+        self.0.is_some()
+    }
+
     fn admit(&self, now: Instant, lease: Duration) -> GateAdmission {
         match &self.0 {
             Some(gate) => gate.admit(now, lease),
@@ -151,6 +156,11 @@ impl Gate for SharedGate {
 pub(crate) struct SharedLimiter<'a>(pub(crate) Option<&'a AdaptiveRateLimiter>);
 
 impl RateLimiter for SharedLimiter<'_> {
+    #[inline]
+    fn engaged(&self) -> bool {
+        self.0.is_some()
+    }
+
     fn acquire(&self, now: Instant) -> Result<(), Instant> {
         match self.0 {
             Some(limiter) => limiter.acquire(now),

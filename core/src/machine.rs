@@ -410,7 +410,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
             Phase::Waiting => now >= self.at,
             Phase::InFlight | Phase::Done => false,
         };
-        if !ready || now >= self.deadline || ((G::ACTIVE || L::ACTIVE) && !self.admitted) {
+        if !ready || now >= self.deadline || (self.overload() && !self.admitted) {
             return Err(MisuseError::NoSendPending);
         }
         self.admitted = false;
@@ -440,7 +440,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
         self.last = Some(cause);
         self.budget
             .on_attempt_end(Instant::from_nanos(now), !retryable);
-        if G::ACTIVE || L::ACTIVE {
+        if self.overload() {
             self.overload_response(response, retryable);
         }
         // The usual response has no `Retry-After` and no rate-limit field: four tests, and
@@ -543,11 +543,18 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
         }
     }
 
+    /// Whether this machine has a gate or a limiter to consult: known when it is built (`false`
+    /// at compile time for [`NoGate`] and [`NoRateLimiter`]).
+    #[inline(always)]
+    fn overload(&self) -> bool {
+        (G::ACTIVE && self.gate.engaged()) || (L::ACTIVE && self.limiter.engaged())
+    }
+
     /// The phase a wait ends in: a retry, or the first attempt that the gate or the limiter
     /// held back.
     #[inline(always)]
     fn after_wait(&self) -> Phase {
-        if (G::ACTIVE || L::ACTIVE) && self.attempts == 0 {
+        if self.overload() && self.attempts == 0 {
             Phase::First
         } else {
             Phase::Retry
@@ -558,7 +565,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
     /// sends at once).
     #[inline(always)]
     fn send_due(&mut self) -> Decision {
-        if (G::ACTIVE || L::ACTIVE) && !self.admitted {
+        if self.overload() && !self.admitted {
             if let Some(held) = self.admission() {
                 return held;
             }
@@ -574,7 +581,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
         let now = Instant::from_nanos(self.now);
         let mut held = None;
         let mut probe = false;
-        if G::ACTIVE {
+        if G::ACTIVE && self.gate.engaged() {
             match self.gate.admit(now, self.attempt_timeout()) {
                 GateAdmission::Probe => probe = true,
                 GateAdmission::Closed(t) | GateAdmission::AwaitProbe(t) => {
@@ -583,7 +590,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
                 _ => {}
             }
         }
-        if held.is_none() && L::ACTIVE {
+        if held.is_none() && L::ACTIVE && self.limiter.engaged() {
             if let Err(t) = self.limiter.acquire(now) {
                 held = Some((t, DelaySource::RateLimited, StopReason::RateLimited));
             }
@@ -691,7 +698,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
     #[inline]
     fn wait_reason(&self) -> WaitReason {
         WaitReason {
-            cause: if (G::ACTIVE || L::ACTIVE) && self.attempts == 0 {
+            cause: if self.overload() && self.attempts == 0 {
                 None
             } else {
                 Some(self.wait_cause)
@@ -857,7 +864,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
             ErrorClass::NotSent => self.fixed.refusal_not_sent,
             ErrorClass::MaybeSent | ErrorClass::Timeout => self.fixed.refusal,
         };
-        if G::ACTIVE {
+        if G::ACTIVE && self.gate.engaged() {
             self.overload_error();
         }
         self.budget

@@ -58,6 +58,13 @@ pub trait Gate {
     /// machine without a gate pays nothing for the check.
     const ACTIVE: bool = true;
 
+    /// Whether this gate holds anything back at all, fixed for its life: `false` for a
+    /// wrapper that has no gate in it, so that the machine skips the calls (default `true`).
+    #[inline(always)]
+    fn engaged(&self) -> bool {
+        true
+    }
+
     /// Whether an attempt may start at `now`. `lease` bounds a probe: if its answer has not
     /// been reported `lease` after it was admitted (its operation was dropped, say), another
     /// operation becomes the probe.
@@ -85,6 +92,13 @@ impl Gate for NoGate {
 pub trait RateLimiter {
     /// Whether the machine consults this limiter at all: `false` only for [`NoRateLimiter`].
     const ACTIVE: bool = true;
+
+    /// Whether this limiter paces anything at all, fixed for its life: `false` for a wrapper
+    /// that has no limiter in it (default `true`).
+    #[inline(always)]
+    fn engaged(&self) -> bool {
+        true
+    }
 
     /// Takes one token for an attempt at `now`, or says when to ask again, taking nothing.
     fn acquire(&self, now: Instant) -> Result<(), Instant>;
@@ -114,6 +128,9 @@ macro_rules! through_pointer {
         $(#[$attr])*
         impl<G: Gate + ?Sized> Gate for $pointer {
             const ACTIVE: bool = G::ACTIVE;
+            fn engaged(&self) -> bool {
+                (**self).engaged()
+            }
             fn admit(&self, now: Instant, lease: Duration) -> GateAdmission {
                 (**self).admit(now, lease)
             }
@@ -132,6 +149,9 @@ macro_rules! limiter_through_pointer {
         $(#[$attr])*
         impl<L: RateLimiter + ?Sized> RateLimiter for $pointer {
             const ACTIVE: bool = L::ACTIVE;
+            fn engaged(&self) -> bool {
+                (**self).engaged()
+            }
             fn acquire(&self, now: Instant) -> Result<(), Instant> {
                 (**self).acquire(now)
             }
