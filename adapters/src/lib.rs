@@ -202,6 +202,37 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! ## Overload control past one operation
+//!
+//! A `Retry-After` on a 429 or 503 says how long the *service* is unavailable, not one
+//! request. With [`Retrier::origin_gates`] the retrier keeps an [`OriginGate`] per origin
+//! ([`OriginGates`]): such an answer closes it, every new operation to that origin waits for
+//! the reopening (or gives up with `origin_paused` when that is past its deadline, or at once
+//! under [`fail_fast_when_paused`](crate::PolicyBuilder::fail_fast_when_paused)), retries
+//! already pending are floored at it, and the reopening is half-open: one probe goes first.
+//! With [`Retrier::rate_limiter`] an [`AdaptiveRateLimiter`] (AWS's adaptive retry mode: a
+//! CUBIC token bucket, off until the first throttle) paces every attempt of every operation.
+//! Both are consulted by the machine before each attempt, through every front door; hedged
+//! operations do not consult them. The events say when a gate closes or reopens
+//! ([`EventKind::GateClosed`], [`EventKind::GateReopened`]), when the limiter turns on
+//! ([`EventKind::RateLimiterEnabled`]), and why an operation waited
+//! ([`DelaySource::OriginPaused`], [`DelaySource::RateLimited`]).
+//!
+//! ```
+//! # #[cfg(feature = "ureq")] {
+//! use backstop::{AdaptiveRateLimiter, GateConfig, OriginGates, Retrier};
+//! use std::sync::Arc;
+//!
+//! let retrier = Retrier::default()
+//!     .origin_gates(Arc::new(OriginGates::new(GateConfig::new())?))
+//!     .rate_limiter(Arc::new(AdaptiveRateLimiter::new()));
+//! // Every operation of this client (and of its clones) shares the gates and the limiter.
+//! let client = backstop::ureq::Client::new(retrier);
+//! # drop(client);
+//! # }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! ## HTTPS
 //!
 //! TLS is the client's, and so is its configuration: backstop builds none. With the `rustls`
