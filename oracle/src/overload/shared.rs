@@ -1,0 +1,178 @@
+//! The shared objects as the machines see them: each machine holds a handle to the one gate
+//! (and the one limiter) of the scenario, which passes every call through and logs it with
+//! what the object looked like around it, so that the checks can judge each call in order.
+//! While the model observes a clone of a machine (the ledger's muting, shared with the log),
+//! the handles answer as if open and pass nothing on: a clone's calls are not the machine's.
+
+use core::fmt;
+use core::time::Duration;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use backstop_core::{
+    Gate, GateAdmission, GateSignal, GateState, Instant, NoGate, NoRateLimiter, OriginGate,
+};
+
+/// One call a machine made to a shared object.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Call {
+    /// `Gate::admit`, and the gate just after it.
+    Admit {
+        now: Instant,
+        lease: Duration,
+        answer: GateAdmission,
+        after: GateView,
+    },
+    /// `Gate::on_attempt_end`, and the gate just before and after it.
+    AttemptEnd {
+        now: Instant,
+        signal: GateSignal,
+        before: GateView,
+        after: GateView,
+    },
+}
+
+/// What a call is, without what it found or left: what the checks expect a machine to call.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Key {
+    Admit(Instant, Duration),
+    AttemptEnd(Instant, GateSignal),
+}
+
+impl Call {
+    pub(super) fn key(&self) -> Key {
+        match *self {
+            Call::Admit { now, lease, .. } => Key::Admit(now, lease),
+            Call::AttemptEnd { now, signal, .. } => Key::AttemptEnd(now, signal),
+        }
+    }
+}
+
+/// What a gate's readers say at an instant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct GateView {
+    /// `state(now)`.
+    pub(super) state: GateState,
+    /// The end of the last closing (`state(Instant::ZERO)`'s `until`), unless the gate is
+    /// open (or the closing ended at 0).
+    pub(super) until: Option<Instant>,
+    pub(super) closes: u64,
+    pub(super) reopens: u64,
+    /// `failure_counts(now)`.
+    pub(super) counts: (u64, u64),
+}
+
+impl GateView {
+    pub(super) fn of(gate: &OriginGate, now: Instant) -> Self {
+        GateView {
+            state: gate.state(now),
+            until: match gate.state(Instant::ZERO) {
+                GateState::Closed { until, .. } => Some(until),
+                _ => None,
+            },
+            closes: gate.closes(),
+            reopens: gate.reopens(),
+            counts: gate.failure_counts(now),
+        }
+    }
+}
+
+/// Every call the machines made since the last `take`, and the muting shared with their
+/// ledgers.
+#[derive(Clone, Default)]
+pub(super) struct Log {
+    calls: Rc<RefCell<Vec<Call>>>,
+    pub(super) muted: Rc<Cell<bool>>,
+}
+
+impl Log {
+    fn push(&self, call: Call) {
+        self.calls.borrow_mut().push(call);
+    }
+
+    /// The calls since the last `take`.
+    pub(super) fn take(&self) -> Vec<Call> {
+        core::mem::take(&mut *self.calls.borrow_mut())
+    }
+
+    fn muted(&self) -> bool {
+        self.muted.get()
+    }
+}
+
+/// The scenario's shared objects.
+pub(super) struct Objects {
+    pub(super) gate: Option<Rc<OriginGate>>,
+    pub(super) log: Log,
+}
+
+/// A gate or a limiter type a machine of the scenario may consult, built from the scenario's
+/// objects.
+pub(super) trait Consulted: Clone + fmt::Debug {
+    fn consult(objects: &Objects) -> Self;
+}
+
+impl Consulted for NoGate {
+    fn consult(_: &Objects) -> Self {
+        NoGate
+    }
+}
+
+impl Consulted for NoRateLimiter {
+    fn consult(_: &Objects) -> Self {
+        NoRateLimiter
+    }
+}
+
+/// A machine's handle to the scenario's gate.
+#[derive(Clone)]
+pub(super) struct SharedGate {
+    gate: Rc<OriginGate>,
+    log: Log,
+}
+
+impl fmt::Debug for SharedGate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The shared state too: a refused event must not change it either.
+        f.debug_tuple("SharedGate").field(&*self.gate).finish()
+    }
+}
+
+impl Consulted for SharedGate {
+    fn consult(objects: &Objects) -> Self {
+        SharedGate {
+            gate: objects.gate.clone().expect("a scenario with a gate"),
+            log: objects.log.clone(),
+        }
+    }
+}
+
+impl Gate for SharedGate {
+    fn admit(&self, now: Instant, lease: Duration) -> GateAdmission {
+        if self.log.muted() {
+            return GateAdmission::Open;
+        }
+        let answer = self.gate.admit(now, lease);
+        self.log.push(Call::Admit {
+            now,
+            lease,
+            answer,
+            after: GateView::of(&self.gate, now),
+        });
+        answer
+    }
+
+    fn on_attempt_end(&self, now: Instant, signal: GateSignal) {
+        if self.log.muted() {
+            return;
+        }
+        let before = GateView::of(&self.gate, now);
+        self.gate.on_attempt_end(now, signal);
+        self.log.push(Call::AttemptEnd {
+            now,
+            signal,
+            before,
+            after: GateView::of(&self.gate, now),
+        });
+    }
+}
