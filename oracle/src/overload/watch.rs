@@ -336,6 +336,11 @@ impl Watch {
     pub(super) fn after(&self, _now: Instant) {}
 }
 
+/// The gate returns early on any back-off signal, a zero one included, before the trip is
+/// evaluated (core/src/overload/gate.rs): tolerated until fixed, so that the fuzzer can find
+/// anything else (set it to `false` to see the failures).
+const KNOWN_ZERO_BACK_OFF_SKIPS_THE_TRIP: bool = true;
+
 /// How an attempt ended, for what the gate and the limiter must hear of it.
 #[derive(Clone, Copy, Debug)]
 enum End {
@@ -526,9 +531,14 @@ impl GateWatch {
         if let Some(trip) = trip {
             let fresh = signal.started >= self.opened_at;
             let was_open = before.state == GateState::Open;
+            // KNOWN_ZERO_BACK_OFF_SKIPS_THE_TRIP: a failure whose back-off is zero (a 503
+            // with `Retry-After: 0`) is counted but never trips the gate, whatever the ratio;
+            // pinned by core/tests/properties.rs, tolerated here until it is fixed.
+            let skipped = KNOWN_ZERO_BACK_OFF_SKIPS_THE_TRIP && signal.back_off.is_some();
             if was_open
                 && signal.failed
                 && back_off.is_none()
+                && !skipped
                 && fresh
                 && reached(&trip, after.counts)
             {
