@@ -15,8 +15,10 @@ use core::time::Duration;
 use crate::time::Instant;
 
 mod gate;
+mod rate_limiter;
 
 pub use gate::{FailureRatio, GateCloseReason, GateConfig, GateConfigError, GateState, OriginGate};
+pub use rate_limiter::{AdaptiveRateLimiter, Cubic};
 
 /// What a [`Gate`] says before an attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
