@@ -427,6 +427,11 @@ mod overload_shaped {
             any::<bool>(),
             prop_oneof![1 => Just(1usize), 2 => Just(2), 2 => Just(3), 2 => Just(4)],
             proptest::option::weighted(0.6, gate()),
+            // The limiter: created at the start, and a decrease factor (bit 1; 4 + 35 is 0.7).
+            proptest::option::weighted(
+                0.3,
+                proptest::sample::select(vec![1u8, 2 | (39 << 2), 3 | (20 << 2), 2 | (54 << 2), 2]),
+            ),
             any::<u64>(),
             proptest::collection::vec(
                 (
@@ -449,26 +454,33 @@ mod overload_shaped {
                 4,
             ),
         )
-            .prop_map(|(policy, objects, fail_fast, n, gate, seed, ops)| {
-                let o = objects
-                    | if fail_fast { 4 } else { 0 }
-                    | (u8::try_from(n - 1).expect("small") << 3)
-                    | if gate.is_some() { 32 } else { 0 };
-                let mut out = [policy, vec![o]].concat();
-                // A gate's configuration is read only when there is a gate (objects 1 or 3).
-                if objects != 2 {
-                    out.extend(gate.unwrap_or_default());
-                }
-                out.extend(seed.to_le_bytes());
-                out.push(0); // start at 0
-                for (k, (request, offset)) in ops.into_iter().take(n).enumerate() {
-                    out.extend(request);
-                    if k > 0 {
-                        out.extend(offset);
+            .prop_map(
+                |(policy, objects, fail_fast, n, gate, limiter, seed, ops)| {
+                    let o = objects
+                        | if fail_fast { 4 } else { 0 }
+                        | (u8::try_from(n - 1).expect("small") << 3)
+                        | if gate.is_some() { 32 } else { 0 }
+                        | if limiter.is_some() { 64 } else { 0 };
+                    let mut out = [policy, vec![o]].concat();
+                    // A gate's configuration is read only when there is a gate (objects other than
+                    // 2), a limiter's only when there is a limiter (objects other than 1).
+                    if objects != 2 {
+                        out.extend(gate.unwrap_or_default());
                     }
-                }
-                (out, n)
-            })
+                    if objects != 1 {
+                        out.extend(limiter);
+                    }
+                    out.extend(seed.to_le_bytes());
+                    out.push(0); // start at 0
+                    for (k, (request, offset)) in ops.into_iter().take(n).enumerate() {
+                        out.extend(request);
+                        if k > 0 {
+                            out.extend(offset);
+                        }
+                    }
+                    (out, n)
+                },
+            )
     }
 
     fn time() -> impl Strategy<Value = Vec<u8>> {

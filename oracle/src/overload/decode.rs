@@ -6,7 +6,9 @@
 
 use core::time::Duration;
 
-use backstop_core::{ConfigError, FailureRatio, GateConfig, Instant, Policy, Request};
+use backstop_core::{
+    AdaptiveRateLimiter, ConfigError, FailureRatio, GateConfig, Instant, Policy, Request,
+};
 
 use crate::machine::{
     decode_action, decode_duration, decode_policy, decode_request, decode_time_step, Action,
@@ -28,8 +30,8 @@ pub struct Scenario {
     pub policy: Result<Policy, ConfigError>,
     /// The origin gate the operations share, if any, as decoded (perhaps invalid).
     pub gate: Option<GateSetup>,
-    /// Whether the operations share an `AdaptiveRateLimiter`.
-    pub limiter: bool,
+    /// The `AdaptiveRateLimiter` the operations share, if any.
+    pub limiter: Option<LimiterSetup>,
     /// The operations, 1 to [`MAX_OPERATIONS`].
     pub operations: Vec<Operation>,
     /// What the driver does, in order, each step to one operation.
@@ -61,6 +63,29 @@ pub struct Trip {
     pub break_duration: Duration,
 }
 
+/// How the limiter is built.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LimiterSetup {
+    /// `with_start`: created at the first operation's start (else measuring from 0).
+    pub start: Option<Instant>,
+    /// `with_beta` (any value: it is cut into `[0, 1]`, a NaN keeps 0.7).
+    pub beta: Option<f64>,
+}
+
+impl LimiterSetup {
+    /// The limiter.
+    pub(super) fn build(&self) -> AdaptiveRateLimiter {
+        let mut limiter = AdaptiveRateLimiter::new();
+        if let Some(start) = self.start {
+            limiter = limiter.with_start(start);
+        }
+        if let Some(beta) = self.beta {
+            limiter = limiter.with_beta(beta);
+        }
+        limiter
+    }
+}
+
 /// One operation: a machine of its own, on the shared objects.
 #[derive(Debug)]
 pub struct Operation {
@@ -90,7 +115,8 @@ impl Scenario {
         let mut r = Bytes::new(data);
         let builder = decode_policy(&mut r);
         // Bits 0-1: the objects (1 a gate, 2 a limiter, else both); 2: fail fast; 3-4: one to
-        // four operations; 5: a gate configuration follows (else the defaults).
+        // four operations; 5: a gate configuration follows (else the defaults); 6: a
+        // limiter's (else the defaults).
         let o = r.u8();
         let policy = builder.fail_fast_when_paused(o & 4 != 0).build();
         let (gate, limiter) = match o & 3 {
@@ -106,8 +132,22 @@ impl Scenario {
                 GateSetup::default()
             }
         });
+        let limiter_byte = (limiter && o & 64 != 0).then(|| r.u8());
         let seed = r.u64();
         let start = Instant::from_duration(decode_duration(&mut r));
+        let limiter = limiter.then(|| match limiter_byte {
+            Some(b) => LimiterSetup {
+                start: (b & 1 != 0).then_some(start),
+                beta: (b & 2 != 0).then(|| match b >> 2 {
+                    0 => f64::NAN,
+                    1 => -1.0,
+                    2 => 2.0,
+                    3 => f64::INFINITY,
+                    n => f64::from(n - 4) / 50.0,
+                }),
+            },
+            None => LimiterSetup::default(),
+        });
         let operations = (0..n)
             .map(|k| {
                 let (request, idempotency_key) = decode_request(&mut r);

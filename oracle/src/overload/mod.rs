@@ -44,8 +44,8 @@ use backstop_core::{
 };
 use rand_core::SeedableRng;
 
-pub use decode::{GateSetup, Operation, Scenario, Step, Trip, MAX_OPERATIONS};
-use shared::{Call, Consulted, GateView, Log, Objects, SharedGate};
+pub use decode::{GateSetup, LimiterSetup, Operation, Scenario, Step, Trip, MAX_OPERATIONS};
+use shared::{Call, Consulted, GateView, LimiterView, Log, Objects, SharedGate, SharedLimiter};
 use watch::{Before, Consulting, Watch};
 
 use crate::machine::{event_of, time_of, Action, Ledger, Model, Paused};
@@ -81,12 +81,11 @@ pub fn check(data: &[u8]) {
 }
 
 fn dispatch(s: &Scenario, policy: Policy) -> Vec<Trace> {
-    match (s.gate.is_some(), s.limiter) {
-        (true, _) => run::<SharedGate, NoRateLimiter>(s, policy),
-        (false, _) => {
-            let _ = run::<NoGate, NoRateLimiter>;
-            Vec::new()
-        }
+    match (s.gate.is_some(), s.limiter.is_some()) {
+        (true, true) => run::<SharedGate, SharedLimiter>(s, policy),
+        (true, false) => run::<SharedGate, NoRateLimiter>(s, policy),
+        (false, true) => run::<NoGate, SharedLimiter>(s, policy),
+        (false, false) => run::<NoGate, NoRateLimiter>(s, policy),
     }
 }
 
@@ -98,6 +97,7 @@ enum Trace {
     Calls(Vec<Call>),
     NextDeadline(Option<Instant>),
     Gate(Option<GateView>),
+    Limiter(Option<LimiterView>),
 }
 
 /// One operation of the scenario.
@@ -118,6 +118,7 @@ where
         gate: s
             .gate
             .map(|setup| Rc::new(OriginGate::new(setup.config).expect("checked by `check`"))),
+        limiter: s.limiter.map(|setup| Rc::new(setup.build())),
         log: log.clone(),
     };
     let paused = Paused {
@@ -150,7 +151,22 @@ where
             }
         })
         .collect();
-    let mut watch = Watch::new(s.gate, s.limiter && L::ACTIVE);
+    let mut watch = Watch::new(s.gate, s.limiter);
+    if let Some(limiter) = objects.limiter.as_deref() {
+        let v = LimiterView::of(limiter);
+        let fresh = (
+            v.enabled_at,
+            v.throttles,
+            v.capacity,
+            v.fill_rate,
+            v.max_capacity,
+        );
+        assert_eq!(
+            fresh,
+            (None, 0, 0.0, 0.5, 1.0),
+            "a new limiter is off and empty"
+        );
+    }
     let mut clock = s.operations[0].start;
     let mut trace = Vec::with_capacity(s.steps.len() * 4);
     for step in &s.steps {
@@ -225,12 +241,14 @@ where
             [],
             "an observation on a clone reached a shared object"
         );
-        watch.after(clock);
+        let limiter = objects.limiter.as_deref().map(LimiterView::of);
+        watch.after(limiter);
         trace.push(Trace::Calls(calls));
         trace.push(Trace::NextDeadline(op.m.next_deadline()));
         trace.push(Trace::Gate(
             objects.gate.as_deref().map(|g| GateView::of(g, clock)),
         ));
+        trace.push(Trace::Limiter(limiter));
     }
     trace
 }

@@ -10,7 +10,8 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use backstop_core::{
-    Gate, GateAdmission, GateSignal, GateState, Instant, NoGate, NoRateLimiter, OriginGate,
+    AdaptiveRateLimiter, Gate, GateAdmission, GateSignal, GateState, Instant, NoGate,
+    NoRateLimiter, OriginGate, RateLimiter,
 };
 
 /// One call a machine made to a shared object.
@@ -30,6 +31,20 @@ pub(super) enum Call {
         before: GateView,
         after: GateView,
     },
+    /// `RateLimiter::acquire`, and the limiter just before and after it.
+    Acquire {
+        now: Instant,
+        answer: Result<(), Instant>,
+        before: LimiterView,
+        after: LimiterView,
+    },
+    /// `RateLimiter::on_response`, and the limiter just before and after it.
+    Response {
+        now: Instant,
+        throttled: bool,
+        before: LimiterView,
+        after: LimiterView,
+    },
 }
 
 /// What a call is, without what it found or left: what the checks expect a machine to call.
@@ -37,6 +52,8 @@ pub(super) enum Call {
 pub(super) enum Key {
     Admit(Instant, Duration),
     AttemptEnd(Instant, GateSignal),
+    Acquire(Instant),
+    Response(Instant, bool),
 }
 
 impl Call {
@@ -44,6 +61,8 @@ impl Call {
         match *self {
             Call::Admit { now, lease, .. } => Key::Admit(now, lease),
             Call::AttemptEnd { now, signal, .. } => Key::AttemptEnd(now, signal),
+            Call::Acquire { now, .. } => Key::Acquire(now),
+            Call::Response { now, throttled, .. } => Key::Response(now, throttled),
         }
     }
 }
@@ -77,6 +96,51 @@ impl GateView {
     }
 }
 
+/// What a limiter's readers say (the floats compared bit for bit).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct LimiterView {
+    pub(super) enabled_at: Option<Instant>,
+    pub(super) throttles: u64,
+    pub(super) measured: f64,
+    pub(super) fill_rate: f64,
+    pub(super) max_capacity: f64,
+    pub(super) capacity: f64,
+}
+
+impl LimiterView {
+    pub(super) fn of(limiter: &AdaptiveRateLimiter) -> Self {
+        assert_eq!(
+            limiter.is_enabled(),
+            limiter.enabled_at().is_some(),
+            "enabled, yet no instant it switched on (or the other way round)"
+        );
+        LimiterView {
+            enabled_at: limiter.enabled_at(),
+            throttles: limiter.throttles(),
+            measured: limiter.measured_rate(),
+            fill_rate: limiter.fill_rate(),
+            max_capacity: limiter.max_capacity(),
+            capacity: limiter.capacity(),
+        }
+    }
+
+    fn bits(&self) -> (Option<Instant>, u64, [u64; 4]) {
+        let floats = [
+            self.measured,
+            self.fill_rate,
+            self.max_capacity,
+            self.capacity,
+        ];
+        (self.enabled_at, self.throttles, floats.map(f64::to_bits))
+    }
+}
+
+impl PartialEq for LimiterView {
+    fn eq(&self, other: &Self) -> bool {
+        self.bits() == other.bits()
+    }
+}
+
 /// Every call the machines made since the last `take`, and the muting shared with their
 /// ledgers.
 #[derive(Clone, Default)]
@@ -103,6 +167,7 @@ impl Log {
 /// The scenario's shared objects.
 pub(super) struct Objects {
     pub(super) gate: Option<Rc<OriginGate>>,
+    pub(super) limiter: Option<Rc<AdaptiveRateLimiter>>,
     pub(super) log: Log,
 }
 
@@ -173,6 +238,62 @@ impl Gate for SharedGate {
             signal,
             before,
             after: GateView::of(&self.gate, now),
+        });
+    }
+}
+
+/// A machine's handle to the scenario's limiter.
+#[derive(Clone)]
+pub(super) struct SharedLimiter {
+    limiter: Rc<AdaptiveRateLimiter>,
+    log: Log,
+}
+
+impl fmt::Debug for SharedLimiter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The shared state too: a refused event must not change it either.
+        f.debug_tuple("SharedLimiter")
+            .field(&LimiterView::of(&self.limiter))
+            .finish()
+    }
+}
+
+impl Consulted for SharedLimiter {
+    fn consult(objects: &Objects) -> Self {
+        SharedLimiter {
+            limiter: objects.limiter.clone().expect("a scenario with a limiter"),
+            log: objects.log.clone(),
+        }
+    }
+}
+
+impl RateLimiter for SharedLimiter {
+    fn acquire(&self, now: Instant) -> Result<(), Instant> {
+        if self.log.muted() {
+            return Ok(());
+        }
+        let before = LimiterView::of(&self.limiter);
+        let answer = self.limiter.acquire(now);
+        self.log.push(Call::Acquire {
+            now,
+            answer,
+            before,
+            after: LimiterView::of(&self.limiter),
+        });
+        answer
+    }
+
+    fn on_response(&self, now: Instant, throttled: bool) {
+        if self.log.muted() {
+            return;
+        }
+        let before = LimiterView::of(&self.limiter);
+        self.limiter.on_response(now, throttled);
+        self.log.push(Call::Response {
+            now,
+            throttled,
+            before,
+            after: LimiterView::of(&self.limiter),
         });
     }
 }
