@@ -216,7 +216,7 @@ where
                     assert_eq!(
                         format!("{:?}", op.m),
                         state,
-                        "a refused {action:?} at {fed:?} changed the machine or a shared object"
+                        "a refused {action:?} at {fed:?} changed the machine"
                     );
                 }
                 op.model.handled(fed, &peek, action, asked, result, &op.m);
