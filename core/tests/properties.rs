@@ -293,3 +293,177 @@ proptest! {
         prop_assert_eq!(drive_hedged(policy, seed, &answers, samples), run);
     }
 }
+
+/// What the overload oracle (`backstop-oracle`'s `overload` check, run by the `machine` fuzz
+/// target and by proptest) found in the origin gate, the adaptive rate limiter and the retry
+/// machine that consults them: one test per finding, each failing until it is fixed (the
+/// oracle tolerates each, marked `KNOWN_*` in `oracle/src/overload/watch.rs`, so that the
+/// fuzzer can look for anything else; drop the tolerance with the fix).
+mod found_by_the_overload_oracle {
+    use core::time::Duration;
+
+    use backstop_core::{
+        AdaptiveRateLimiter, Decision, DelaySource, Event, FailureRatio, GateCloseReason,
+        GateConfig, GateState, Instant, Method, NoRateLimiter, OriginGate, Policy, RateLimiter,
+        Request, Response, RetryMachine, SendReason, Unlimited,
+    };
+    use rand_core::SeedableRng;
+    use rand_pcg::Pcg64Mcg;
+
+    const fn nanos(n: u64) -> Instant {
+        Instant::from_duration(Duration::from_nanos(n))
+    }
+
+    /// The failure-ratio trip: "an open gate closes for the break when the window's failures
+    /// reach the ratio over at least the minimum throughput". A 503 with `Retry-After: 0`
+    /// (or an HTTP-date in the past) is a failure with a zero back-off: `on_attempt_end`
+    /// counts it, then returns on `Some(back_off)` before the trip is evaluated, so a server
+    /// that answers nothing else never trips the gate however many operations fail.
+    #[test]
+    fn failures_with_a_zero_retry_after_trip_the_gate_like_any_other() {
+        let trip = FailureRatio::new()
+            .minimum_throughput(3)
+            .ratio_per_mille(500);
+        let gate = OriginGate::new(GateConfig::new().failure_ratio(trip)).expect("valid");
+        let policy = Policy::builder().max_attempts(1).build().expect("valid");
+        let t = Instant::from_secs(1);
+        for seed in 0..3 {
+            let mut m = RetryMachine::with_overload(
+                policy,
+                Request::new(Method::Get),
+                Pcg64Mcg::seed_from_u64(seed),
+                Unlimited,
+                &gate,
+                NoRateLimiter,
+                t,
+            );
+            assert!(matches!(m.poll(t), Decision::Send { .. }));
+            m.handle(t, Event::AttemptStarted).expect("admitted");
+            m.handle(t, Event::Response(Response::new(503).retry_after(b"0")))
+                .expect("in flight");
+        }
+        assert_eq!(gate.failure_counts(t), (3, 3), "three failures counted");
+        assert!(
+            matches!(
+                gate.state(t),
+                GateState::Closed {
+                    reason: GateCloseReason::FailureRatio,
+                    ..
+                }
+            ),
+            "three failures of three reach the ratio, yet {:?}",
+            gate.state(t)
+        );
+    }
+
+    /// The gate admits an attempt as its probe ("send, and report its end"), the limiter then
+    /// refuses it, and the machine waits for the limiter. The gate recorded a probe in flight:
+    /// when the token is there the operation is told to await that probe (its own), and every
+    /// operation to the origin waits until the probe's lease (the attempt timeout) runs out,
+    /// seconds after the server was ready and the token there.
+    #[test]
+    fn a_probe_the_limiter_holds_back_does_not_hold_the_origin_for_its_lease() {
+        let gate = OriginGate::new(GateConfig::new().spread(Duration::ZERO)).expect("valid");
+        let limiter = AdaptiveRateLimiter::new();
+        let policy = Policy::builder()
+            .max_elapsed(Duration::from_secs(60))
+            .attempt_timeout(Duration::from_secs(10))
+            .build()
+            .expect("valid");
+        let machine = |seed, now| {
+            RetryMachine::with_overload(
+                policy,
+                Request::new(Method::Get),
+                Pcg64Mcg::seed_from_u64(seed),
+                Unlimited,
+                &gate,
+                &limiter,
+                now,
+            )
+        };
+        // A 429 with `Retry-After: 1` closes the gate for 1 s and turns the limiter on.
+        let t0 = Instant::ZERO;
+        let mut a = machine(1, t0);
+        assert!(matches!(a.poll(t0), Decision::Send { .. }));
+        a.handle(t0, Event::AttemptStarted).expect("admitted");
+        a.handle(t0, Event::Response(Response::new(429).retry_after(b"1")))
+            .expect("in flight");
+        assert!(limiter.is_enabled());
+        // At the reopening, B is the gate's probe, but the bucket is still empty.
+        let mut b = machine(2, t0);
+        let t1 = Instant::from_secs(1);
+        let Decision::Wait { until, reason, .. } = b.poll(t1) else {
+            panic!("the limiter holds the probe back")
+        };
+        assert_eq!(reason.source, DelaySource::RateLimited);
+        assert!(until < Instant::from_secs(3), "{until:?}");
+        // When the token is there, the probe goes.
+        let d = b.poll(until);
+        assert!(
+            matches!(
+                d,
+                Decision::Send {
+                    attempt: 1,
+                    reason: SendReason::First,
+                    ..
+                }
+            ),
+            "the token is there and the origin is half-open with no probe in flight, yet {d:?} \
+             (the gate: {:?})",
+            gate.state(until)
+        );
+    }
+
+    /// A refusal says when the bucket will hold a token, rounded up to the next nanosecond
+    /// ("the token is there when it said", as the type's example asserts), but the refill
+    /// at that instant, `capacity + dt * fill_rate` in floats, can fall short of 1 by an ulp:
+    /// the caller is refused again and told to come back a nanosecond later (a second wait,
+    /// and a give-up `RateLimited` if that nanosecond is the deadline).
+    #[test]
+    fn the_token_is_there_at_the_instant_a_refusal_gives() {
+        let limiter = AdaptiveRateLimiter::new();
+        limiter.on_response(nanos(324_723_773), true);
+        let at = limiter.acquire(nanos(1_157_137_337)).expect_err("empty");
+        assert_eq!(limiter.acquire(at), Ok(()));
+        limiter.on_response(nanos(3_531_933_838), false);
+        assert_eq!(limiter.acquire(nanos(4_402_338_532)), Ok(()));
+        let at = limiter.acquire(nanos(4_478_274_345)).expect_err("taken");
+        assert_eq!(
+            limiter.acquire(at),
+            Ok(()),
+            "refused at {at:?}, the instant it gave; capacity {}",
+            limiter.capacity()
+        );
+    }
+
+    /// The same, over 200,000 pseudo-random sequences of responses and acquires (about one
+    /// in 50,000 meets the rounding).
+    #[test]
+    fn every_refusal_gives_an_instant_at_which_the_token_is_there() {
+        let mut x: u64 = 1;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut short = Vec::new();
+        for _ in 0..200_000 {
+            let limiter = AdaptiveRateLimiter::new();
+            let mut now = 0u64;
+            for _ in 0..12 {
+                now += next() % 2_000_000_000;
+                if next() % 3 == 0 {
+                    limiter.on_response(nanos(now), next() % 2 == 0);
+                } else if let Err(at) = limiter.acquire(nanos(now)) {
+                    if limiter.acquire(at).is_err() {
+                        short.push((at, limiter.capacity()));
+                        break;
+                    }
+                    now = u64::try_from(at.as_duration().as_nanos()).expect("small");
+                }
+            }
+        }
+        assert_eq!(short, [], "refused at the instant a refusal gave");
+    }
+}

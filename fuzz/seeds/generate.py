@@ -3,7 +3,8 @@
 
 Run from anywhere: python3 fuzz/seeds/generate.py. The files are committed; this script says
 where they came from. Machine seeds follow the byte layout of
-oracle/src/machine/decode.rs (Scenario::decode).
+oracle/src/machine/decode.rs (Scenario::decode); hedge-* seeds that of oracle/src/hedge/decode.rs,
+overload-* seeds that of oracle/src/overload/decode.rs (every seed is fed to all three checks).
 """
 import hashlib
 import os
@@ -287,6 +288,114 @@ HEDGE = {
     ]),
 }
 
+# Overload scenarios (see oracle/src/overload/decode.rs, Scenario::decode): the retry policy,
+# then one byte (bits 0-1 the shared objects: 1 an origin gate, 2 a rate limiter, 0 or 3 both;
+# bit 2 fail fast when paused; bits 3-4 the operations less one; bit 5 a gate configuration
+# follows, bit 6 a limiter's), those configurations, the seed and start, each operation's
+# request (after the first, with its start offset), then steps, each prefixed with the
+# operation it drives when there are several. The retry scenario's time steps and actions.
+GATE, LIMITER, BOTH = 1, 2, 3
+def gate_config(spread=bytes([2]), recheck=bytes([1]), seed=bytes([0]), trip=bytes([0])):
+    # spread: [0] none, [1, n] 4n ms, [2] 1 s; recheck: [0, n] n ms, [1] 50 ms, [2, n] 1+n ns;
+    # seed: [0] 0, [1, s] s; trip: [0] none, else trip() below.
+    return spread + recheck + seed + trip
+def trip(tenths, minimum, buckets=10, break_secs=5):
+    # ratio tenths/10, minimum throughput, a 30 s window in `buckets`, a break of `break_secs`
+    return bytes([1, tenths - 1, minimum - 1, 0, buckets, 1, break_secs])
+def limiter_config(start=False, beta_fiftieths=None):
+    return bytes([(1 if start else 0) | (0 if beta_fiftieths is None else 2 | ((beta_fiftieths + 4) << 2))])
+AT_ONCE = bytes([0])
+def after_ms(n): return bytes([1]) + u16(n)
+
+def overload(objects, requests, steps, policy=DEFAULT_POLICY, gate=None, limiter=None,
+             fail_fast=False, start=START_ZERO):
+    n = len(requests)
+    o = objects | (4 if fail_fast else 0) | ((n - 1) << 3)
+    o |= (32 if gate is not None else 0) | (64 if limiter is not None else 0)
+    out = policy + bytes([o])
+    if gate is not None and objects != LIMITER:
+        out += gate
+    if limiter is not None and objects != GATE:
+        out += limiter
+    out += SEED + start
+    for k, (method, key, offset) in enumerate(requests):
+        out += bytes([method, key]) + (offset if k else b"")
+    for k, t, a in steps:
+        out += (bytes([k]) if n > 1 else b"") + t + a
+    return out
+
+def get(offset=AT_ONCE): return (GET, 0, offset)
+def send(k, t=SAME): return [(k, t, POLL), (k, SAME, STARTED)]
+def ra(secs): return bytes([2, secs])  # Retry-After: SECS
+R429, R503 = 2, 5
+
+OVERLOAD = {
+    # A 503 with Retry-After: 2 pauses the other two; at the reopening one is the probe, the
+    # other awaits it; the probe's 200 opens the gate for all.
+    "overload-503_pauses_the_others": overload(GATE, [get(), get(), get()], [
+        *send(0), (0, millis(10), retryable_ra(R503, ra(2))), (1, SAME, POLL), (2, SAME, POLL),
+        *send(1, NEXT), (2, SAME, POLL), (1, millis(30), common(0)), (2, NEXT, POLL),
+        (2, SAME, STARTED), (2, millis(5), common(0)), (0, NEXT, POLL), (0, SAME, STARTED),
+        (0, millis(5), common(0)), (0, SAME, POLL), (1, SAME, POLL), (2, SAME, POLL),
+    ]),
+    # A 429 turns the limiter on: the next sends wait for tokens, the other operation's too.
+    "overload-429_turns_the_limiter_on": overload(LIMITER, [get(), get(after_ms(100))], [
+        *send(0), (0, millis(10), retryable(R429)), (1, millis(100), POLL), (0, NEXT, POLL),
+        (1, NEXT, POLL), (1, SAME, STARTED), (1, millis(20), common(0)), (0, NEXT, POLL),
+        (0, NEXT, POLL), (0, SAME, STARTED), (0, millis(20), common(0)), (0, SAME, POLL),
+    ]),
+    # Both: a 429 with Retry-After: 1 closes the gate and turns the limiter on; at the
+    # reopening the probe finds the bucket empty.
+    "overload-probe_held_by_the_limiter": overload(BOTH, [get(), get()], [
+        *send(0), (0, SAME, retryable_ra(R429, ra(1))), (1, millis(1000), POLL), (1, NEXT, POLL),
+        (1, NEXT, POLL), (0, NEXT, POLL), (1, NEXT, POLL), (1, SAME, STARTED),
+        (1, millis(5), common(0)), (0, NEXT, POLL), (0, SAME, STARTED), (0, SAME, common(0)),
+    ], gate=gate_config(spread=bytes([0])), limiter=limiter_config(start=True)),
+    # Fail fast: a new operation to a paused origin gives up at once.
+    "overload-fail_fast_when_paused": overload(GATE, [get(), get()], [
+        *send(0), (0, SAME, retryable_ra(R503, ra(5))), (1, millis(1), POLL), (1, SAME, STARTED),
+        (0, NEXT, POLL),
+    ], fail_fast=True),
+    # A 2 s deadline: a pause of 3 s gives the other operation up at once, origin_paused.
+    "overload-paused_past_the_deadline": overload(GATE, [get(), get(after_ms(500))], [
+        *send(0), (0, millis(100), retryable_ra(R429, ra(3))), (1, millis(400), POLL),
+        (0, SAME, POLL), (1, DEADLINE, POLL),
+    ], policy=policy(2, bytes([2]) + u16(2000))),
+    # The failure-ratio trip: half of at least two attempts failed (500s) closes the gate for
+    # the break; the probe after it fails again; then it succeeds.
+    "overload-trip_and_failed_probe": overload(GATE, [get(), get(), get()], [
+        *send(0), (0, millis(5), retryable(3)), *send(1), (1, millis(5), retryable(3)),
+        (2, SAME, POLL), *send(2, NEXT), (2, millis(5), retryable(3)), (0, NEXT, POLL),
+        (1, NEXT, POLL), *send(0, NEXT), (0, millis(5), common(0)), (1, NEXT, POLL),
+        (1, SAME, STARTED), (1, SAME, common(0)),
+    ], gate=gate_config(trip=trip(5, 2, break_secs=1))),
+    # The same server says Retry-After: 0 on each 503 (a zero back-off): counted by the trip.
+    "overload-zero_retry_after_and_the_trip": overload(GATE, [get(), get(), get()], [
+        *send(0), (0, millis(5), retryable_ra(R503, ra(0))), *send(1),
+        (1, millis(5), retryable_ra(R503, ra(0))), *send(2), (2, millis(5), retryable_ra(R503, ra(0))),
+        (0, SAME, POLL), (1, SAME, POLL), (2, SAME, POLL),
+    ], gate=gate_config(trip=trip(5, 2))),
+    # An exhausted quota ("default";r=0;t=2 on a 429) pauses the origin too.
+    "overload-quota_exhausted": overload(GATE, [get(), get()], [
+        *send(0), (0, SAME, response(0, bytes([R429]), rate_limit=ietf_reset(2))),
+        (1, millis(10), POLL), (1, NEXT, POLL), (1, SAME, STARTED), (1, SAME, common(0)),
+    ]),
+    # The probe's operation is aborted before it sends: the others wait for its lease to
+    # run out (5 s, the attempt timeout), then one of them is the probe.
+    "overload-probe_lease_runs_out": overload(GATE, [get(), get(), get()], [
+        *send(0), (0, SAME, retryable_ra(R503, ra(1))), (1, millis(1000), POLL), (1, SAME, ABORT),
+        (2, SAME, POLL), (2, NEXT, POLL), (2, millis(5000), POLL), (2, SAME, STARTED),
+        (2, SAME, common(0)),
+    ], gate=gate_config(spread=bytes([0]))),
+    # Four operations, the clock going back and forth, a timeout for the probe.
+    "overload-four_operations_and_a_timeout": overload(BOTH, [get(), get(), (POST, 1, AT_ONCE), get(after_ms(50))], [
+        *send(0), *send(1), (0, millis(10), retryable_ra(R503, ra(1))), (2, SAME, POLL),
+        (3, back_secs(1), POLL), (1, millis(20), retryable(R429)), (2, NEXT, POLL),
+        (2, SAME, STARTED), (2, NEXT, POLL), (3, NEXT, POLL), (3, SAME, STARTED),
+        (0, NEXT, POLL), (1, NEXT, POLL), (3, NEXT, TIMEPASSED), (0, NEXT, POLL),
+    ]),
+}
+
 def write(target, name, data):
     d = os.path.join(CORPUS, target)
     os.makedirs(d, exist_ok=True)
@@ -300,4 +409,6 @@ for v in RATE_LIMIT:
 for name, data in MACHINE.items():
     write("machine", name, data)
 for name, data in HEDGE.items():
+    write("machine", name, data)
+for name, data in OVERLOAD.items():
     write("machine", name, data)

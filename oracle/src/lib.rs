@@ -12,6 +12,9 @@
 //!   the rules each decision is checked against.
 //! - [`hedge`]: the same for the hedging machine ([`hedge::Scenario`]): copies in flight at
 //!   once, the winner and its cancels, the schedule, the budget and the latency tracker.
+//! - [`overload`]: the origin gate and the send-rate limiter shared by several retry
+//!   machines ([`overload::Scenario`]): every call a machine makes to them, what it decides
+//!   from their answers, and what they may answer.
 //! - [`retry_after`]: the `Retry-After` and HTTP-date parsers, against an independent grammar
 //!   and reference parser, and differentially against `httpdate`.
 //! - [`rate_limit`]: the `RateLimit` parser, differentially against `sfv`.
@@ -22,6 +25,7 @@
 mod bytes;
 pub mod hedge;
 pub mod machine;
+pub mod overload;
 pub mod rate_limit;
 pub mod retry_after;
 

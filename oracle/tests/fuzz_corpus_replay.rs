@@ -3,7 +3,7 @@
 //! stable toolchain with a plain `cargo test`: a regression is caught even where cargo-fuzz is
 //! absent. The checks are this crate's.
 
-use backstop_oracle::{hedge, machine, rate_limit, retry_after};
+use backstop_oracle::{hedge, machine, overload, rate_limit, retry_after};
 
 use std::path::{Path, PathBuf};
 
@@ -76,10 +76,17 @@ fn every_machine_corpus_file_passes_the_invariant_checks() {
     assert!(n > 0, "the machine corpus is missing: fuzz/corpus/machine/");
 }
 
-/// The `machine` target feeds every input to both machines' checks: so does the replay.
+/// The `machine` target feeds every input to all three checks: so does the replay.
 #[test]
 fn every_machine_corpus_file_passes_the_hedging_checks() {
     let n = replay("machine", hedge::check);
+    assert!(n > 0, "the machine corpus is missing: fuzz/corpus/machine/");
+}
+
+/// The third: the same bytes as machines sharing an origin gate and a rate limiter.
+#[test]
+fn every_machine_corpus_file_passes_the_overload_checks() {
+    let n = replay("machine", overload::check);
     assert!(n > 0, "the machine corpus is missing: fuzz/corpus/machine/");
 }
 

@@ -23,6 +23,13 @@ proptest! {
     }
 
     #[test]
+    fn machines_sharing_a_gate_and_a_limiter_keep_every_invariant_for_arbitrary_bytes(
+        data in proptest::collection::vec(any::<u8>(), 0..1_024),
+    ) {
+        backstop_oracle::overload::check(&data);
+    }
+
+    #[test]
     fn the_rate_limit_parser_agrees_with_sfv_on_arbitrary_bytes(
         data in proptest::collection::vec(any::<u8>(), 0..64),
     ) {
@@ -347,6 +354,223 @@ mod hedge_shaped {
         ) {
             let steps = steps.concat();
             backstop_oracle::hedge::check(&[prefix, steps].concat());
+        }
+    }
+}
+
+/// Overload scenarios shaped like a driver's (see `backstop_oracle::overload::Scenario::decode`
+/// and `fuzz/seeds/generate.py` for the layout): one to four operations sharing a gate and/or a
+/// limiter, a policy whose deadline leaves room for a pause, then steps that mostly follow the
+/// decisions, with 429s and 503s carrying `Retry-After` or an exhausted quota, so that one
+/// operation's answer closes the gate for the others, the probe goes and answers, the
+/// failure-ratio trip fires and the limiter turns on, which arbitrary bytes rarely reach.
+mod overload_shaped {
+    use proptest::prelude::*;
+
+    fn u16le(n: u16) -> Vec<u8> {
+        n.to_le_bytes().to_vec()
+    }
+
+    fn policy() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            // The defaults: 4 attempts, 15 s, 5 s timeouts, Retry-After up to 60 s.
+            2 => Just(vec![0, 0]),
+            // max_elapsed 4 s, attempt_timeout 300 ms
+            2 => Just([vec![6, 0, 2], u16le(4_000), vec![2], u16le(300)].concat()),
+            // max_elapsed 3 s, attempt_timeout 400 ms, max_retry_after 1.5 s, clamp or not
+            1 => (0u8..2).prop_map(|clamp| [
+                u16le(2 | 4 | 256 | 512),
+                vec![2],
+                u16le(3_000),
+                vec![2],
+                u16le(400),
+                vec![2],
+                u16le(1_500),
+                vec![clamp],
+            ]
+            .concat()),
+            // max_attempts 8, max_elapsed 20 s
+            1 => Just([vec![3, 0, 8, 5], u16le(20)].concat()),
+        ]
+    }
+
+    /// The gate's configuration: the defaults, or a spread, a recheck, a seed and perhaps a
+    /// trip that a few failures reach.
+    fn gate() -> impl Strategy<Value = Vec<u8>> {
+        let spread = prop_oneof![
+            Just(vec![0u8]),                     // none
+            (0u8..255).prop_map(|n| vec![1, n]), // 4n ms
+            Just(vec![2]),                       // 1 s
+        ];
+        let recheck = prop_oneof![
+            (1u8..255).prop_map(|n| vec![0, n]),  // n ms
+            Just(vec![1]),                        // 50 ms
+            any::<u8>().prop_map(|n| vec![2, n]), // 1 + n ns
+        ];
+        let seed = prop_oneof![Just(vec![0u8]), any::<u8>().prop_map(|s| vec![1, s])];
+        let trip = prop_oneof![
+            2 => Just(vec![0u8]),
+            1 => (0u8..200, 0u8..8, 1u8..17, 1u8..20).prop_map(|(ratio, n, buckets, secs)| {
+                // window 30 s, break `secs` s
+                vec![1, ratio, n, 0, buckets, 1, secs]
+            }),
+        ];
+        (spread, recheck, seed, trip).prop_map(|(a, b, c, d)| [a, b, c, d].concat())
+    }
+
+    /// The policy, the overload section, the seed, the start and each operation's request and
+    /// start offset; and how many operations there are.
+    fn prefix() -> impl Strategy<Value = (Vec<u8>, usize)> {
+        (
+            policy(),
+            0u8..4,
+            any::<bool>(),
+            prop_oneof![1 => Just(1usize), 2 => Just(2), 2 => Just(3), 2 => Just(4)],
+            proptest::option::weighted(0.6, gate()),
+            // The limiter: created at the start, and a decrease factor (bit 1; 4 + 35 is 0.7).
+            proptest::option::weighted(
+                0.3,
+                proptest::sample::select(vec![1u8, 2 | (39 << 2), 3 | (20 << 2), 2 | (54 << 2), 2]),
+            ),
+            any::<u64>(),
+            proptest::collection::vec(
+                (
+                    // Mostly GETs, else a POST with or without a key, a PUT, a stream.
+                    proptest::sample::select(vec![
+                        vec![0u8, 0],
+                        vec![0, 0],
+                        vec![0, 0],
+                        vec![1, 0],
+                        vec![6, 1],
+                        vec![6, 0],
+                        vec![4, 0],
+                        vec![240, 0],
+                    ]),
+                    prop_oneof![
+                        Just(vec![0u8]),
+                        (0u16..3_000).prop_map(|ms| [vec![1], u16le(ms)].concat())
+                    ],
+                ),
+                4,
+            ),
+        )
+            .prop_map(
+                |(policy, objects, fail_fast, n, gate, limiter, seed, ops)| {
+                    let o = objects
+                        | if fail_fast { 4 } else { 0 }
+                        | (u8::try_from(n - 1).expect("small") << 3)
+                        | if gate.is_some() { 32 } else { 0 }
+                        | if limiter.is_some() { 64 } else { 0 };
+                    let mut out = [policy, vec![o]].concat();
+                    // A gate's configuration is read only when there is a gate (objects other than
+                    // 2), a limiter's only when there is a limiter (objects other than 1).
+                    if objects != 2 {
+                        out.extend(gate.unwrap_or_default());
+                    }
+                    if objects != 1 {
+                        out.extend(limiter);
+                    }
+                    out.extend(seed.to_le_bytes());
+                    out.push(0); // start at 0
+                    for (k, (request, offset)) in ops.into_iter().take(n).enumerate() {
+                        out.extend(request);
+                        if k > 0 {
+                            out.extend(offset);
+                        }
+                    }
+                    (out, n)
+                },
+            )
+    }
+
+    fn time() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            4 => Just(vec![0u8]),                                     // same
+            3 => proptest::sample::select(vec![1u16, 5, 10, 49, 50, 51, 120, 400, 1_000, 2_000])
+                .prop_map(|ms| [vec![3], u16le(ms)].concat()),       // forward
+            3 => Just(vec![7]),                                       // to the next deadline
+            1 => Just(vec![8]),                                       // just before it
+            1 => Just(vec![9]),                                       // the deadline
+            1 => Just(vec![5, 10, 0]),                                // 10 ms back
+        ]
+    }
+
+    fn response() -> impl Strategy<Value = Vec<u8>> {
+        let status = prop_oneof![
+            3 => Just(vec![0u8, 2]),                                  // 429
+            3 => Just(vec![0u8, 5]),                                  // 503
+            2 => (0u8..7).prop_map(|i| vec![0, i]),                   // retryable
+            3 => (0u8..13).prop_map(|i| vec![2, i]),                  // 200, 201, ... 422
+        ];
+        let retry_after = prop_oneof![
+            2 => Just(vec![0u8]),
+            3 => (0u8..4).prop_map(|s| vec![1, 2, s]),                // whole seconds
+            1 => Just(vec![1, 7, 11]),                                 // "0.1"
+            1 => Just(vec![1, 7, 6]),                                  // "" (unusable)
+        ];
+        let rate_limit = prop_oneof![
+            4 => Just(vec![0u8]),
+            1 => (0u8..4).prop_map(|t| vec![128 | 1, 1, 0, t]),       // "default";r=0;t=T
+        ];
+        // The class: mostly by status, else the caller's Retryable (0) or Final (1).
+        let class = proptest::sample::select(vec![2u8, 2, 2, 2, 2, 0, 1]);
+        // No Date, no wall clock.
+        (status, retry_after, rate_limit, class)
+            .prop_map(|(s, ra, rl, class)| [vec![3], s, ra, vec![0, 0], rl, vec![class]].concat())
+    }
+
+    fn action() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            5 => Just(vec![0u8]),                                     // poll
+            3 => Just(vec![2]),                                       // started
+            5 => response(),
+            // Any kind, mostly with its own class (5 to 7), else an override.
+            2 => (0u8..12, proptest::sample::select(vec![0u8, 1, 2, 3, 4, 5, 6, 7, 7, 7, 7]))
+                .prop_map(|(kind, class)| vec![5, kind, class]),
+            1 => Just(vec![6]),                                       // a timer
+        ]
+    }
+
+    /// One step of operation `k`, or a few that follow the decisions.
+    fn step(n: usize) -> impl Strategy<Value = Vec<u8>> {
+        let k = (0..n).prop_map(|k| vec![u8::try_from(k).expect("small")]);
+        let prefixed = move |k: Vec<u8>, step: Vec<u8>| {
+            if n > 1 {
+                [k, step].concat()
+            } else {
+                step
+            }
+        };
+        prop_oneof![
+            // Wake at the next deadline, poll, start the attempt if it is due, answer it.
+            30 => (k.clone(), response()).prop_map(move |(k, r)| [
+                prefixed(k.clone(), vec![7, 0]),
+                prefixed(k.clone(), vec![0, 2]),
+                prefixed(k, [vec![3, 50, 0], r].concat()),
+            ].concat()),
+            // Wake at the next deadline and poll.
+            15 => k.clone().prop_map(move |k| prefixed(k, vec![7, 0])),
+            40 => (k.clone(), time(), action()).prop_map(move |(k, t, a)| prefixed(k, [t, a].concat())),
+            // The caller aborts.
+            1 => (k, time()).prop_map(move |(k, t)| prefixed(k, [t, vec![7]].concat())),
+        ]
+    }
+
+    fn scenario() -> impl Strategy<Value = Vec<u8>> {
+        prefix().prop_flat_map(|(prefix, n)| {
+            proptest::collection::vec(step(n), 0..64)
+                .prop_map(move |steps| [prefix.clone(), steps.concat()].concat())
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 3_000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn machines_sharing_a_gate_and_a_limiter_keep_every_invariant_for_driver_shaped_scenarios(
+            data in scenario(),
+        ) {
+            backstop_oracle::overload::check(&data);
         }
     }
 }

@@ -283,7 +283,8 @@ pub(crate) fn decode_time_step(r: &mut Bytes<'_>) -> TimeStep {
     }
 }
 
-fn decode_action(r: &mut Bytes<'_>) -> Action {
+/// A retry scenario's action: poll, start, a response, an error, a timer or an abort.
+pub(crate) fn decode_action(r: &mut Bytes<'_>) -> Action {
     match r.below(8) {
         0 | 1 => Action::Poll,
         2 => Action::Started,

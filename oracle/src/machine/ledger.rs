@@ -10,17 +10,28 @@ use backstop_core::{AttemptOutcome, Budget, Instant};
 
 /// Shared between the machine (as its budget) and the model (to read the books).
 #[derive(Clone, Debug, Default)]
-pub(super) struct Ledger(Rc<Books>);
+pub(crate) struct Ledger(Rc<Books>);
 
 #[derive(Debug, Default)]
 struct Books {
     granted: Cell<u32>,
     cancelled: Cell<u32>,
     /// While the model observes a clone of the machine: its calls are not the machine's.
-    muted: Cell<bool>,
+    /// Shared with the overload oracle's gate and limiter, which are muted with it.
+    muted: Rc<Cell<bool>>,
 }
 
 impl Ledger {
+    /// Books whose muting (see [`Ledger::muted`]) is `muted`, shared with other objects the
+    /// machine calls.
+    pub(crate) fn sharing(muted: Rc<Cell<bool>>) -> Self {
+        Ledger(Rc::new(Books {
+            granted: Cell::new(0),
+            cancelled: Cell::new(0),
+            muted,
+        }))
+    }
+
     /// Retries granted and not given back.
     pub(super) fn paid(&self) -> u32 {
         let cancelled = self.0.cancelled.get();
@@ -32,7 +43,7 @@ impl Ledger {
     }
 
     /// Runs `f` (an observation on a clone) without counting its budget calls.
-    pub(super) fn muted<T>(&self, f: impl FnOnce() -> T) -> T {
+    pub(crate) fn muted<T>(&self, f: impl FnOnce() -> T) -> T {
         self.0.muted.set(true);
         let out = f();
         self.0.muted.set(false);

@@ -42,22 +42,49 @@ mod rules;
 use core::time::Duration;
 
 use backstop_core::{
-    parse_delay_seconds, parse_http_date, parse_retry_after, Decision, Event, Instant, MisuseError,
-    Policy, Response, RetryAfter, RetryMachine, UnixTime, XRateLimitReset,
+    parse_delay_seconds, parse_http_date, parse_retry_after, Decision, Event, Gate, Instant,
+    MisuseError, Outcome, Policy, RateLimiter, Response, RetryAfter, RetryMachine, UnixTime,
+    XRateLimitReset,
 };
 use rand_core::SeedableRng;
 
 pub(crate) use decode::{
-    decode_duration, decode_error, decode_policy, decode_request, decode_response,
+    decode_action, decode_duration, decode_error, decode_policy, decode_request, decode_response,
     decode_time_step, Action, TimeStep,
 };
 pub use decode::{RateLimitFields, Scenario};
-use ledger::Ledger;
-use model::Model;
+pub(crate) use ledger::Ledger;
+pub(crate) use model::{time_of, Model, Paused};
 
 /// The machine under test: the default RNG, and a budget that grants every retry and keeps
 /// the books.
 type Machine = RetryMachine<rand_pcg::Pcg64Mcg, Ledger>;
+
+/// What the model reads of a machine under test, whatever gate and limiter it consults (the
+/// overload oracle's machines consult shared ones).
+pub(crate) trait Driven: Clone {
+    fn next_deadline(&self) -> Option<Instant>;
+    fn attempts(&self) -> u32;
+    fn outcome(&self) -> Option<Outcome>;
+    fn poll(&mut self, now: Instant) -> Decision;
+}
+
+impl<G: Gate + Clone, L: RateLimiter + Clone> Driven
+    for RetryMachine<rand_pcg::Pcg64Mcg, Ledger, G, L>
+{
+    fn next_deadline(&self) -> Option<Instant> {
+        RetryMachine::next_deadline(self)
+    }
+    fn attempts(&self) -> u32 {
+        RetryMachine::attempts(self)
+    }
+    fn outcome(&self) -> Option<Outcome> {
+        RetryMachine::outcome(self)
+    }
+    fn poll(&mut self, now: Instant) -> Decision {
+        RetryMachine::poll(self, now)
+    }
+}
 
 /// Runs every machine check on `data`.
 pub fn check(data: &[u8]) {
@@ -149,6 +176,9 @@ pub(crate) struct ServerAsked {
     pub(crate) from_rate_limit: bool,
     /// The `Retry-After` delay alone, whatever the status (the outcome's).
     pub(crate) retry_after: Option<Duration>,
+    /// The rate-limit reset alone, when it counts (on a retryable status, when the policy
+    /// reads the fields), whatever the `Retry-After`.
+    pub(crate) rate_limit: Option<Duration>,
 }
 
 /// The event for an action, and what its response asks for.
@@ -198,6 +228,7 @@ pub(crate) fn event_of<'a>(action: &'a Action, policy: &Policy) -> (Event<'a>, S
                 floor: retry_after.or(rate_limit),
                 from_rate_limit: retry_after.is_none() && rate_limit.is_some(),
                 retry_after,
+                rate_limit,
             };
             (Event::Response(response), asked)
         }

@@ -3,63 +3,104 @@
 use core::time::Duration;
 
 use backstop_core::{
-    AttemptError, AttemptOutcome, Decision, ErrorClass, ErrorKind, Instant, Method, MisuseError,
-    NonIdempotent, Policy, Request, ResponseClass, StopReason, WorstCase,
+    AttemptError, AttemptOutcome, Decision, DelaySource, ErrorClass, ErrorKind, Instant, Method,
+    MisuseError, NonIdempotent, Policy, Request, ResponseClass, StopReason, WorstCase,
 };
 
 use super::decode::{Action, TimeStep};
 use super::ledger::Ledger;
-use super::{Machine, ServerAsked};
+use super::{Driven, ServerAsked};
+
+/// Which shared objects may hold an attempt back (the overload oracle's machines consult an
+/// origin gate, a send-rate limiter, or both; the retry oracle's consult neither).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Paused {
+    /// An origin gate: [`DelaySource::OriginPaused`], [`StopReason::OriginPaused`].
+    pub(crate) gate: bool,
+    /// A send-rate limiter: [`DelaySource::RateLimited`], [`StopReason::RateLimited`].
+    pub(crate) limiter: bool,
+}
+
+impl Paused {
+    /// Whether the machine consults anything before an attempt.
+    pub(crate) fn any(self) -> bool {
+        self.gate || self.limiter
+    }
+
+    /// Whether `source` is a wait for a shared object, and one this machine consults.
+    pub(crate) fn source(self, source: DelaySource) -> Option<bool> {
+        match source {
+            DelaySource::OriginPaused => Some(self.gate),
+            DelaySource::RateLimited => Some(self.limiter),
+            _ => None,
+        }
+    }
+
+    /// Whether `reason` is a stop for a shared object, and one this machine consults.
+    pub(crate) fn reason(self, reason: StopReason) -> Option<bool> {
+        match reason {
+            StopReason::OriginPaused => Some(self.gate),
+            StopReason::RateLimited => Some(self.limiter),
+            _ => None,
+        }
+    }
+}
 
 /// What the checker knows, from the outside, about the machine.
-pub(super) struct Model {
-    pub(super) policy: Policy,
-    pub(super) request: Request,
+pub(crate) struct Model {
+    pub(crate) policy: Policy,
+    pub(crate) request: Request,
     /// Whether the request carries a key a server can deduplicate on, by the rule.
-    pub(super) has_key: bool,
-    pub(super) start: Instant,
-    pub(super) deadline: Instant,
+    pub(crate) has_key: bool,
+    pub(crate) start: Instant,
+    pub(crate) deadline: Instant,
     /// The latest `now` fed: the machine's clamped time.
-    pub(super) now: Instant,
+    pub(crate) now: Instant,
     /// Attempts reported started and accepted.
-    pub(super) sends: u32,
+    pub(crate) sends: u32,
     /// The attempt in flight, with its timeout.
-    pub(super) in_flight: Option<Instant>,
+    pub(crate) in_flight: Option<Instant>,
     /// `false` once a request the policy may not retry may have reached the server.
-    pub(super) may_send_again: bool,
+    pub(crate) may_send_again: bool,
     /// What the last attempt ended with.
-    pub(super) last: Option<AttemptOutcome>,
+    pub(crate) last: Option<AttemptOutcome>,
     /// The caller's word on the last response ([`ResponseClass::ByStatus`] before any).
-    pub(super) class: ResponseClass,
+    pub(crate) class: ResponseClass,
     /// The server-directed floor of the last response (its `Retry-After`, else its rate-limit
     /// reset), if it had a usable one.
-    pub(super) floor: Option<Duration>,
+    pub(crate) floor: Option<Duration>,
     /// The floor comes from a rate-limit field, not from `Retry-After`.
-    pub(super) floor_from_rate_limit: bool,
+    pub(crate) floor_from_rate_limit: bool,
     /// The last response's `Retry-After` delay, whatever its status.
-    pub(super) retry_after: Option<Duration>,
+    pub(crate) retry_after: Option<Duration>,
     /// The policy's bounds, computed before anything happened.
-    pub(super) worst: WorstCase,
+    pub(crate) worst: WorstCase,
     /// The time the decisions account for so far: every ended attempt (cut at its timeout)
     /// and every wait decided.
-    pub(super) busy: Duration,
+    pub(crate) busy: Duration,
     /// When the attempt in flight started.
-    pub(super) started_at: Instant,
+    pub(crate) started_at: Instant,
     /// The next attempt of the last wait counted in `busy`.
-    pub(super) counted_wait: u32,
+    pub(crate) counted_wait: u32,
     /// An abort was accepted while the machine was not done.
-    pub(super) aborted: bool,
+    pub(crate) aborted: bool,
     /// The terminal decision, once seen.
-    pub(super) terminal: Option<Decision>,
+    pub(crate) terminal: Option<Decision>,
     /// An attempt just ended with this (a response or error event was accepted): the next
     /// observation is checked against the rules for what follows it.
-    pub(super) ended: Option<AttemptOutcome>,
+    pub(crate) ended: Option<AttemptOutcome>,
     /// The books of the machine's budget.
-    pub(super) ledger: Ledger,
+    pub(crate) ledger: Ledger,
+    /// What may hold an attempt back (nothing, for the retry oracle).
+    pub(crate) paused: Paused,
+    /// The gate and the limiter admitted the send due (a real poll said `Send` since the
+    /// last attempt started): only then is `AttemptStarted` accepted, when `paused.any()`.
+    /// The overload oracle keeps it.
+    pub(crate) admitted: bool,
 }
 
 impl Model {
-    pub(super) fn new(
+    pub(crate) fn new(
         policy: Policy,
         request: Request,
         idempotency_key: Option<&[u8]>,
@@ -99,6 +140,8 @@ impl Model {
             terminal: None,
             ended: None,
             ledger: Ledger::default(),
+            paused: Paused::default(),
+            admitted: false,
         }
     }
 
@@ -142,34 +185,12 @@ impl Model {
     }
 
     /// The `now` a time step feeds.
-    pub(super) fn time(&self, step: &TimeStep, m: &Machine) -> Instant {
-        let back = |d: Duration| Instant::from_duration(self.now.as_duration().saturating_sub(d));
-        let next = m.next_deadline().unwrap_or(self.now);
-        match *step {
-            TimeStep::Same => self.now,
-            TimeStep::Nanos(n) => self.now.saturating_add(Duration::from_nanos(u64::from(n))),
-            TimeStep::Millis(n) => self.now.saturating_add(Duration::from_millis(u64::from(n))),
-            TimeStep::Secs(n) => self.now.saturating_add(Duration::from_secs(u64::from(n))),
-            TimeStep::BackMillis(n) => back(Duration::from_millis(u64::from(n))),
-            TimeStep::BackSecs(n) => back(Duration::from_secs(u64::from(n))),
-            TimeStep::NextDeadline => next,
-            TimeStep::JustBeforeNextDeadline => {
-                Instant::from_duration(next.as_duration().saturating_sub(Duration::from_nanos(1)))
-            }
-            TimeStep::Deadline => self.deadline,
-            TimeStep::JustBeforeDeadline => Instant::from_duration(
-                self.deadline
-                    .as_duration()
-                    .saturating_sub(Duration::from_nanos(1)),
-            ),
-            TimeStep::Far(n) => self.now.saturating_add(Duration::from_nanos(n)),
-            TimeStep::Absolute(n) => Instant::from_duration(Duration::from_nanos(n)),
-            TimeStep::Max => Instant::from_duration(Duration::MAX),
-        }
+    pub(super) fn time(&self, step: &TimeStep, m: &impl Driven) -> Instant {
+        time_of(step, self.now, self.deadline, m.next_deadline())
     }
 
     /// Checks a decision the machine gives at `self.now`, and learns from it.
-    pub(super) fn observe(&mut self, d: &Decision) {
+    pub(crate) fn observe(&mut self, d: &Decision) {
         // An attempt in flight ends by itself at its timeout: the machine saw `now`.
         if let Some(timeout_at) = self.in_flight {
             if self.now >= timeout_at {
@@ -224,8 +245,12 @@ impl Model {
                     self.in_flight.is_none(),
                     "a wait while an attempt is in flight"
                 );
+                // A wait for a shared object (a paused origin, an empty bucket) is theirs:
+                // the policy's bounds on its own waits do not apply (the overload oracle
+                // checks it against the object's answer), only the deadline does.
+                let paused = self.paused.source(reason.source).is_some();
                 assert!(
-                    delay <= self.policy.max_wait(),
+                    paused || delay <= self.policy.max_wait(),
                     "wait {delay:?} above max_wait"
                 );
                 assert!(!delay.is_zero(), "a zero wait is not reported");
@@ -250,10 +275,10 @@ impl Model {
                 assert!(self.may_send_again, "a wait before a forbidden retry");
                 assert_eq!(reason.cause, self.last, "the wait's cause");
                 assert!(
-                    delay <= self.worst.wait,
+                    paused || delay <= self.worst.wait,
                     "wait {delay:?} above the worst case"
                 );
-                if reason.next_attempt != self.counted_wait {
+                if !paused && reason.next_attempt != self.counted_wait {
                     self.counted_wait = reason.next_attempt;
                     self.add_busy(delay);
                 }
@@ -271,20 +296,25 @@ impl Model {
     /// Checks the result of an event fed at `fed` against the state the previous call left,
     /// and learns from it. `before` is what a poll at `fed` would have said (observed on a
     /// clone, so it changed nothing).
-    pub(super) fn handled(
+    #[allow(clippy::too_many_arguments)] // the step's every part, as the callers have them
+    pub(crate) fn handled(
         &mut self,
         fed: Instant,
         before: &Decision,
         action: &Action,
         asked: ServerAsked,
         result: Result<(), MisuseError>,
-        m: &Machine,
+        m: &impl Driven,
     ) {
         match action {
             Action::Started => {
                 // A send is due at `fed` unless the attempt in flight is still the machine's
-                // (a timeout no decision reported does not make room for a send).
-                let expected = self.in_flight.is_none() && matches!(before, Decision::Send { .. });
+                // (a timeout no decision reported does not make room for a send), and, when a
+                // gate or a limiter may hold it back, only once they admitted it (a poll said
+                // `Send`: `before`, seen on a clone that asks neither, does not tell).
+                let expected = self.in_flight.is_none()
+                    && matches!(before, Decision::Send { .. })
+                    && (self.admitted || !self.paused.any());
                 assert_eq!(
                     result.is_ok(),
                     expected,
@@ -296,6 +326,7 @@ impl Model {
                 }
                 self.now = self.now.max(fed);
                 self.observe(before);
+                self.admitted = false;
                 self.sends += 1;
                 assert!(self.may_send_again, "a forbidden retry was started");
                 assert!(
@@ -383,7 +414,7 @@ impl Model {
 
     /// An abort met the state the previous call left: unless that was already terminal, the
     /// operation is aborted, and the attempt in flight (if any) never ends.
-    pub(super) fn aborted(&mut self, result: Result<(), MisuseError>) {
+    pub(crate) fn aborted(&mut self, result: Result<(), MisuseError>) {
         assert_eq!(result, Ok(()), "an abort is always accepted");
         if self.terminal.is_none() {
             self.aborted = true;
@@ -392,7 +423,7 @@ impl Model {
     }
 
     /// Checks that hold after every `handle` or `poll`.
-    pub(super) fn after(&mut self, m: &Machine) {
+    pub(crate) fn after(&mut self, m: &impl Driven) {
         if let Some(next) = m.next_deadline() {
             assert!(
                 next > self.now,
@@ -433,7 +464,7 @@ impl Model {
 impl Model {
     /// The budget pays only for retries sent: `d` is what the machine
     /// would decide now.
-    fn check_books(&self, m: &Machine, d: &Decision) {
+    fn check_books(&self, m: &impl Driven, d: &Decision) {
         let sent = self.sends.saturating_sub(1);
         let paid = self.ledger.paid();
         if m.outcome().is_some() {
@@ -444,7 +475,8 @@ impl Model {
             return;
         }
         let pending = match d {
-            Decision::Wait { .. } => true,
+            // A first attempt that a gate or a limiter holds back is paid for by nobody.
+            Decision::Wait { reason, .. } => reason.next_attempt > 1,
             Decision::Send { attempt, .. } => *attempt > 1,
             Decision::AwaitResponse { .. } => false,
             // Seen on a clone only (a bound `now` reaches): the machine still holds what it
@@ -488,5 +520,38 @@ impl Model {
             self.busy,
             self.worst
         );
+    }
+}
+
+/// The `now` a time step feeds, from `now` (the latest fed), the machine's `deadline` and its
+/// `next_deadline()`.
+pub(crate) fn time_of(
+    step: &TimeStep,
+    now: Instant,
+    deadline: Instant,
+    next: Option<Instant>,
+) -> Instant {
+    let back = |d: Duration| Instant::from_duration(now.as_duration().saturating_sub(d));
+    let next = next.unwrap_or(now);
+    match *step {
+        TimeStep::Same => now,
+        TimeStep::Nanos(n) => now.saturating_add(Duration::from_nanos(u64::from(n))),
+        TimeStep::Millis(n) => now.saturating_add(Duration::from_millis(u64::from(n))),
+        TimeStep::Secs(n) => now.saturating_add(Duration::from_secs(u64::from(n))),
+        TimeStep::BackMillis(n) => back(Duration::from_millis(u64::from(n))),
+        TimeStep::BackSecs(n) => back(Duration::from_secs(u64::from(n))),
+        TimeStep::NextDeadline => next,
+        TimeStep::JustBeforeNextDeadline => {
+            Instant::from_duration(next.as_duration().saturating_sub(Duration::from_nanos(1)))
+        }
+        TimeStep::Deadline => deadline,
+        TimeStep::JustBeforeDeadline => Instant::from_duration(
+            deadline
+                .as_duration()
+                .saturating_sub(Duration::from_nanos(1)),
+        ),
+        TimeStep::Far(n) => now.saturating_add(Duration::from_nanos(n)),
+        TimeStep::Absolute(n) => Instant::from_duration(Duration::from_nanos(n)),
+        TimeStep::Max => Instant::from_duration(Duration::MAX),
     }
 }

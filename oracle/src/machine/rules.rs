@@ -18,7 +18,7 @@ impl Model {
             .is_retryable(status, &self.policy.retryable_statuses())
     }
 
-    pub(super) fn check_send(&self, attempt: u32, timeout: Duration, reason: SendReason) {
+    pub(crate) fn check_send(&self, attempt: u32, timeout: Duration, reason: SendReason) {
         assert!(
             self.in_flight.is_none(),
             "a send while an attempt is in flight"
@@ -115,6 +115,16 @@ impl Model {
                 );
                 assert_eq!(delay, max, "a clamped wait is the ceiling");
             }
+            DelaySource::OriginPaused | DelaySource::RateLimited => {
+                // Checked against the object's answer by the overload oracle.
+                assert_eq!(
+                    self.paused.source(source),
+                    Some(true),
+                    "{source:?} from a machine that consults no such object ({:?})",
+                    self.paused
+                );
+                assert!(!delay.is_zero(), "a held-back attempt is not sent at once");
+            }
             _ => panic!("a delay source this checker does not know: {source:?}"),
         }
     }
@@ -196,6 +206,14 @@ impl Model {
                 !self.request.has_replayable_body,
                 "BodyNotReplayable for a body that can be sent again"
             ),
+            // Checked against the object's answer by the overload oracle.
+            StopReason::OriginPaused | StopReason::RateLimited => assert_eq!(
+                self.paused.reason(o.reason),
+                Some(true),
+                "{:?} from a machine that consults no such object ({:?})",
+                o.reason,
+                self.paused
+            ),
             reason => panic!("a stop reason this checker does not know: {reason:?}"),
         }
     }
@@ -273,6 +291,14 @@ impl Model {
             if self.now.saturating_add(shortest) >= self.deadline {
                 forced = true;
             }
+        }
+        // A retry due at once asks the gate and the limiter, which may hold it back past the
+        // deadline (the overload oracle checks that against their answers).
+        if self.paused.gate {
+            allowed.push(StopReason::OriginPaused);
+        }
+        if self.paused.limiter {
+            allowed.push(StopReason::RateLimited);
         }
         (forced, allowed)
     }
