@@ -149,6 +149,12 @@ impl Gate for SharedGate {
             gate.on_attempt_end(now, signal);
         }
     }
+
+    fn probe_not_sent(&self, now: Instant) {
+        if let Some(gate) = &self.0 {
+            gate.probe_not_sent(now);
+        }
+    }
 }
 
 /// The retrier's send-rate limiter, or none.

@@ -593,6 +593,10 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
         if held.is_none() && L::ACTIVE && self.limiter.engaged() {
             if let Err(t) = self.limiter.acquire(now) {
                 held = Some((t, DelaySource::RateLimited, StopReason::RateLimited));
+                if probe {
+                    // Not sent now: another operation may probe meanwhile.
+                    self.gate.probe_not_sent(now);
+                }
             }
         }
         let Some((until, source, reason)) = held else {

@@ -72,6 +72,12 @@ pub trait Gate {
 
     /// An attempt admitted by this gate ended at `now`.
     fn on_attempt_end(&self, now: Instant, signal: GateSignal);
+
+    /// The attempt admitted at `now` as the probe ([`GateAdmission::Probe`]) will not be sent
+    /// (the rate limiter held it back): the gate may hand the probe to another caller at once.
+    fn probe_not_sent(&self, now: Instant) {
+        let _ = now;
+    }
 }
 
 /// No gate: every attempt is admitted.
@@ -136,6 +142,9 @@ macro_rules! through_pointer {
             }
             fn on_attempt_end(&self, now: Instant, signal: GateSignal) {
                 (**self).on_attempt_end(now, signal);
+            }
+            fn probe_not_sent(&self, now: Instant) {
+                (**self).probe_not_sent(now);
             }
         }
     };

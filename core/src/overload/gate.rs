@@ -586,6 +586,15 @@ impl Gate for OriginGate {
         GateAdmission::Probe
     }
 
+    /// The probe admitted at `now` was not sent (the rate limiter held it back): its lease goes,
+    /// so the next caller may probe at once instead of waiting for the lease to run out.
+    fn probe_not_sent(&self, now: Instant) {
+        let _locked = self.lock();
+        if self.probe_until.load(Ordering::Relaxed) > now.nanos() {
+            self.probe_until.store(0, Ordering::Relaxed);
+        }
+    }
+
     /// Counts the attempt (with the failure-ratio trip on), then: a back-off signal closes the
     /// gate or extends its closing; a probe's answer without one opens the gate (or, failed
     /// with the trip on, closes it for the break); a failure may trip an open gate. A probe
@@ -606,7 +615,9 @@ impl Gate for OriginGate {
         let until = self.until.load(Ordering::Relaxed);
         let half_open = !open && now >= until;
         let answers_probe = signal.probe && half_open && signal.started.nanos() >= until;
-        if let Some(back_off) = signal.back_off {
+        // A zero back-off (`Retry-After: 0`, a date past) closes nothing, except as a probe's
+        // answer: it is counted like any result below.
+        if let Some(back_off) = signal.back_off.filter(|d| !d.is_zero() || answers_probe) {
             let length = nanos_saturating(back_off);
             let end = now.saturating_add(length);
             if answers_probe || (length > 0 && (open || half_open)) {

@@ -19,6 +19,10 @@ use crate::time::Instant;
 const BUCKET_NANOS: u64 = 500_000_000;
 /// Nanoseconds per second, as a float.
 const NANOS_PER_SEC: f64 = 1e9;
+
+/// How far below one token the bucket may be and still give it: the refill's float error at
+/// the instant a refusal names (a few ulps), far below a nanosecond's refill.
+const TOKEN_SLACK: f64 = 1e-9;
 /// `last_refill` before the first refill (the SDKs' `None`: the first refill only notes the
 /// time).
 const NEVER: u64 = u64::MAX;
@@ -201,9 +205,11 @@ impl State {
     /// One token at `now`, or when the bucket will hold one.
     fn acquire(&mut self, now: Instant) -> Result<(), Instant> {
         self.refill(now.nanos());
-        if self.capacity >= 1.0 {
-            // Exact (Sterbenz): never below zero.
-            self.capacity -= 1.0;
+        // A refusal names the instant the refill reaches one token; the refill's float error
+        // may leave it an ulp short there, which must not cost another wait.
+        if self.capacity >= 1.0 - TOKEN_SLACK {
+            // Never below zero.
+            self.capacity = (self.capacity - 1.0).max(0.0);
             return Ok(());
         }
         let wait = (1.0 - self.capacity) / self.fill_rate * NANOS_PER_SEC;

@@ -31,6 +31,9 @@ pub(super) enum Call {
         before: GateView,
         after: GateView,
     },
+    /// `Gate::probe_not_sent`: the probe the gate admitted at `now` was held back by the
+    /// limiter; the gate just after it.
+    ProbeNotSent { now: Instant, after: GateView },
     /// `RateLimiter::acquire`, and the limiter just before and after it.
     Acquire {
         now: Instant,
@@ -52,6 +55,7 @@ pub(super) enum Call {
 pub(super) enum Key {
     Admit(Instant, Duration),
     AttemptEnd(Instant, GateSignal),
+    ProbeNotSent(Instant),
     Acquire(Instant),
     Response(Instant, bool),
 }
@@ -61,6 +65,7 @@ impl Call {
         match *self {
             Call::Admit { now, lease, .. } => Key::Admit(now, lease),
             Call::AttemptEnd { now, signal, .. } => Key::AttemptEnd(now, signal),
+            Call::ProbeNotSent { now, .. } => Key::ProbeNotSent(now),
             Call::Acquire { now, .. } => Key::Acquire(now),
             Call::Response { now, throttled, .. } => Key::Response(now, throttled),
         }
@@ -238,6 +243,17 @@ impl Gate for SharedGate {
             now,
             signal,
             before,
+            after: GateView::of(&self.gate, now),
+        });
+    }
+
+    fn probe_not_sent(&self, now: Instant) {
+        if self.log.muted() {
+            return;
+        }
+        self.gate.probe_not_sent(now);
+        self.log.push(Call::ProbeNotSent {
+            now,
             after: GateView::of(&self.gate, now),
         });
     }

@@ -115,7 +115,7 @@ impl Watch {
     pub(super) fn calls(&mut self, calls: &[Call]) {
         for call in calls {
             match call {
-                Call::Admit { .. } | Call::AttemptEnd { .. } => self
+                Call::Admit { .. } | Call::AttemptEnd { .. } | Call::ProbeNotSent { .. } => self
                     .gate
                     .as_mut()
                     .expect("a gate call without a gate")
@@ -259,12 +259,17 @@ impl Watch {
             );
             rest = &rest[1..];
             if let Err(t) = answer {
-                // KNOWN_PROBE_HELD_BY_THE_LIMITER: see the constant.
-                assert!(
-                    !probe || KNOWN_PROBE_HELD_BY_THE_LIMITER,
-                    "the gate's probe was held back by the limiter: the gate holds every \
-                     operation for the probe's lease"
-                );
+                if probe {
+                    // The probe the limiter held back is handed back to the gate at once.
+                    let Some(&Call::ProbeNotSent { now: at, .. }) = rest.first() else {
+                        panic!(
+                            "the gate's probe was held back by the limiter and not handed back: \
+                             the gate would hold every operation for the probe's lease: {rest:?}"
+                        )
+                    };
+                    assert_eq!(at, now, "the probe handed back at another time");
+                    rest = &rest[1..];
+                }
                 held = Some((t, DelaySource::RateLimited, StopReason::RateLimited));
             }
         }
@@ -414,21 +419,14 @@ impl Watch {
 /// The gate returns early on any back-off signal, a zero one included, before the trip is
 /// evaluated (core/src/overload/gate.rs): tolerated until fixed, so that the fuzzer can find
 /// anything else (set it to `false` to see the failures).
-const KNOWN_ZERO_BACK_OFF_SKIPS_THE_TRIP: bool = true;
-
-/// When the gate admits an attempt as its probe and the limiter then refuses it, the machine
-/// waits for the limiter, and the gate, which recorded a probe in flight, holds every
-/// operation to the origin (this one included: it is told `AwaitProbe` when it asks again)
-/// until the probe's lease (the attempt timeout) runs out (core/src/machine.rs, `admission`):
-/// tolerated until fixed, pinned by core/tests/properties.rs.
-const KNOWN_PROBE_HELD_BY_THE_LIMITER: bool = true;
+const KNOWN_ZERO_BACK_OFF_SKIPS_THE_TRIP: bool = false;
 
 /// A refusal says when the bucket will hold a token, rounded up to the next nanosecond, but
 /// the refill at that instant (`capacity + dt * fill_rate`, in floats) can fall short of 1 by
 /// an ulp (`0.9999999999999999`), and the caller is refused again and told to come back a
 /// nanosecond later (core/src/overload/rate_limiter.rs, `State::acquire`): tolerated within
 /// float rounding until fixed, pinned by core/tests/properties.rs.
-const KNOWN_TOKEN_SHORT_BY_ROUNDING: bool = true;
+const KNOWN_TOKEN_SHORT_BY_ROUNDING: bool = false;
 
 /// How an attempt ended, for what the gate and the limiter must hear of it.
 #[derive(Clone, Copy, Debug)]
@@ -460,6 +458,21 @@ impl GateWatch {
                 after,
             } => {
                 self.ended(now, signal, before, after);
+                after
+            }
+            Call::ProbeNotSent { now, after } => {
+                // Its lease goes: the next caller may probe at once.
+                assert!(
+                    !matches!(
+                        after.state,
+                        GateState::HalfOpen {
+                            probe_lease: Some(_),
+                            ..
+                        }
+                    ),
+                    "the gate kept the lease of a probe handed back at {now:?}: {after:?}"
+                );
+                self.probe_lease = None;
                 after
             }
             _ => unreachable!("a limiter call"),
