@@ -273,9 +273,12 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
     /// bucket makes the machine wait ([`DelaySource::OriginPaused`],
     /// [`DelaySource::RateLimited`]) or, when the wait would pass the deadline (or the policy
     /// [fails fast](crate::PolicyBuilder::fail_fast_when_paused) on a first attempt), give up
-    /// ([`StopReason::OriginPaused`], [`StopReason::RateLimited`]). Every attempt's end is
-    /// reported to the gate, every response to the limiter (a 429, or a 503 with a usable
-    /// `Retry-After`, as a throttle).
+    /// ([`StopReason::OriginPaused`], [`StopReason::RateLimited`]). Every response and every
+    /// transient error is reported to the gate (the caller's abort and a permanent error say
+    /// nothing of the server: a probe that ends so lets its lease run out), every response to
+    /// the limiter (a 429, or a 503 with a usable `Retry-After`, as a throttle). The waits
+    /// they cause are bounded by the deadline, not by [`Policy::worst_case`]'s `wait`, which
+    /// counts the policy's own waits.
     pub fn with_overload(
         policy: Policy,
         request: Request,

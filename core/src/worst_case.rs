@@ -24,8 +24,10 @@ pub struct WorstCase {
     /// The longest the operation takes when its driver acts on each decision as it comes:
     /// every attempt's timeout plus every wait between attempts, within `max_elapsed`.
     pub elapsed: Duration,
-    /// The longest single wait between two attempts (for hedging: between two copies'
-    /// starts, the hedging delay or a server-directed wait).
+    /// The longest single wait between two attempts that the policy decides (for hedging:
+    /// the hedging delay or a server-directed wait after an answer). An origin gate's or a
+    /// rate limiter's hold ([`RetryMachine::with_overload`](crate::RetryMachine::with_overload))
+    /// is bounded by the deadline only.
     pub wait: Duration,
     /// The most requests in flight at once: 1 when retrying, the copies allowed when hedging.
     pub in_flight: u32,
