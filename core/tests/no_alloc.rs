@@ -84,3 +84,102 @@ fn a_whole_operation_allocates_nothing() {
     assert_eq!(outcome.attempts, 4);
     assert_eq!(during, 0, "the operation allocated {during} times");
 }
+
+#[test]
+fn a_hedged_operation_with_a_tracker_allocates_nothing() {
+    use backstop_core::{
+        HedgeDecision, HedgeEvent, HedgeMachine, Hedging, LatencyTracker, RatioBudget,
+    };
+    use core::time::Duration;
+
+    // Made before counting: a static would be too, and the test measures the operation.
+    let tracker = LatencyTracker::new(Duration::from_secs(30));
+    let budget = RatioBudget::new(10, 10, Duration::from_secs(10)).expect("valid");
+    let before = allocations();
+    let policy = Policy::builder()
+        .hedging(Hedging::fixed(Duration::from_millis(10)).max_attempts(3))
+        .build()
+        .expect("valid");
+    let rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
+    let mut now = Instant::ZERO;
+    let mut m = HedgeMachine::with_budget(
+        policy,
+        Request::new(Method::Get),
+        rng,
+        &budget,
+        &tracker,
+        now,
+    );
+    // Copy 1 stalls, copy 2 gets a 503 with Retry-After, copy 3 answers 200: copy 1 is
+    // cancelled.
+    let outcome = loop {
+        match m.poll(now) {
+            HedgeDecision::Send { copy, .. } => {
+                m.handle(now, HedgeEvent::Started { copy }).expect("due");
+                if copy == 2 {
+                    let response = Response::new(503).retry_after(b"0.05");
+                    m.handle(now, HedgeEvent::Response { copy, response })
+                        .expect("in flight");
+                } else if copy == 3 {
+                    let response = Response::new(200);
+                    m.handle(now, HedgeEvent::Response { copy, response })
+                        .expect("in flight");
+                }
+            }
+            HedgeDecision::Cancel { copy, .. } => {
+                m.handle(now, HedgeEvent::Cancelled { copy })
+                    .expect("asked");
+            }
+            HedgeDecision::Wait { until, .. } => now = until,
+            HedgeDecision::Return(o) | HedgeDecision::GiveUp(o) => break o,
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    assert_eq!(allocations(), before, "the hedged operation allocated");
+    assert_eq!((outcome.winner, outcome.cancelled), (Some(3), 1));
+}
+
+#[test]
+fn an_operation_through_a_gate_and_a_rate_limiter_allocates_nothing() {
+    use backstop_core::{AdaptiveRateLimiter, GateConfig, OriginGate, Unlimited};
+
+    let gate = OriginGate::new(GateConfig::new()).expect("valid");
+    let limiter = AdaptiveRateLimiter::new();
+    let before = allocations();
+    let policy = Policy::builder().max_attempts(4).build().expect("valid");
+    let rng = rand_pcg::Pcg64Mcg::seed_from_u64(9);
+    let mut now = Instant::ZERO;
+    let mut m = RetryMachine::with_overload(
+        policy,
+        Request::new(Method::Get),
+        rng,
+        Unlimited,
+        &gate,
+        &limiter,
+        now,
+    );
+    // A 429 with Retry-After closes the gate and turns the limiter on; the retry waits for
+    // both, then succeeds.
+    let mut answers = [429u16, 200].into_iter();
+    let outcome = loop {
+        match m.poll(now) {
+            Decision::Send { .. } => {
+                m.handle(now, Event::AttemptStarted).expect("admitted");
+                let status = answers.next().expect("two answers");
+                let response = Response::new(status).retry_after(b"1");
+                m.handle(now, Event::Response(response)).expect("in flight");
+            }
+            Decision::Wait { until, .. } => now = until,
+            Decision::Return(o) | Decision::GiveUp(o) => break o,
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    assert_eq!(
+        allocations(),
+        before,
+        "the gated, paced operation allocated"
+    );
+    assert_eq!((outcome.attempts, outcome.last.is_some()), (2, true));
+    assert!(limiter.is_enabled());
+    assert_eq!(gate.closes(), 1);
+}
