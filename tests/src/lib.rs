@@ -31,6 +31,7 @@
 
 pub mod adapters;
 pub mod certs;
+pub mod events;
 pub mod https;
 pub mod middleware;
 pub mod overhead;

@@ -5,7 +5,7 @@
 //! suppresses the copy. Blocking ureq does not hedge (its client sends one request at a time
 //! per call): it retries under the same policy, which the last test shows.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use backstop::{
@@ -13,6 +13,7 @@ use backstop::{
     StopReason,
 };
 use backstop_tests::adapters::{Adapter, Answer, Clock};
+use backstop_tests::events::recorded;
 use backstop_tests::server::{Action, Reply, Server};
 use backstop_tests::TestRequest;
 
@@ -34,14 +35,6 @@ fn answer(adapter: Adapter, retrier: &Retrier, request: TestRequest) -> Answer {
         Ok(answer) => answer,
         Err(failure) => panic!("{adapter:?}: no response: {failure:?}"),
     }
-}
-
-/// The events of one retrier's operations, in order.
-fn recorded(retrier: Retrier) -> (Retrier, Arc<Mutex<Vec<EventKind>>>) {
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let seen = events.clone();
-    let retrier = retrier.on_event(move |e| seen.lock().expect("lock").push(e.kind));
-    (retrier, events)
 }
 
 #[test]
@@ -70,7 +63,7 @@ fn a_stalled_copy_is_cancelled_and_the_fast_copys_body_is_returned() {
             server.wait_for_closed_by_client(1, Duration::from_secs(10)),
             "{adapter:?}: the stalled copy's connection stayed open"
         );
-        let events = events.lock().expect("lock").clone();
+        let events = events.all();
         let sent: Vec<_> = events
             .iter()
             .filter_map(|e| match e {
@@ -118,7 +111,7 @@ fn a_retryable_answer_sends_the_next_copy_at_once() {
         );
         let hedged = answer.hedged.expect("hedged");
         assert_eq!((hedged.winner, hedged.cancelled), (Some(2), 0));
-        let events = events.lock().expect("lock").clone();
+        let events = events.all();
         assert!(
             events.iter().any(|e| matches!(
                 e,

@@ -3,7 +3,7 @@
 //! and a 429 turns the retrier's adaptive rate limiter on, which paces the next operation. On
 //! virtual time: the waits take no real time, and their lengths are the machine's.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use backstop::{
@@ -11,6 +11,7 @@ use backstop::{
     StopReason,
 };
 use backstop_tests::adapters::{for_each_adapter, Clock};
+use backstop_tests::events::recorded;
 use backstop_tests::server::{Reply, Server};
 use backstop_tests::TestRequest;
 
@@ -22,13 +23,6 @@ fn once(fail_fast: bool) -> Policy {
         .fail_fast_when_paused(fail_fast)
         .build()
         .expect("a valid policy")
-}
-
-fn recorded(retrier: Retrier) -> (Retrier, Arc<Mutex<Vec<EventKind>>>) {
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let seen = events.clone();
-    let retrier = retrier.on_event(move |e| seen.lock().expect("lock").push(e.kind));
-    (retrier, events)
 }
 
 fn gates() -> Arc<OriginGates> {
@@ -55,7 +49,7 @@ fn a_503_with_retry_after_pauses_the_next_operation_to_the_origin() {
             second.skipped >= Duration::from_secs(4),
             "{adapter:?}: {second:?}"
         );
-        let events = events.lock().expect("lock").clone();
+        let events = events.all();
         assert!(
             events
                 .iter()
@@ -126,7 +120,7 @@ fn a_429_turns_the_rate_limiter_on_and_it_paces_the_next_operation() {
         assert!(limiter.is_enabled(), "{adapter:?}");
         let second = adapter.run(&retrier, TestRequest::get(server.url("/a")), Clock::Virtual);
         assert_eq!(second.status(), Some(200), "{adapter:?}: {second:?}");
-        let events = events.lock().expect("lock").clone();
+        let events = events.all();
         assert!(
             events
                 .iter()
