@@ -21,6 +21,7 @@
 //! Everything is seeded: the same seed gives the same tables and figures, bit for bit.
 
 pub mod adaptive;
+pub mod cli;
 pub mod contention;
 pub mod events;
 pub mod hedging;

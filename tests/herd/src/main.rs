@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::time::Instant as WallClock;
 
+use backstop_herd::cli;
 use backstop_herd::contention::{self, shape_checks, sweep_point, Strategy};
 use backstop_herd::overload::{self, claim_checks, Client, Config, Scenario, BIN_NS};
 use backstop_herd::parallel::parallel;
@@ -22,20 +23,13 @@ fn args() -> Result<Args, String> {
         seed: 2015,
         runs: 1_000,
         sweep_runs: 100,
-        out: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/herd")),
+        out: cli::docs_dir("herd"),
     };
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        let number = || {
-            value
-                .parse::<u64>()
-                .map_err(|e| format!("{flag} {value}: {e}"))
-        };
+    for (flag, value) in cli::flags()? {
         match flag.as_str() {
-            "--seed" => a.seed = number()?,
-            "--runs" => a.runs = u32::try_from(number()?).map_err(|e| e.to_string())?,
-            "--sweep-runs" => a.sweep_runs = u32::try_from(number()?).map_err(|e| e.to_string())?,
+            "--seed" => a.seed = cli::number(&flag, &value)?,
+            "--runs" => a.runs = cli::number(&flag, &value)?,
+            "--sweep-runs" => a.sweep_runs = cli::number(&flag, &value)?,
             "--out" => a.out = PathBuf::from(value),
             _ => {
                 return Err(format!(
@@ -48,13 +42,7 @@ fn args() -> Result<Args, String> {
 }
 
 fn main() {
-    let args = match args() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("{e}");
-            std::process::exit(2);
-        }
-    };
+    let args = cli::or_exit(args());
     let t0 = WallClock::now();
     let mut md = String::new();
 
@@ -103,20 +91,9 @@ fn main() {
     print!("{md}");
 
     // Figures.
-    if let Err(e) = figures(&args, &sweep, &outcomes, &md) {
-        eprintln!("could not write the figures to {}: {e}", args.out.display());
-        std::process::exit(1);
-    }
-    let out = args.out.canonicalize().unwrap_or_else(|_| args.out.clone());
-    println!(
-        "\nFigures and tables written to {} in {:.1} s.",
-        out.display(),
-        t0.elapsed().as_secs_f64()
-    );
-    if shape.iter().chain(&claim).any(|(_, ok)| !ok) {
-        eprintln!("some checks failed");
-        std::process::exit(1);
-    }
+    let written = figures(&args, &sweep, &outcomes, &md);
+    let held = shape.iter().chain(&claim).all(|(_, ok)| *ok);
+    cli::finish(&args.out, t0, written, held, "some checks failed");
 }
 
 fn figures(

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::time::Instant as WallClock;
 
+use backstop_herd::cli;
 use backstop_herd::hedging::{
     self, claim_checks, closed_form_checks, published_checks, Case, Config, BIN_NS,
 };
@@ -20,21 +21,13 @@ struct Args {
 fn args() -> Result<Args, String> {
     let mut a = Args {
         config: Config::default(),
-        out: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/hedge")),
+        out: cli::docs_dir("hedge"),
     };
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        let number = || {
-            value
-                .parse::<u64>()
-                .map_err(|e| format!("{flag} {value}: {e}"))
-        };
-        let small = || u32::try_from(number()?).map_err(|e| format!("{flag} {value}: {e}"));
+    for (flag, value) in cli::flags()? {
         match flag.as_str() {
-            "--seed" => a.config.seed = number()?,
-            "--requests" => a.config.requests = small()?,
-            "--warmup" => a.config.warmup = small()?,
+            "--seed" => a.config.seed = cli::number(&flag, &value)?,
+            "--requests" => a.config.requests = cli::number(&flag, &value)?,
+            "--warmup" => a.config.warmup = cli::number(&flag, &value)?,
             "--out" => a.out = PathBuf::from(value),
             _ => {
                 return Err(format!(
@@ -55,13 +48,7 @@ fn window_bins() -> usize {
 }
 
 fn main() {
-    let args = match args() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("{e}");
-            std::process::exit(2);
-        }
-    };
+    let args = cli::or_exit(args());
     let t0 = WallClock::now();
     let cases: Vec<Case> = Case::ROWS
         .iter()
@@ -91,20 +78,9 @@ fn main() {
     );
     print!("{md}");
 
-    if let Err(e) = figures(&args, &outcomes, &md) {
-        eprintln!("could not write the figures to {}: {e}", args.out.display());
-        std::process::exit(1);
-    }
-    let out = args.out.canonicalize().unwrap_or_else(|_| args.out.clone());
-    println!(
-        "\nFigures and tables written to {} in {:.1} s.",
-        out.display(),
-        t0.elapsed().as_secs_f64()
-    );
-    if checks.iter().any(|(_, ok)| !ok) {
-        eprintln!("some checks failed");
-        std::process::exit(1);
-    }
+    let written = figures(&args, &outcomes, &md);
+    let held = checks.iter().all(|(_, ok)| *ok);
+    cli::finish(&args.out, t0, written, held, "some checks failed");
 }
 
 /// `P(latency > x)` at log-spaced `x` from 1 ms to the slowest request, for a sorted sample.

@@ -7,7 +7,7 @@ use std::time::Instant as WallClock;
 
 use backstop_herd::overload_control::{self, Results};
 use backstop_herd::plot::{self, Axes, Corner, Line};
-use backstop_herd::{adaptive, pushback};
+use backstop_herd::{adaptive, cli, pushback};
 
 struct Args {
     seed: u64,
@@ -19,17 +19,11 @@ fn args() -> Result<Args, String> {
     let mut a = Args {
         seed: 2021,
         burst: adaptive::Config::default().server_burst,
-        out: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/overload")),
+        out: cli::docs_dir("overload"),
     };
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
+    for (flag, value) in cli::flags()? {
         match flag.as_str() {
-            "--seed" => {
-                a.seed = value
-                    .parse::<u64>()
-                    .map_err(|e| format!("{flag} {value}: {e}"))?;
-            }
+            "--seed" => a.seed = cli::number(&flag, &value)?,
             "--burst" => {
                 a.burst = value
                     .parse::<f64>()
@@ -45,13 +39,7 @@ fn args() -> Result<Args, String> {
 }
 
 fn main() {
-    let args = match args() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("{e}");
-            std::process::exit(2);
-        }
-    };
+    let args = cli::or_exit(args());
     let t0 = WallClock::now();
     let push = pushback::Config {
         seed: args.seed,
@@ -66,20 +54,14 @@ fn main() {
     let md = overload_control::markdown(&push, &adapt, &results);
     print!("{md}");
 
-    if let Err(e) = figures(&args, &push, &results, &md) {
-        eprintln!("could not write the figures to {}: {e}", args.out.display());
-        std::process::exit(1);
-    }
-    let out = args.out.canonicalize().unwrap_or_else(|_| args.out.clone());
-    println!(
-        "\nFigures and tables written to {} in {:.1} s.",
-        out.display(),
-        t0.elapsed().as_secs_f64()
+    let written = figures(&args, &push, &results, &md);
+    cli::finish(
+        &args.out,
+        t0,
+        written,
+        results.all_hold(),
+        "some goals were missed",
     );
-    if !results.all_hold() {
-        eprintln!("some goals were missed");
-        std::process::exit(1);
-    }
 }
 
 /// The fill rate over time: the mean over the clients' limiters for each variant with a
