@@ -30,3 +30,10 @@ pub mod rate_limit;
 pub mod retry_after;
 
 use bytes::Bytes;
+
+/// Runs a check's `run` twice and asserts both runs produced the same trace: time and
+/// randomness are inputs, so the same input must give the same `what`.
+pub(crate) fn twice_alike<T: PartialEq + core::fmt::Debug>(run: impl Fn() -> T, what: &str) {
+    let (first, second) = (run(), run());
+    assert_eq!(first, second, "the same input must give the same {what}");
+}

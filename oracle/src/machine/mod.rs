@@ -92,12 +92,7 @@ pub fn check(data: &[u8]) {
     let Ok(policy) = scenario.policy else {
         return; // an invalid configuration is refused by `build`, which is all it may do
     };
-    let first = run(&scenario, policy);
-    let second = run(&scenario, policy);
-    assert_eq!(
-        first, second,
-        "the same seed and events must give the same decisions"
-    );
+    crate::twice_alike(|| run(&scenario, policy), "decisions");
 }
 
 /// What a run produced, compared between two runs for determinism.

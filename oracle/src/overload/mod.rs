@@ -72,11 +72,9 @@ pub fn check(data: &[u8]) {
             return;
         }
     }
-    let first = dispatch(&scenario, policy);
-    let second = dispatch(&scenario, policy);
-    assert_eq!(
-        first, second,
-        "the same input must give the same decisions, calls and shared state"
+    crate::twice_alike(
+        || dispatch(&scenario, policy),
+        "decisions, calls and shared state",
     );
 }
 
