@@ -163,6 +163,8 @@ struct State {
     script: Mutex<Vec<Action>>,
     next: Mutex<usize>,
     recorded: Mutex<Vec<Recorded>>,
+    /// Signalled (under `recorded`'s lock) when a request is recorded or a client closes a
+    /// connection the server hung on.
     arrived: Condvar,
     stopped: AtomicBool,
     stop_lock: Mutex<()>,
@@ -311,13 +313,20 @@ impl Server {
     /// `timeout` passed; returns whether they were.
     #[must_use]
     pub fn wait_for_closed_by_client(&self, n: usize, timeout: Duration) -> bool {
-        let end = Instant::now() + timeout;
-        // Bounded by `timeout`.
+        let deadline = Instant::now() + timeout;
+        let mut recorded = lock(&self.state.recorded);
+        // Bounded by `timeout`; a close is counted before the lock is taken to announce it.
         while self.closed_by_client() < n {
-            if Instant::now() >= end {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
                 return false;
             }
-            std::thread::sleep(Duration::from_millis(5));
+            recorded = self
+                .state
+                .arrived
+                .wait_timeout(recorded, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
         }
         true
     }
@@ -450,6 +459,9 @@ fn serve(mut stream: Conn, state: &State) {
                 let closed = matches!(stream.read(&mut byte), Ok(0) | Err(_));
                 if closed && !state.stopped.load(Ordering::SeqCst) {
                     state.closed_by_client.fetch_add(1, Ordering::SeqCst);
+                    // Wakes `wait_for_closed_by_client`, which waits on the requests' lock.
+                    let _recorded = lock(&state.recorded);
+                    state.arrived.notify_all();
                 }
                 return;
             }
