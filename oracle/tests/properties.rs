@@ -199,9 +199,7 @@ proptest! {
 mod hedge_shaped {
     use proptest::prelude::*;
 
-    fn u16le(n: u16) -> Vec<u8> {
-        n.to_le_bytes().to_vec()
-    }
+    use super::u16le;
 
     fn prefix() -> impl Strategy<Value = Vec<u8>> {
         let policy = prop_oneof![
@@ -283,15 +281,7 @@ mod hedge_shaped {
     }
 
     fn time() -> impl Strategy<Value = Vec<u8>> {
-        prop_oneof![
-            4 => Just(vec![0u8]),                                     // same
-            3 => proptest::sample::select(vec![1u16, 5, 10, 49, 50, 51, 120, 400, 2_000])
-                .prop_map(|ms| [vec![3], u16le(ms)].concat()),       // forward
-            3 => Just(vec![7]),                                       // to the next deadline
-            1 => Just(vec![8]),                                       // just before it
-            1 => Just(vec![9]),                                       // the deadline
-            1 => Just(vec![5, 10, 0]),                                // 10 ms back
-        ]
+        super::time_step(vec![1, 5, 10, 49, 50, 51, 120, 400, 2_000])
     }
 
     fn response() -> impl Strategy<Value = Vec<u8>> {
@@ -367,9 +357,7 @@ mod hedge_shaped {
 mod overload_shaped {
     use proptest::prelude::*;
 
-    fn u16le(n: u16) -> Vec<u8> {
-        n.to_le_bytes().to_vec()
-    }
+    use super::u16le;
 
     fn policy() -> impl Strategy<Value = Vec<u8>> {
         prop_oneof![
@@ -484,15 +472,7 @@ mod overload_shaped {
     }
 
     fn time() -> impl Strategy<Value = Vec<u8>> {
-        prop_oneof![
-            4 => Just(vec![0u8]),                                     // same
-            3 => proptest::sample::select(vec![1u16, 5, 10, 49, 50, 51, 120, 400, 1_000, 2_000])
-                .prop_map(|ms| [vec![3], u16le(ms)].concat()),       // forward
-            3 => Just(vec![7]),                                       // to the next deadline
-            1 => Just(vec![8]),                                       // just before it
-            1 => Just(vec![9]),                                       // the deadline
-            1 => Just(vec![5, 10, 0]),                                // 10 ms back
-        ]
+        super::time_step(vec![1, 5, 10, 49, 50, 51, 120, 400, 1_000, 2_000])
     }
 
     fn response() -> impl Strategy<Value = Vec<u8>> {
@@ -573,4 +553,22 @@ mod overload_shaped {
             backstop_oracle::overload::check(&data);
         }
     }
+}
+
+/// The encoding of a time step of a driver-shaped scenario: the same instant, `forward` ms on
+/// (one of those), the machine's next deadline, just before it, the deadline, or 10 ms back.
+fn time_step(forward: Vec<u16>) -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        4 => Just(vec![0u8]),
+        3 => proptest::sample::select(forward).prop_map(|ms| [vec![3], u16le(ms)].concat()),
+        3 => Just(vec![7]),
+        1 => Just(vec![8]),
+        1 => Just(vec![9]),
+        1 => Just(vec![5, 10, 0]),
+    ]
+}
+
+/// `n` in the scenarios' little-endian encoding.
+fn u16le(n: u16) -> Vec<u8> {
+    n.to_le_bytes().to_vec()
 }
