@@ -23,20 +23,27 @@ use crate::request::{Attempt, OperationName, Plan};
 use crate::retrier::Retrier;
 use crate::run::{classified, response_facts};
 use crate::runtime::{Runtime, Sleep};
+use crate::timed_out::AttemptTimedOut;
 use crate::{
     AttemptOutcome, ErrorKind, HedgeDecision, HedgeEvent, HedgeMachine, HedgeOutcome, Instant,
     Method, Policy, Request, StopReason,
 };
 
-/// Whether an operation under `policy` with this `plan` is hedged: the policy hedges and the
-/// request could be retried (an idempotent method, or a POST or PATCH with an
-/// `Idempotency-Key`, with a body that can be sent again). Any other request goes through the
-/// retry loop, which sends it once (or retries it where the policy allows, e.g. a connection
-/// that was never made).
+/// Whether an operation under `policy` with this `plan` is hedged ([`Policy::hedges`]): the
+/// policy hedges and the request may be sent again by its method alone, with a body that can
+/// be sent again. Any other request goes through the retry loop: a keyed POST or PATCH is
+/// retried there (its copies never overlap, so none meets the 409 its server gives a
+/// concurrent repeat of the key), anything else is sent once (or retried where the policy
+/// allows, e.g. a connection that was never made).
 pub(crate) fn hedges(policy: &Policy, plan: &Plan) -> bool {
-    policy.hedging().is_some()
-        && !plan.body_not_replayable
-        && policy.may_retry(Method::from(&plan.method), plan.has_idempotency_key)
+    policy.hedges(facts(plan))
+}
+
+/// What the machines know of the request in `plan`.
+fn facts(plan: &Plan) -> Request {
+    Request::new(Method::from(&plan.method))
+        .with_idempotency_key(plan.has_idempotency_key)
+        .with_replayable_body(!plan.body_not_replayable)
 }
 
 /// Runs one hedged operation: `send` makes copy `n`'s future (it owns what it needs: the loop
@@ -58,9 +65,7 @@ where
 {
     let abort = plan.abort.take();
     let start = runtime.now();
-    let facts = Request::new(Method::from(&plan.method))
-        .with_idempotency_key(plan.has_idempotency_key)
-        .with_replayable_body(!plan.body_not_replayable);
+    let facts = facts(&plan);
     let emitter = Emitter::new(
         &retrier.observers,
         retrier.metrics.as_ref(),
@@ -107,7 +112,11 @@ where
                 }));
                 // Cannot fail: the machine has just decided to send this copy.
                 let _ = machine.handle(now, HedgeEvent::Started { copy });
-                copies[copy as usize - 1] = Some((future, now));
+                copies[copy as usize - 1] = Some(InFlight {
+                    future,
+                    sent: now,
+                    timeout,
+                });
                 emitter.emit(EventKind::CopySent {
                     copy,
                     trigger,
@@ -127,6 +136,23 @@ where
                 });
                 emitter.clock_after(runtime, now)
             }
+            // Nothing in flight: a wait between copies (a server's floor), which a runtime
+            // may skip (`VirtualTime`), raced against the abort only.
+            HedgeDecision::Wait {
+                until,
+                in_flight: 0,
+            } => {
+                let sleep = runtime.sleep_until(until);
+                match abort.as_ref() {
+                    Some(a) => future::or(a.aborted(), sleep).await,
+                    None => sleep.await,
+                }
+                let woke = runtime.now();
+                if aborted() {
+                    let _ = machine.handle(woke, HedgeEvent::Abort);
+                }
+                emitter.clock_after(runtime, woke)
+            }
             HedgeDecision::Wait { until, .. } => {
                 let raced = race(runtime, abort.as_ref(), until, &mut copies).await;
                 let ended = runtime.now();
@@ -136,7 +162,7 @@ where
                         let _ = machine.handle(ended, HedgeEvent::Abort);
                     }
                     Race::Answered(i, result) => {
-                        let sent = copies[i].take().map_or(ended, |(_, at)| at);
+                        let sent = copies[i].take().map_or(ended, |c| c.sent);
                         let copy = i as u32 + 1;
                         let outcome = match result {
                             Ok(response) => {
@@ -176,8 +202,31 @@ where
                     Race::Aborted => {
                         let _ = machine.handle(ended, HedgeEvent::Abort);
                     }
-                    // The machine applies the timeout or sends the next copy.
-                    Race::Timer => {}
+                    // Copies whose timeout came end with the loop's timeout error (through the
+                    // caller's override, as on the retry path); else the next copy is due.
+                    Race::Timer => {
+                        for (i, slot) in copies.iter_mut().enumerate() {
+                            if slot.as_ref().is_some_and(|c| c.timeout_at() <= ended) {
+                                let copy = i as u32 + 1;
+                                // Dropping the future cancels its request.
+                                let Some(timed_out) = slot.take() else {
+                                    continue;
+                                };
+                                let e = classified(
+                                    retrier,
+                                    ErrorKind::Timeout,
+                                    &AttemptTimedOut::new(copy, timed_out.timeout),
+                                );
+                                let _ = machine.handle(ended, HedgeEvent::Error { copy, error: e });
+                                emitter.emit(EventKind::AttemptEnded {
+                                    attempt: copy,
+                                    result: AttemptOutcome::Error(e),
+                                    took: ended.saturating_duration_since(timed_out.sent),
+                                    elapsed: ended.saturating_duration_since(start),
+                                });
+                            }
+                        }
+                    }
                 }
                 emitter.clock_after(runtime, ended)
             }
@@ -199,8 +248,22 @@ where
     }
 }
 
-/// One copy's place: its future and when it was sent, while it is in flight.
-type Slot<Fut> = Option<(Pin<Box<Fut>>, Instant)>;
+/// One copy's place: the copy while it is in flight.
+type Slot<Fut> = Option<InFlight<Fut>>;
+
+/// A copy in flight: its future, when it was sent and its timeout.
+struct InFlight<Fut> {
+    future: Pin<Box<Fut>>,
+    sent: Instant,
+    timeout: core::time::Duration,
+}
+
+impl<Fut> InFlight<Fut> {
+    /// When the loop's timer ends the copy.
+    fn timeout_at(&self) -> Instant {
+        self.sent.saturating_add(self.timeout)
+    }
+}
 
 /// What the copies left for the caller: the last response, the last client error.
 struct Leftovers<B, E> {
@@ -258,8 +321,8 @@ where
     let mut timer: Option<Sleep> = None;
     future::poll_fn(|cx| loop {
         for (i, slot) in copies.iter_mut().enumerate() {
-            if let Some((copy, _)) = slot {
-                if let Poll::Ready(output) = copy.as_mut().poll(cx) {
+            if let Some(copy) = slot {
+                if let Poll::Ready(output) = copy.future.as_mut().poll(cx) {
                     return Poll::Ready(Race::Answered(i, output));
                 }
             }

@@ -148,8 +148,10 @@
 //! or adaptive: a percentile of the latencies the retrier's [`LatencyTracker`] saw), take the
 //! first final answer and drop the other copies. Dropping a copy cancels its request: on
 //! HTTP/1.1 its connection is closed (the server may still do the work), on HTTP/2 its stream
-//! is reset. Only a request that could be retried is hedged (an idempotent method, or a POST
-//! or PATCH with an `Idempotency-Key`, with a body that can be sent again); every copy after
+//! is reset. Only a request whose method may be sent again by itself, with a body that can be
+//! sent again, is hedged ([`Policy::hedges`]): a POST or PATCH with an `Idempotency-Key` is
+//! retried instead, because its server answers a concurrent repeat of the key with 409
+//! Conflict, which would win over the copy that did the work; every copy after
 //! the first is paid for by the retrier's [`budget`](Retrier::budget), so retries and hedges
 //! share one limit. The response's extensions hold a [`HedgeOutcome`] (which copy won, how
 //! many were cancelled or suppressed) beside its [`Outcome`]; the events report each copy

@@ -23,6 +23,7 @@ use core::time::Duration;
 
 use crate::backoff::Backoff;
 use crate::decision::StopReason;
+use crate::event::Request;
 use crate::hedge::{Hedging, HedgingError};
 use crate::jitter::Jitter;
 use crate::method::{Method, MethodSet};
@@ -256,6 +257,35 @@ impl Policy {
     #[must_use]
     pub const fn hedging(&self) -> Option<Hedging> {
         self.hedging
+    }
+
+    /// Whether a request is hedged under this policy: the policy hedges, the request's body can
+    /// be sent again, and its method may be sent again by itself (one of the policy's retry
+    /// methods, with no `Idempotency-Key`).
+    ///
+    /// A request with an `Idempotency-Key` is retried, never hedged. A server that follows the
+    /// Idempotency-Key draft answers a concurrent repeat of a key still in progress with 409
+    /// Conflict: a backup copy of a keyed POST would be that repeat, and its 409 (a final
+    /// answer) would win over the copy that created the resource. Retried instead, the copies
+    /// of a keyed request never overlap.
+    ///
+    /// ```
+    /// use backstop_core::{Hedging, Method, Policy, Request};
+    /// use core::time::Duration;
+    ///
+    /// let p = Policy::builder().hedging(Hedging::fixed(Duration::from_millis(50))).build()?;
+    /// assert!(p.hedges(Request::new(Method::Get)));
+    /// assert!(!p.hedges(Request::new(Method::Post))); // sent once
+    /// assert!(!p.hedges(Request::new(Method::Post).with_idempotency_key(true))); // retried
+    /// assert!(!Policy::default().hedges(Request::new(Method::Get))); // no hedging
+    /// # Ok::<(), backstop_core::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub const fn hedges(&self, request: Request) -> bool {
+        self.hedging.is_some()
+            && request.has_replayable_body
+            && !request.has_idempotency_key
+            && self.may_retry(request.method, false)
     }
 
     /// Whether an operation gives up at once instead of waiting when its first attempt finds
@@ -497,9 +527,10 @@ impl PolicyBuilder {
 
     /// Hedges the operations instead of retrying them (gRFC A6: one or the other per
     /// operation): copies of the request go out `hedging`'s delay apart, or at once after a
-    /// non-final answer, and the first final answer wins. Only a request that could be retried
-    /// is hedged (an idempotent method, or a POST or PATCH with an `Idempotency-Key`, with a
-    /// body that can be sent again); the attempt timeout, deadline, retryable statuses and
+    /// non-final answer, and the first final answer wins. Only a request whose method may be
+    /// sent again by itself, without an `Idempotency-Key`, and with a body that can be sent
+    /// again, is hedged ([`Policy::hedges`]); a keyed POST or PATCH is retried instead; the
+    /// attempt timeout, deadline, retryable statuses and
     /// `Retry-After` handling of this policy apply to every copy; its `max_attempts` and
     /// backoff do not. See [`HedgeMachine`](crate::HedgeMachine).
     pub const fn hedging(mut self, hedging: Hedging) -> Self {

@@ -12,7 +12,7 @@ use backstop::{
     AttemptOutcome, CancelReason, EventKind, HedgeTrigger, Hedging, Policy, RatioBudget, Retrier,
     StopReason,
 };
-use backstop_tests::adapters::{Adapter, Answer, Clock};
+use backstop_tests::adapters::{Adapter, Answer, Clock, Failure};
 use backstop_tests::events::recorded;
 use backstop_tests::server::{Action, Reply, Server};
 use backstop_tests::TestRequest;
@@ -176,10 +176,41 @@ fn a_post_without_an_idempotency_key_is_sent_once_not_hedged() {
 }
 
 #[test]
-fn a_post_with_an_idempotency_key_is_hedged_with_the_same_key() {
+fn a_keyed_post_is_retried_not_hedged_so_it_never_meets_its_own_409() {
+    for adapter in HEDGING {
+        // A server that follows the Idempotency-Key draft: the first request with the key is
+        // processed (slowly) and creates the order; a concurrent repeat of the key is told 409
+        // Conflict at once. A backup copy would be that repeat.
+        let server = Server::start([
+            Reply::status(201)
+                .body("made")
+                .delay(Duration::from_millis(300))
+                .into(),
+            Reply::status(409).body("in progress").into(),
+        ]);
+        let retrier = Retrier::new(hedging(Duration::from_millis(20), 2));
+        let request = TestRequest::post(server.url("/order"))
+            .idempotency_key("order-7")
+            .body("x");
+        let answer = answer(adapter, &retrier, request);
+
+        assert_eq!(answer.status, 201, "{adapter:?}");
+        assert_eq!(answer.body.as_deref(), Ok(&b"made"[..]), "{adapter:?}");
+        assert!(answer.hedged.is_none(), "{adapter:?}: {:?}", answer.hedged);
+        assert_eq!(
+            (answer.outcome.attempts, answer.outcome.reason),
+            (1, StopReason::FinalStatus),
+            "{adapter:?}"
+        );
+        assert_eq!(server.requests(), 1, "{adapter:?}");
+    }
+}
+
+#[test]
+fn a_keyed_post_under_a_hedging_policy_is_retried_with_the_same_key() {
     for adapter in HEDGING {
         let server = Server::start([
-            Action::HangUntilClosed,
+            Reply::status(503).header("Retry-After", "0").into(),
             Reply::status(201).body("made").into(),
         ]);
         let retrier = Retrier::new(hedging(Duration::from_millis(20), 2));
@@ -189,13 +220,102 @@ fn a_post_with_an_idempotency_key_is_hedged_with_the_same_key() {
         let answer = answer(adapter, &retrier, request);
 
         assert_eq!(answer.status, 201, "{adapter:?}");
-        assert_eq!(answer.hedged.expect("hedged").winner, Some(2));
+        assert!(answer.hedged.is_none(), "{adapter:?}");
+        assert_eq!(answer.outcome.attempts, 2, "{adapter:?}");
         let keys: Vec<_> = server
             .recorded()
             .iter()
             .map(|r| r.header("idempotency-key").map(<[u8]>::to_vec))
             .collect();
         assert_eq!(keys, [Some(b"order-7".to_vec()), Some(b"order-7".to_vec())]);
+    }
+}
+
+#[test]
+fn a_hedged_copys_timeout_goes_through_the_classification_override() {
+    for adapter in HEDGING {
+        let server = Server::always(Action::Hang);
+        // The backup's delay is past the timeout: only an answer (the timeout) could send it.
+        let policy = Policy::builder()
+            .attempt_timeout(Duration::from_millis(200))
+            .max_elapsed(Duration::from_secs(20))
+            .hedging(Hedging::fixed(Duration::from_secs(5)).max_attempts(3))
+            .build()
+            .expect("a valid policy");
+        let retrier = Retrier::new(policy).classify(|kind, _| {
+            (kind == backstop::ErrorKind::Timeout).then_some(backstop::ErrorClass::Permanent)
+        });
+        let run = adapter.run(&retrier, TestRequest::get(server.url("/slow")), Clock::Real);
+
+        let context = format!("{adapter:?}: {run:?}");
+        assert!(matches!(run.result, Err(Failure::TimedOut(_))), "{context}");
+        let outcome = run.outcome();
+        assert_eq!(
+            (outcome.attempts, outcome.reason),
+            (1, StopReason::PermanentError),
+            "{context}"
+        );
+        assert_eq!(server.requests(), 1, "{context}");
+    }
+}
+
+#[test]
+fn every_hedged_copy_that_times_out_ends_with_an_attempt_ended_event() {
+    for adapter in HEDGING {
+        let server = Server::always(Action::Hang);
+        let policy = Policy::builder()
+            .attempt_timeout(Duration::from_millis(100))
+            .max_elapsed(Duration::from_secs(20))
+            .hedging(Hedging::fixed(Duration::from_secs(5)).max_attempts(2))
+            .build()
+            .expect("a valid policy");
+        let (retrier, events) = recorded(Retrier::new(policy));
+        let run = adapter.run(&retrier, TestRequest::get(server.url("/slow")), Clock::Real);
+
+        let context = format!("{adapter:?}: {run:?}");
+        assert!(matches!(run.result, Err(Failure::TimedOut(_))), "{context}");
+        let ended: Vec<_> = events
+            .all()
+            .into_iter()
+            .filter_map(|e| match e {
+                EventKind::AttemptEnded {
+                    attempt,
+                    result: AttemptOutcome::Error(e),
+                    ..
+                } => Some((attempt, e.kind)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            ended,
+            [
+                (1, backstop::ErrorKind::Timeout),
+                (2, backstop::ErrorKind::Timeout)
+            ],
+            "{context}"
+        );
+    }
+}
+
+#[test]
+fn a_hedged_wait_for_retry_after_takes_no_real_time_on_virtual_time() {
+    for adapter in HEDGING {
+        let server = Server::start([
+            Reply::status(503).header("Retry-After", "3").into(),
+            Reply::status(200).body("ok").into(),
+        ]);
+        let retrier = Retrier::new(hedging(Duration::from_secs(5), 2));
+        let run = adapter.run(
+            &retrier,
+            TestRequest::get(server.url("/busy")),
+            Clock::Virtual,
+        );
+
+        let context = format!("{adapter:?}: {run:?}");
+        assert_eq!(run.status(), Some(200), "{context}");
+        assert_eq!(run.outcome().attempts, 2, "{context}");
+        // The 3 s floor was waited on the virtual clock: skipped, not slept.
+        assert!(run.skipped >= Duration::from_millis(2900), "{context}");
     }
 }
 

@@ -58,7 +58,9 @@ pub enum EventKind {
         elapsed: Duration,
     },
     /// A hedged operation sent copy `copy` (its copies are numbered like attempts: their ends
-    /// are [`EventKind::AttemptEnded`]).
+    /// are [`EventKind::AttemptEnded`], a copy the loop's timeout ended included, as a
+    /// `Timeout` error; a copy dropped for another reason ends with [`EventKind::CopyCancelled`]
+    /// only).
     CopySent {
         /// The copy, from 1.
         copy: u32,
@@ -68,11 +70,14 @@ pub enum EventKind {
         /// Time since the operation started.
         elapsed: Duration,
     },
-    /// A hedged operation dropped copy `copy` while in flight.
+    /// A hedged operation dropped copy `copy` while in flight: another copy won, a copy's error
+    /// was fatal, or the caller aborted. (A copy whose timeout passed ends with
+    /// [`EventKind::AttemptEnded`] instead, its error classified like any other.)
     CopyCancelled {
         /// The copy.
         copy: u32,
-        /// Why: another copy won, its timeout passed, a fatal error, an abort.
+        /// Why: another copy won, a fatal error, an abort (a timeout only when a driver of
+        /// its own leaves timeouts to the machine).
         reason: CancelReason,
         /// Time since the operation started.
         elapsed: Duration,
