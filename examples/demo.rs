@@ -29,6 +29,7 @@
 //! (`Policy::worst_case`): the most requests the operation can send, the longest it can take,
 //! and the longest single wait.
 
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -48,6 +49,7 @@ use bytes::Bytes;
 use http_body_util::Full;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
+use serde_json::json;
 use tower::{Layer, ServiceExt};
 
 fn main() -> ExitCode {
@@ -337,23 +339,16 @@ fn any_url(o: &Options, explain: bool) -> Result<(), String> {
     }
     match results.into_iter().next() {
         Some(Ok((status, outcome))) => {
-            println!(
-                r#"{{"summary":true,"status":{},"attempts":{},"elapsed_ms":{:.3},"reason":"{}"}}"#,
-                status,
-                outcome.attempts,
-                outcome.elapsed.as_secs_f64() * 1e3,
-                outcome.reason
-            );
+            let summary = json!({"summary": true, "status": status,
+                "attempts": outcome.attempts, "elapsed_ms": outcome.elapsed.as_secs_f64() * 1e3,
+                "reason": outcome.reason.as_str()});
+            println!("{summary}");
             Ok(())
         }
         Some(Err((error, o))) => {
-            println!(
-                r#"{{"summary":true,"error":"{}","attempts":{},"elapsed_ms":{:.3},"reason":"{}"}}"#,
-                json_escape(&error),
-                o.attempts,
-                o.elapsed.as_secs_f64() * 1e3,
-                o.reason
-            );
+            let summary = json!({"summary": true, "error": error, "attempts": o.attempts,
+                "elapsed_ms": o.elapsed.as_secs_f64() * 1e3, "reason": o.reason.as_str()});
+            println!("{summary}");
             Err("no response".to_owned())
         }
         None => Err("no operation ran".to_owned()),
@@ -387,8 +382,8 @@ fn request_of(o: &Options) -> Result<http::Request<Bytes>, String> {
 /// The summary line of `--repeat`: operations by final status (or stop reason without a
 /// response), attempts, wall time, and the limiter's rates at the end.
 fn totals(results: &[Sent], wall: Duration, limiter: Option<&AdaptiveRateLimiter>) -> String {
-    let mut statuses = std::collections::BTreeMap::<u16, usize>::new();
-    let mut reasons = std::collections::BTreeMap::<String, usize>::new();
+    let mut statuses = BTreeMap::<u16, usize>::new();
+    let mut reasons = BTreeMap::<String, usize>::new();
     let mut attempts = 0u64;
     let mut errors = 0usize;
     for result in results {
@@ -405,30 +400,18 @@ fn totals(results: &[Sent], wall: Duration, limiter: Option<&AdaptiveRateLimiter
         attempts += u64::from(outcome.attempts);
         *reasons.entry(outcome.reason.to_string()).or_default() += 1;
     }
-    let map = |m: Vec<(String, usize)>| {
-        m.iter()
-            .map(|(k, v)| format!(r#""{k}":{v}"#))
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    let statuses = map(statuses
+    let statuses: BTreeMap<String, usize> = statuses
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
-        .collect());
-    let reasons = map(reasons.into_iter().collect());
-    let limiter = limiter.map_or_else(String::new, |l| {
-        format!(
-            r#","rate_limiter":{{"enabled":{},"fill_rate":{:.3},"measured_rate":{:.3}}}"#,
-            l.is_enabled(),
-            l.fill_rate(),
-            l.measured_rate()
-        )
-    });
-    format!(
-        r#"{{"summary":true,"operations":{},"statuses":{{{statuses}}},"errors":{errors},"attempts":{attempts},"reasons":{{{reasons}}},"elapsed_ms":{:.3}{limiter}}}"#,
-        results.len(),
-        wall.as_secs_f64() * 1e3
-    )
+        .collect();
+    let mut summary = json!({"summary": true, "operations": results.len(),
+        "statuses": statuses, "errors": errors, "attempts": attempts, "reasons": reasons,
+        "elapsed_ms": wall.as_secs_f64() * 1e3});
+    if let Some(l) = limiter {
+        summary["rate_limiter"] = json!({"enabled": l.is_enabled(), "fill_rate": l.fill_rate(),
+            "measured_rate": l.measured_rate()});
+    }
+    summary.to_string()
 }
 
 /// The final status and outcome, or the error's summary text and outcome.
@@ -708,85 +691,49 @@ fn failure<E: std::error::Error + 'static>(e: &RetryError<E>) -> (String, Outcom
 }
 
 fn json_line(e: &RetryEvent<'_>) -> String {
-    let head = format!(
-        r#""operation":"{}","method":"{}","url":"{}""#,
-        json_escape(e.operation),
-        json_escape(e.method),
-        json_escape(e.url)
-    );
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    match e.kind {
+    let mut line = match e.kind {
         EventKind::AttemptEnded {
             attempt,
             result,
             took,
             elapsed,
-        } => format!(
-            r#"{{"event":"attempt",{head},"attempt":{attempt},"result":"{result}","took_ms":{:.3},"elapsed_ms":{:.3}}}"#,
-            ms(took),
-            ms(elapsed)
-        ),
+        } => json!({"event": "attempt", "attempt": attempt, "result": result.to_string(),
+                    "took_ms": ms(took), "elapsed_ms": ms(elapsed)}),
         EventKind::WaitStarted {
             next_attempt,
             delay,
             cause,
             source,
             elapsed,
-        } => format!(
-            r#"{{"event":"wait",{head},"next_attempt":{next_attempt},"delay_ms":{:.3},"cause":"{}","source":"{}","elapsed_ms":{:.3}}}"#,
-            ms(delay),
-            cause.map(|c| c.to_string()).unwrap_or_default(),
-            source.as_str(),
-            ms(elapsed)
-        ),
+        } => json!({"event": "wait", "next_attempt": next_attempt, "delay_ms": ms(delay),
+                    "cause": cause.map(|c| c.to_string()), "source": source.as_str(),
+                    "elapsed_ms": ms(elapsed)}),
         EventKind::WaitEnded {
             next_attempt,
             slept,
             elapsed,
-        } => format!(
-            r#"{{"event":"waited",{head},"next_attempt":{next_attempt},"slept_ms":{:.3},"elapsed_ms":{:.3}}}"#,
-            ms(slept),
-            ms(elapsed)
-        ),
-        EventKind::Finished { outcome } => format!(
-            r#"{{"event":"finished",{head},"attempts":{},"reason":"{}","last":"{}","elapsed_ms":{:.3}}}"#,
-            outcome.attempts,
-            outcome.reason,
-            outcome
-                .last
-                .map_or_else(String::new, |last| last.to_string()),
-            ms(outcome.elapsed)
-        ),
+        } => json!({"event": "waited", "next_attempt": next_attempt, "slept_ms": ms(slept),
+                    "elapsed_ms": ms(elapsed)}),
+        EventKind::Finished { outcome } => json!({"event": "finished",
+            "attempts": outcome.attempts, "reason": outcome.reason.as_str(),
+            "last": outcome.last.map(|last| last.to_string()), "elapsed_ms": ms(outcome.elapsed)}),
         EventKind::GateClosed {
             attempt,
             reopens_in,
             elapsed,
-        } => format!(
-            r#"{{"event":"origin_paused",{head},"attempt":{attempt},"reopens_in_ms":{:.3},"elapsed_ms":{:.3}}}"#,
-            ms(reopens_in),
-            ms(elapsed)
-        ),
-        EventKind::GateReopened { attempt, elapsed } => format!(
-            r#"{{"event":"origin_reopened",{head},"attempt":{attempt},"elapsed_ms":{:.3}}}"#,
-            ms(elapsed)
-        ),
-        EventKind::RateLimiterEnabled { attempt, elapsed } => format!(
-            r#"{{"event":"rate_limiter_on",{head},"attempt":{attempt},"elapsed_ms":{:.3}}}"#,
-            ms(elapsed)
-        ),
-        _ => format!(r#"{{"event":"other",{head}}}"#),
-    }
-}
-
-fn json_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
+        } => json!({"event": "origin_paused", "attempt": attempt,
+                    "reopens_in_ms": ms(reopens_in), "elapsed_ms": ms(elapsed)}),
+        EventKind::GateReopened { attempt, elapsed } => {
+            json!({"event": "origin_reopened", "attempt": attempt, "elapsed_ms": ms(elapsed)})
         }
-    }
-    out
+        EventKind::RateLimiterEnabled { attempt, elapsed } => {
+            json!({"event": "rate_limiter_on", "attempt": attempt, "elapsed_ms": ms(elapsed)})
+        }
+        _ => json!({"event": "other"}),
+    };
+    line["operation"] = json!(e.operation);
+    line["method"] = json!(e.method);
+    line["url"] = json!(e.url);
+    line.to_string()
 }

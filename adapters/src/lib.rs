@@ -13,8 +13,9 @@
 //! | (the root) | any | any: a [`Transport`] (one `send` per attempt; a closure is one) given to [`run`] | the [`Runtime`] trait ([`VirtualTime`] for tests) |
 //!
 //! Other features: `tracing` (every retry event as a `tracing` event, target `backstop`,
-//! redacted), `json` (events and metrics as JSON lines), `rustls` (TLS for the clients
-//! backstop builds, and TLS failures found by type). None is on by default.
+//! redacted), `rustls` (TLS for the clients backstop builds, and TLS failures found by type).
+//! None is on by default. (For JSON lines, format the [`RetryEvent`]s an
+//! [`on_event`](Retrier::on_event) observer receives with your own serializer.)
 //!
 //! Every rule lives in [`backstop-core`](backstop_core)'s sans-IO [`RetryMachine`], which this
 //! crate re-exports at its root (`backstop::Policy`, `backstop::StopReason`, …).

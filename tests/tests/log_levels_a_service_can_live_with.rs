@@ -101,3 +101,80 @@ fn an_operation_that_gave_up_is_a_warning() {
         );
     });
 }
+
+#[test]
+fn a_first_try_success_logs_at_debug_only_with_the_rate_limiter_on() {
+    for_each_adapter(|adapter| {
+        let server = Server::start([
+            Reply::status(429).header("Retry-After", "0").into(),
+            Reply::status(200).body("ok").into(),
+            Reply::status(200).body("ok").into(),
+        ]);
+        let limiter = std::sync::Arc::new(backstop::AdaptiveRateLimiter::new());
+        let retrier = Retrier::default().rate_limiter(limiter.clone());
+        // The 429 turns the limiter on, for good.
+        let first = adapter.run(&retrier, TestRequest::get(server.url("/")), Clock::Virtual);
+        assert_eq!(first.status(), Some(200), "{adapter:?}: {first:?}");
+        assert!(limiter.is_enabled(), "{adapter:?}");
+
+        let capture = Capture::default();
+        let run = tracing::subscriber::with_default(capture.clone(), || {
+            adapter.run(&retrier, TestRequest::get(server.url("/")), Clock::Virtual)
+        });
+        assert_eq!(run.outcome().attempts, 1, "{adapter:?}: {run:?}");
+        let lines: Vec<Line> = capture
+            .lines()
+            .into_iter()
+            .filter(|l| l.target == "backstop")
+            .collect();
+        assert!(!lines.is_empty(), "{adapter:?}");
+        assert!(
+            lines.iter().all(|l| l.level == Level::DEBUG),
+            "{adapter:?}: {lines:?}"
+        );
+    });
+}
+
+#[test]
+fn a_post_that_was_not_retried_says_why_at_info_once() {
+    for_each_adapter(|adapter| {
+        let server = Server::always(Reply::status(503));
+        let capture = Capture::default();
+        let run = tracing::subscriber::with_default(capture.clone(), || {
+            adapter.run(
+                &Retrier::default(),
+                TestRequest::post(server.url("/orders")).body("{}"),
+                Clock::Virtual,
+            )
+        });
+        assert_eq!(run.status(), Some(503), "{adapter:?}: {run:?}");
+        let lines: Vec<Line> = capture
+            .lines()
+            .into_iter()
+            .filter(|l| l.target == "backstop")
+            .collect();
+        let info: Vec<&Line> = lines.iter().filter(|l| l.level == Level::INFO).collect();
+        assert_eq!(info.len(), 1, "{adapter:?}: {lines:?}");
+        assert!(
+            info[0].fields.contains("reason=\"no_idempotency_key\""),
+            "{adapter:?}: {:?}",
+            info[0]
+        );
+    });
+}
+
+#[test]
+fn no_event_line_carries_an_empty_operation_name() {
+    for_each_adapter(|adapter| {
+        let lines = traced(
+            adapter,
+            vec![
+                Reply::status(503).header("Retry-After", "0"),
+                Reply::status(200).body("ok"),
+            ],
+        );
+        for line in &lines {
+            assert!(!line.fields.contains("operation="), "{adapter:?}: {line:?}");
+        }
+    });
+}

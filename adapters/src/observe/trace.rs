@@ -2,10 +2,13 @@
 //! `backstop`, with the same redacted fields as the callback.
 //!
 //! Rule: levels a busy service can leave on. An operation that succeeded on its first attempt
-//! logs at DEBUG only (its attempt and its end), so INFO stays quiet until something is
-//! retried: a wait before a retry (a zero one included) is INFO, an operation that needed
-//! retries is INFO when it returned a response and WARN when it gave up on a limit (attempts,
-//! deadline, `Retry-After` ceiling, budget) or on an error. Durations are whole microseconds
+//! logs at DEBUG only (its attempt, a hold before it, its end), so INFO stays quiet until
+//! something is retried: a wait before a retry (a zero one included) is INFO, an operation
+//! that needed retries is INFO when it returned a response and WARN when it gave up on a limit
+//! (attempts, deadline, `Retry-After` ceiling, budget) or on an error. A response returned
+//! because a retry was refused (no `Idempotency-Key`, a method not retried, a body that cannot
+//! be sent again) ends at INFO, with that reason. An operation without a name has no
+//! `operation` field. Durations are whole microseconds
 //! (`took_us`, `delay_us`, `slept_us`, `elapsed_us`).
 
 use core::time::Duration;
@@ -25,7 +28,14 @@ fn finished_level(outcome: &Outcome) -> Level {
     let returned = matches!(outcome.last, Some(AttemptOutcome::Response(_)))
         && !outcome.reason.is_limit()
         && outcome.reason != StopReason::Aborted;
-    if returned && outcome.attempts <= 1 {
+    // A response that a retry was refused for (a POST without an `Idempotency-Key`, a method
+    // the policy does not retry, a body that cannot be sent again) says why, once, at INFO:
+    // else the caller never learns why a 503 came back at once.
+    let refused = matches!(
+        outcome.reason,
+        StopReason::NoIdempotencyKey | StopReason::NotIdempotent | StopReason::BodyNotReplayable
+    );
+    if returned && outcome.attempts <= 1 && !refused {
         Level::DEBUG
     } else if returned || outcome.reason == StopReason::Aborted {
         Level::INFO
@@ -35,7 +45,9 @@ fn finished_level(outcome: &Outcome) -> Level {
 }
 
 pub(crate) fn emit(event: &RetryEvent<'_>) {
-    let (op, method, url) = (event.operation, event.method, event.url);
+    // No name, no field: an empty `operation=""` on every line says nothing.
+    let op = (!event.operation.is_empty()).then_some(event.operation);
+    let (method, url) = (event.method, event.url);
     match event.kind {
         EventKind::AttemptEnded {
             attempt,
@@ -49,6 +61,23 @@ pub(crate) fn emit(event: &RetryEvent<'_>) {
             took_us = micros(took),
             elapsed_us = micros(elapsed),
             "attempt ended"
+        ),
+        // A hold before the first attempt (the origin paused, the rate limiter) is not a
+        // retry: a first-try success stays at DEBUG (the limiter's switching on is a WARN of
+        // its own).
+        EventKind::WaitStarted {
+            next_attempt: 1,
+            delay,
+            source,
+            elapsed,
+            ..
+        } => tracing::debug!(
+            target: "backstop",
+            operation = op, method, url, next_attempt = 1,
+            delay_us = micros(delay),
+            source = source.as_str(),
+            elapsed_us = micros(elapsed),
+            "waiting before the first attempt"
         ),
         EventKind::WaitStarted {
             next_attempt,
