@@ -9,11 +9,10 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
 use crate::{
-    AdaptiveRateLimiter, Gate, GateAdmission, GateConfig, GateConfigError, GateSignal, GateState,
-    Instant, OriginGate, RateLimiter,
+    AdaptiveRateLimiter, Ask, Gate, GateAdmission, GateConfig, GateConfigError, GateSignal,
+    GateState, Instant, OriginGate, RateLimiter,
 };
 
 /// One gate per origin, made on first use with one [`GateConfig`], in a bounded map: the
@@ -137,9 +136,9 @@ impl Gate for SharedGate {
         self.0.is_some()
     }
 
-    fn admit(&self, now: Instant, lease: Duration) -> GateAdmission {
+    fn admit(&self, now: Instant, ask: Ask) -> GateAdmission {
         match &self.0 {
-            Some(gate) => gate.admit(now, lease),
+            Some(gate) => gate.admit(now, ask),
             None => GateAdmission::Open,
         }
     }

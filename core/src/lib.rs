@@ -127,8 +127,9 @@ pub use machine::RetryMachine;
 pub use method::{Method, MethodSet};
 pub use non_idempotent::NonIdempotent;
 pub use overload::{
-    AdaptiveRateLimiter, Cubic, FailureRatio, Gate, GateAdmission, GateCloseReason, GateConfig,
-    GateConfigError, GateSignal, GateState, NoGate, NoRateLimiter, OriginGate, RateLimiter,
+    AdaptiveRateLimiter, Ask, Cubic, FailureRatio, Gate, GateAdmission, GateCloseReason,
+    GateConfig, GateConfigError, GateSignal, GateState, NoGate, NoRateLimiter, OriginGate,
+    RateLimiter, Reopening, Slot,
 };
 pub use policy::{ConfigError, Policy, PolicyBuilder, RetryAfterAboveMax};
 pub use rate_limit::{parse_rate_limit, XRateLimitReset, IMPLAUSIBLE_RESET_AGE};

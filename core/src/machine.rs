@@ -16,7 +16,9 @@ use crate::decision::{
 };
 use crate::event::{Event, MisuseError, Request, Response};
 use crate::jitter::{uniform_nanos, uniform_nanos_nonzero, Jitter};
-use crate::overload::{Gate, GateAdmission, GateSignal, NoGate, NoRateLimiter, RateLimiter};
+use crate::overload::{
+    Ask, Gate, GateAdmission, GateSignal, NoGate, NoRateLimiter, RateLimiter, Slot,
+};
 use crate::policy::Policy;
 use crate::rate_limit::reset_delay;
 use crate::server_delay::{floored_wait, retry_after_delay, server_floor};
@@ -92,6 +94,8 @@ pub struct RetryMachine<R, B = Unlimited, G = NoGate, L = NoRateLimiter> {
     admitted: bool,
     /// The attempt admitted (or in flight) is the gate's probe.
     probe: bool,
+    /// The slot a reopening gate set aside for the attempt due ([`GateAdmission::Paced`]).
+    slot: Option<Slot>,
     /// When the budget granted the retry that is not sent yet (see `delay`).
     granted_at: u64,
     /// Where the operation stands. The values a phase needs are the fields below: a plain tag
@@ -305,6 +309,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
             limiter,
             admitted: false,
             probe: false,
+            slot: None,
             granted_at: 0,
             phase: Phase::First,
             attempts: 0,
@@ -584,11 +589,22 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
         let now = Instant::from_nanos(self.now);
         let mut held = None;
         let mut probe = false;
+        let mut paced = None;
+        let fail_fast = self.attempts == 0 && self.policy.fail_fast_when_paused();
         if G::ACTIVE && self.gate.engaged() {
-            match self.gate.admit(now, self.attempt_timeout()) {
+            // Failing fast, the operation can use no slot of a reopening but the present.
+            let deadline = if fail_fast { self.now } else { self.deadline };
+            let ask = Ask::new(self.attempt_timeout())
+                .before(Instant::from_nanos(deadline))
+                .holding(self.slot.take());
+            match self.gate.admit(now, ask) {
                 GateAdmission::Probe => probe = true,
                 GateAdmission::Closed(t) | GateAdmission::AwaitProbe(t) => {
                     held = Some((t, DelaySource::OriginPaused, StopReason::OriginPaused));
+                }
+                GateAdmission::Paced(slot) => {
+                    held = Some((slot.at, DelaySource::OriginPaused, StopReason::OriginPaused));
+                    paced = Some(slot);
                 }
                 _ => {}
             }
@@ -609,10 +625,11 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
         };
         // Not before the next nanosecond: a wait ends after `now`.
         let until = until.nanos().max(self.now.saturating_add(1));
-        if until >= self.deadline || (self.attempts == 0 && self.policy.fail_fast_when_paused()) {
+        if until >= self.deadline || fail_fast {
             self.stop(reason);
         } else {
             // A retry keeps its cause (and its budget grant); a first attempt has none.
+            self.slot = paced;
             self.phase = Phase::Waiting;
             self.delay = until - self.now;
             self.at = until;

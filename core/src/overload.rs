@@ -17,7 +17,9 @@ use crate::time::Instant;
 mod gate;
 mod rate_limiter;
 
-pub use gate::{FailureRatio, GateCloseReason, GateConfig, GateConfigError, GateState, OriginGate};
+pub use gate::{
+    FailureRatio, GateCloseReason, GateConfig, GateConfigError, GateState, OriginGate, Reopening,
+};
 pub use rate_limiter::{AdaptiveRateLimiter, Cubic};
 
 /// What a [`Gate`] says before an attempt.
@@ -34,6 +36,68 @@ pub enum GateAdmission {
     /// Half-open with another operation's probe in flight: ask again at this instant (the
     /// probe's answer may have opened or closed the gate by then).
     AwaitProbe(Instant),
+    /// Reopening at a pace ([`Reopening`]): the slot is this caller's. Wait until its
+    /// instant, then ask again holding it ([`Ask::holding`]): the gate admits the holder unless
+    /// it has closed again meanwhile. A slot at or past the caller's deadline is not given to
+    /// it (nothing is reserved): the caller gives up.
+    Paced(Slot),
+}
+
+/// An instant a reopening gate set aside for one caller ([`GateAdmission::Paced`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Slot {
+    /// When the caller may send.
+    pub at: Instant,
+    /// The reopening it belongs to (the gate's count of reopenings): a slot of an earlier
+    /// reopening is void.
+    pub reopening: u64,
+}
+
+/// What an operation asks a [`Gate`] before an attempt.
+///
+/// ```
+/// use backstop_core::{Ask, Instant};
+/// use core::time::Duration;
+///
+/// let ask = Ask::new(Duration::from_secs(5)).before(Instant::from_secs(15));
+/// assert_eq!((ask.lease, ask.deadline, ask.slot), (Duration::from_secs(5), Some(Instant::from_secs(15)), None));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Ask {
+    /// Bounds a probe: if its answer has not been reported `lease` after it was admitted (its
+    /// operation was dropped, say), another operation becomes the probe.
+    pub lease: Duration,
+    /// The operation's deadline, if it has one: a reopening gate gives no slot at or past it.
+    pub deadline: Option<Instant>,
+    /// The slot an earlier [`GateAdmission::Paced`] gave this operation.
+    pub slot: Option<Slot>,
+}
+
+impl Ask {
+    /// An ask with a probe `lease`, no deadline, no slot.
+    #[must_use]
+    pub const fn new(lease: Duration) -> Self {
+        Ask {
+            lease,
+            deadline: None,
+            slot: None,
+        }
+    }
+
+    /// The same ask by an operation that must send before `deadline`.
+    #[must_use]
+    pub const fn before(mut self, deadline: Instant) -> Self {
+        self.deadline = Some(deadline);
+        self
+    }
+
+    /// The same ask by the holder of `slot` (if any).
+    #[must_use]
+    pub const fn holding(mut self, slot: Option<Slot>) -> Self {
+        self.slot = slot;
+        self
+    }
 }
 
 /// What an attempt's end tells a [`Gate`].
@@ -65,10 +129,8 @@ pub trait Gate {
         true
     }
 
-    /// Whether an attempt may start at `now`. `lease` bounds a probe: if its answer has not
-    /// been reported `lease` after it was admitted (its operation was dropped, say), another
-    /// operation becomes the probe.
-    fn admit(&self, now: Instant, lease: Duration) -> GateAdmission;
+    /// Whether an attempt may start at `now`, for an operation that asks with `ask`.
+    fn admit(&self, now: Instant, ask: Ask) -> GateAdmission;
 
     /// An attempt admitted by this gate ended at `now`.
     fn on_attempt_end(&self, now: Instant, signal: GateSignal);
@@ -87,7 +149,7 @@ pub struct NoGate;
 impl Gate for NoGate {
     const ACTIVE: bool = false;
     #[inline(always)]
-    fn admit(&self, _: Instant, _: Duration) -> GateAdmission {
+    fn admit(&self, _: Instant, _: Ask) -> GateAdmission {
         GateAdmission::Open
     }
     #[inline(always)]
@@ -137,8 +199,8 @@ macro_rules! through_pointer {
             fn engaged(&self) -> bool {
                 (**self).engaged()
             }
-            fn admit(&self, now: Instant, lease: Duration) -> GateAdmission {
-                (**self).admit(now, lease)
+            fn admit(&self, now: Instant, ask: Ask) -> GateAdmission {
+                (**self).admit(now, ask)
             }
             fn on_attempt_end(&self, now: Instant, signal: GateSignal) {
                 (**self).on_attempt_end(now, signal);

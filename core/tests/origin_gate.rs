@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 
 use backstop_core::{
-    FailureRatio, Gate, GateAdmission, GateCloseReason, GateConfig, GateConfigError, GateSignal,
-    GateState, Instant, OriginGate,
+    Ask, FailureRatio, Gate, GateAdmission, GateCloseReason, GateConfig, GateConfigError,
+    GateSignal, GateState, Instant, OriginGate, Reopening, Slot,
 };
 use proptest::prelude::*;
 
@@ -52,6 +52,11 @@ fn probe(signal: GateSignal) -> GateSignal {
     }
 }
 
+/// Open, or reopening at a pace: no longer closed.
+fn reopened(state: GateState) -> bool {
+    matches!(state, GateState::Open | GateState::Reopening { .. })
+}
+
 fn closed_at(a: GateAdmission) -> Instant {
     match a {
         GateAdmission::Closed(t) => t,
@@ -80,7 +85,7 @@ fn closed_gate(config: GateConfig) -> OriginGate {
 #[test]
 fn closes_on_a_back_off_signal_until_now_plus_the_signal() {
     let gate = OriginGate::default();
-    assert_eq!(gate.admit(at(1_000), LEASE), GateAdmission::Open);
+    assert_eq!(gate.admit(at(1_000), Ask::new(LEASE)), GateAdmission::Open);
     gate.on_attempt_end(at(1_000), back_off(at(900), ms(2_000)));
     assert!(matches!(
         gate.state(at(1_000)),
@@ -93,10 +98,10 @@ fn closes_on_a_back_off_signal_until_now_plus_the_signal() {
 fn new_operations_are_told_closed_from_the_reopening_on_and_never_admitted_before_it() {
     let gate = closed_gate(GateConfig::new());
     for now in (1_000..3_000).step_by(7) {
-        let t = closed_at(gate.admit(at(now), LEASE));
+        let t = closed_at(gate.admit(at(now), Ask::new(LEASE)));
         assert!(t >= at(3_000), "told {t:?} at {now} ms");
     }
-    assert_ne!(gate.admit(at(3_000), LEASE), GateAdmission::Open);
+    assert_ne!(gate.admit(at(3_000), Ask::new(LEASE)), GateAdmission::Open);
 }
 
 #[test]
@@ -106,7 +111,7 @@ fn a_later_signal_that_reaches_further_extends_the_closing_and_a_shorter_one_doe
     assert!(matches!(gate.state(at(1_500)), GateState::Closed { until, .. } if until == at(3_000)));
     gate.on_attempt_end(at(2_000), back_off(at(900), ms(4_000)));
     assert!(matches!(gate.state(at(2_000)), GateState::Closed { until, .. } if until == at(6_000)));
-    assert!(closed_at(gate.admit(at(3_500), LEASE)) >= at(6_000));
+    assert!(closed_at(gate.admit(at(3_500), Ask::new(LEASE))) >= at(6_000));
     // An extension is not a new closing.
     assert_eq!(gate.closes(), 1);
 }
@@ -116,7 +121,7 @@ fn a_zero_back_off_does_not_close_an_open_gate() {
     let gate = OriginGate::default();
     gate.on_attempt_end(at(1_000), back_off(at(900), Duration::ZERO));
     assert_eq!(gate.state(at(1_000)), GateState::Open);
-    assert_eq!(gate.admit(at(1_000), LEASE), GateAdmission::Open);
+    assert_eq!(gate.admit(at(1_000), Ask::new(LEASE)), GateAdmission::Open);
     assert_eq!(gate.closes(), 0);
 }
 
@@ -126,7 +131,7 @@ fn reopen_instants_are_spread_over_until_to_until_plus_spread_and_differ_between
     let gate = OriginGate::default();
     gate.on_attempt_end(at(0), back_off(at(0), ms(20_000)));
     let mut instants: Vec<Instant> = (0..200)
-        .map(|_| closed_at(gate.admit(at(10), LEASE)))
+        .map(|_| closed_at(gate.admit(at(10), Ask::new(LEASE))))
         .collect();
     assert!(instants.iter().all(|&t| t >= at(20_000) && t <= at(21_000)));
     instants.sort();
@@ -149,12 +154,15 @@ fn the_spread_is_at_most_a_tenth_of_the_signal() {
     let gate = closed_gate(GateConfig::new()); // 2 s: a 200 ms spread
     assert!(matches!(gate.state(at(1_000)), GateState::Closed { spread, .. } if spread == ms(200)));
     for _ in 0..100 {
-        let t = closed_at(gate.admit(at(1_000), LEASE));
+        let t = closed_at(gate.admit(at(1_000), Ask::new(LEASE)));
         assert!(t >= at(3_000) && t <= at(3_200), "{t:?}");
     }
     let unspread = closed_gate(GateConfig::new().spread(Duration::ZERO));
     for _ in 0..10 {
-        assert_eq!(closed_at(unspread.admit(at(1_000), LEASE)), at(3_000));
+        assert_eq!(
+            closed_at(unspread.admit(at(1_000), Ask::new(LEASE))),
+            at(3_000)
+        );
     }
 }
 
@@ -164,7 +172,7 @@ fn the_seed_rotates_the_spread() {
     let b = closed_gate(GateConfig::new().seed(0x5eed_5eed_5eed_5eed));
     let tell = |g: &OriginGate| -> Vec<Instant> {
         (0..5)
-            .map(|_| closed_at(g.admit(at(1_000), LEASE)))
+            .map(|_| closed_at(g.admit(at(1_000), Ask::new(LEASE))))
             .collect()
     };
     assert_ne!(tell(&a), tell(&b));
@@ -173,14 +181,14 @@ fn the_seed_rotates_the_spread() {
 #[test]
 fn the_first_caller_through_is_the_probe_and_the_others_await_its_answer() {
     let gate = closed_gate(GateConfig::new());
-    assert_eq!(gate.admit(at(3_000), LEASE), GateAdmission::Probe);
+    assert_eq!(gate.admit(at(3_000), Ask::new(LEASE)), GateAdmission::Probe);
     assert!(matches!(
         gate.state(at(3_000)),
         GateState::HalfOpen { probe_lease: Some(t), .. } if t == at(13_000)
     ));
     let mut rechecks = Vec::new();
     for now in [3_000, 3_000, 3_000, 3_001, 3_050, 3_100] {
-        let t = awaits_until(gate.admit(at(now), LEASE));
+        let t = awaits_until(gate.admit(at(now), Ask::new(LEASE)));
         // Ask again after U[recheck, 2 x recheck] (50 ms by default).
         assert!(t >= at(now + 50) && t <= at(now + 100), "{t:?} at {now}");
         rechecks.push(t);
@@ -192,19 +200,19 @@ fn the_first_caller_through_is_the_probe_and_the_others_await_its_answer() {
 #[test]
 fn a_probe_with_a_back_off_closes_the_gate_again() {
     let gate = closed_gate(GateConfig::new());
-    assert_eq!(gate.admit(at(3_100), LEASE), GateAdmission::Probe);
+    assert_eq!(gate.admit(at(3_100), Ask::new(LEASE)), GateAdmission::Probe);
     gate.on_attempt_end(at(3_300), probe(back_off(at(3_100), ms(1_000))));
     assert!(matches!(gate.state(at(3_300)), GateState::Closed { until, .. } if until == at(4_300)));
-    assert!(closed_at(gate.admit(at(3_300), LEASE)) >= at(4_300));
+    assert!(closed_at(gate.admit(at(3_300), Ask::new(LEASE))) >= at(4_300));
     assert_eq!(gate.closes(), 2);
     // The next half-open has its own probe.
-    assert_eq!(gate.admit(at(4_300), LEASE), GateAdmission::Probe);
+    assert_eq!(gate.admit(at(4_300), Ask::new(LEASE)), GateAdmission::Probe);
 }
 
 #[test]
 fn a_probe_told_to_retry_at_once_hands_the_probe_to_the_next_caller() {
     let gate = closed_gate(GateConfig::new());
-    assert_eq!(gate.admit(at(3_100), LEASE), GateAdmission::Probe);
+    assert_eq!(gate.admit(at(3_100), Ask::new(LEASE)), GateAdmission::Probe);
     // A 429 with `Retry-After: 0`: not a success, and nothing to wait for.
     gate.on_attempt_end(at(3_200), probe(back_off(at(3_100), Duration::ZERO)));
     assert!(matches!(
@@ -214,83 +222,98 @@ fn a_probe_told_to_retry_at_once_hands_the_probe_to_the_next_caller() {
             ..
         }
     ));
-    assert_eq!(gate.admit(at(3_200), LEASE), GateAdmission::Probe);
+    assert_eq!(gate.admit(at(3_200), Ask::new(LEASE)), GateAdmission::Probe);
     assert_eq!(gate.closes(), 2);
 }
 
 #[test]
 fn a_zero_back_off_from_another_attempt_leaves_the_probe_in_flight() {
     let gate = closed_gate(GateConfig::new());
-    assert_eq!(gate.admit(at(3_100), LEASE), GateAdmission::Probe);
+    assert_eq!(gate.admit(at(3_100), Ask::new(LEASE)), GateAdmission::Probe);
     gate.on_attempt_end(at(3_200), back_off(at(950), Duration::ZERO));
     assert!(matches!(
-        gate.admit(at(3_200), LEASE),
+        gate.admit(at(3_200), Ask::new(LEASE)),
         GateAdmission::AwaitProbe(_)
     ));
     assert_eq!(gate.closes(), 1);
 }
 
 #[test]
-fn a_probe_that_succeeds_opens_the_gate_for_all() {
-    let gate = closed_gate(GateConfig::new());
-    assert_eq!(gate.admit(at(3_100), LEASE), GateAdmission::Probe);
-    let waiting = awaits_until(gate.admit(at(3_120), LEASE));
+fn a_probe_that_succeeds_opens_the_gate_for_all_without_a_slow_start() {
+    let gate = closed_gate(GateConfig::new().reopening(Reopening::AtOnce));
+    assert_eq!(gate.admit(at(3_100), Ask::new(LEASE)), GateAdmission::Probe);
+    let waiting = awaits_until(gate.admit(at(3_120), Ask::new(LEASE)));
     gate.on_attempt_end(at(3_150), probe(ended(at(3_100))));
     assert_eq!(gate.state(at(3_150)), GateState::Open);
-    assert_eq!(gate.admit(waiting, LEASE), GateAdmission::Open);
-    assert_eq!(gate.admit(at(3_151), LEASE), GateAdmission::Open);
+    assert_eq!(gate.admit(waiting, Ask::new(LEASE)), GateAdmission::Open);
+    assert_eq!(gate.admit(at(3_151), Ask::new(LEASE)), GateAdmission::Open);
     assert_eq!(gate.reopens(), 1);
 }
 
 #[test]
-fn a_probe_that_fails_without_a_back_off_opens_the_gate_when_the_trip_is_off() {
+fn a_probe_that_fails_without_a_back_off_reopens_the_gate_when_the_trip_is_off() {
     let gate = closed_gate(GateConfig::new());
-    assert_eq!(gate.admit(at(3_100), LEASE), GateAdmission::Probe);
+    assert_eq!(gate.admit(at(3_100), Ask::new(LEASE)), GateAdmission::Probe);
     gate.on_attempt_end(at(3_150), probe(failed(at(3_100))));
-    assert_eq!(gate.state(at(3_150)), GateState::Open);
+    assert!(reopened(gate.state(at(3_150))));
 }
 
 #[test]
 fn a_probe_that_fails_without_a_back_off_closes_the_gate_for_the_break_when_the_trip_is_on() {
     let gate = closed_gate(GateConfig::new().failure_ratio(FailureRatio::new()));
-    assert_eq!(gate.admit(at(3_100), LEASE), GateAdmission::Probe);
+    assert_eq!(gate.admit(at(3_100), Ask::new(LEASE)), GateAdmission::Probe);
     gate.on_attempt_end(at(3_150), probe(failed(at(3_100))));
     assert!(matches!(
         gate.state(at(3_150)),
         GateState::Closed { until, reason: GateCloseReason::FailedProbe, .. } if until == at(8_150)
     ));
-    assert_eq!(gate.admit(at(8_150), LEASE), GateAdmission::Probe);
+    assert_eq!(gate.admit(at(8_150), Ask::new(LEASE)), GateAdmission::Probe);
 }
 
 #[test]
 fn a_probe_whose_lease_expires_hands_the_probe_to_another_caller() {
     let gate = closed_gate(GateConfig::new());
-    assert_eq!(gate.admit(at(3_000), ms(500)), GateAdmission::Probe);
+    assert_eq!(
+        gate.admit(at(3_000), Ask::new(ms(500))),
+        GateAdmission::Probe
+    );
     assert!(matches!(
-        gate.admit(at(3_499), ms(500)),
+        gate.admit(at(3_499), Ask::new(ms(500))),
         GateAdmission::AwaitProbe(_)
     ));
     // The first probe's operation was dropped: at its lease's end, the next caller probes.
-    assert_eq!(gate.admit(at(3_500), ms(500)), GateAdmission::Probe);
+    assert_eq!(
+        gate.admit(at(3_500), Ask::new(ms(500))),
+        GateAdmission::Probe
+    );
     assert!(matches!(
-        gate.admit(at(3_600), ms(500)),
+        gate.admit(at(3_600), Ask::new(ms(500))),
         GateAdmission::AwaitProbe(_)
     ));
     gate.on_attempt_end(at(3_700), probe(ended(at(3_500))));
-    assert_eq!(gate.admit(at(3_700), ms(500)), GateAdmission::Open);
+    assert_eq!(
+        gate.admit(at(3_700), Ask::new(ms(500))),
+        GateAdmission::Open
+    );
 }
 
 #[test]
 fn a_probe_from_before_the_latest_closing_answers_nothing() {
     let gate = closed_gate(GateConfig::new());
-    assert_eq!(gate.admit(at(3_000), ms(100)), GateAdmission::Probe);
-    assert_eq!(gate.admit(at(3_100), ms(100)), GateAdmission::Probe);
+    assert_eq!(
+        gate.admit(at(3_000), Ask::new(ms(100))),
+        GateAdmission::Probe
+    );
+    assert_eq!(
+        gate.admit(at(3_100), Ask::new(ms(100))),
+        GateAdmission::Probe
+    );
     // The second probe is told to back off; then the first one's success arrives: it started
     // before the closing in force, so it does not open the gate.
     gate.on_attempt_end(at(3_200), probe(back_off(at(3_100), ms(1_000))));
     gate.on_attempt_end(at(4_250), probe(ended(at(3_000))));
     assert!(matches!(gate.state(at(4_250)), GateState::HalfOpen { .. }));
-    assert_eq!(gate.admit(at(4_250), LEASE), GateAdmission::Probe);
+    assert_eq!(gate.admit(at(4_250), Ask::new(LEASE)), GateAdmission::Probe);
 }
 
 #[test]
@@ -330,14 +353,14 @@ fn the_failure_ratio_trip_opens_a_circuit_at_pollys_defaults() {
         GateState::Closed { until, reason: GateCloseReason::FailureRatio, .. } if until == at(5_100)
     ));
     // Closed for the 5 s break (spread up to 500 ms), then one probe.
-    assert!(closed_at(gate.admit(at(200), LEASE)) >= at(5_100));
-    assert_eq!(gate.admit(at(5_100), LEASE), GateAdmission::Probe);
+    assert!(closed_at(gate.admit(at(200), Ask::new(LEASE))) >= at(5_100));
+    assert_eq!(gate.admit(at(5_100), Ask::new(LEASE)), GateAdmission::Probe);
     assert!(matches!(
-        gate.admit(at(5_100), LEASE),
+        gate.admit(at(5_100), Ask::new(LEASE)),
         GateAdmission::AwaitProbe(_)
     ));
     gate.on_attempt_end(at(5_200), probe(ended(at(5_100))));
-    assert_eq!(gate.state(at(5_200)), GateState::Open);
+    assert!(reopened(gate.state(at(5_200))));
     // The counts start afresh.
     assert_eq!(gate.failure_counts(at(5_200)), (0, 0));
 }
@@ -393,15 +416,15 @@ fn results_of_attempts_started_before_the_gate_opened_update_the_counts_only() {
         gate.on_attempt_end(at(i), failed(at(0)));
     }
     assert!(matches!(gate.state(at(10)), GateState::Closed { .. }));
-    assert_eq!(gate.admit(at(5_010), LEASE), GateAdmission::Probe);
+    assert_eq!(gate.admit(at(5_010), Ask::new(LEASE)), GateAdmission::Probe);
     gate.on_attempt_end(at(5_020), probe(ended(at(5_010))));
-    assert_eq!(gate.state(at(5_020)), GateState::Open);
+    assert!(reopened(gate.state(at(5_020))));
     // Stragglers started before the gate opened fail: counted, but they trip nothing.
     for i in 0..20 {
         gate.on_attempt_end(at(5_030 + i), failed(at(5)));
     }
     assert_eq!(gate.failure_counts(at(5_050)), (20, 20));
-    assert_eq!(gate.state(at(5_050)), GateState::Open);
+    assert!(reopened(gate.state(at(5_050))));
     // A fresh failure sees the counts: the gate trips.
     gate.on_attempt_end(at(5_060), failed(at(5_040)));
     assert!(matches!(
@@ -416,7 +439,7 @@ fn results_of_attempts_started_before_the_gate_opened_update_the_counts_only() {
 #[test]
 fn a_back_off_from_an_attempt_started_before_the_gate_opened_still_closes_it() {
     let gate = closed_gate(GateConfig::new());
-    assert_eq!(gate.admit(at(3_000), LEASE), GateAdmission::Probe);
+    assert_eq!(gate.admit(at(3_000), Ask::new(LEASE)), GateAdmission::Probe);
     gate.on_attempt_end(at(3_100), probe(ended(at(3_000))));
     gate.on_attempt_end(at(3_200), back_off(at(500), ms(1_000)));
     assert!(matches!(gate.state(at(3_200)), GateState::Closed { until, .. } if until == at(4_200)));
@@ -434,7 +457,7 @@ fn the_gate_is_deterministic() {
         let mut answers = Vec::new();
         for i in 0..2_000u64 {
             let now = at(i * 13);
-            answers.push(gate.admit(now, ms(200)));
+            answers.push(gate.admit(now, Ask::new(ms(200))));
             let signal = match i % 7 {
                 0 => back_off(now, ms(i % 3_000)),
                 1 | 2 => failed(now),
@@ -442,7 +465,7 @@ fn the_gate_is_deterministic() {
                 _ => ended(now),
             };
             gate.on_attempt_end(now.saturating_add(ms(i % 50)), signal);
-            answers.push(gate.admit(now, ms(200)));
+            answers.push(gate.admit(now, Ask::new(ms(200))));
         }
         (answers, gate.closes(), gate.reopens())
     };
@@ -521,7 +544,7 @@ fn a_gate_is_shared_send_and_sync_and_through_pointers() {
     end(&&*gate, back_off(at(0), ms(1_000)));
     let by_ref: &OriginGate = &gate;
     assert!(matches!(
-        Gate::admit(&by_ref, at(0), LEASE),
+        Gate::admit(&by_ref, at(0), Ask::new(LEASE)),
         GateAdmission::Closed(_)
     ));
 }
@@ -536,7 +559,7 @@ fn racing_threads_at_the_reopening_get_exactly_one_probe() {
             for _ in 0..8 {
                 s.spawn(|| {
                     for _ in 0..100 {
-                        match gate.admit(at(3_500), LEASE) {
+                        match gate.admit(at(3_500), Ask::new(LEASE)) {
                             GateAdmission::Probe => probes.fetch_add(1, Ordering::Relaxed),
                             GateAdmission::AwaitProbe(_) => waits.fetch_add(1, Ordering::Relaxed),
                             other => panic!("{other:?} while half-open"),
@@ -564,7 +587,7 @@ fn racing_threads_count_every_result() {
                         ended(at(0))
                     };
                     gate.on_attempt_end(at(i), signal);
-                    let _ = gate.admit(at(i), LEASE);
+                    let _ = gate.admit(at(i), Ask::new(LEASE));
                 }
             });
         }
@@ -618,12 +641,18 @@ fn config() -> impl Strategy<Value = GateConfig> {
         1u64..300,
         any::<u64>(),
         prop::option::of((1u16..=1_000, 1u32..20, 1u64..20_000, 1u8..=16, 1u64..5_000)),
+        prop_oneof![
+            Just(Reopening::AtOnce),
+            (1u64..20_000).prop_map(|d| Reopening::linear(ms(d))),
+            (1u64..20_000).prop_map(|d| Reopening::doubling(ms(d))),
+        ],
     )
-        .prop_map(|(spread, recheck, seed, trip)| {
+        .prop_map(|(spread, recheck, seed, trip, reopening)| {
             let mut c = GateConfig::new()
                 .spread(ms(spread))
                 .await_probe_recheck(ms(recheck))
-                .seed(seed);
+                .seed(seed)
+                .reopening(reopening);
             if let Some((ratio, min, window, buckets, brk)) = trip {
                 c = c.failure_ratio(
                     FailureRatio::new()
@@ -662,7 +691,7 @@ proptest! {
             match op {
                 Op::Advance(d) => now = now.saturating_add(ms(d)),
                 Op::Admit { lease } => {
-                    let answer = gate.admit(now, ms(lease));
+                    let answer = gate.admit(now, Ask::new(ms(lease)));
                     match answer {
                         GateAdmission::Open | GateAdmission::Probe => {
                             prop_assert!(now >= floor, "{answer:?} at {now:?} before {floor:?}");
@@ -674,6 +703,12 @@ proptest! {
                             );
                         }
                         GateAdmission::AwaitProbe(t) => prop_assert!(t > now),
+                        GateAdmission::Paced(slot) => {
+                            prop_assert!(
+                                slot.at > now && slot.at >= floor,
+                                "Paced({slot:?}) at {now:?}, floor {floor:?}"
+                            );
+                        }
                         _ => prop_assert!(false, "unknown admission {answer:?}"),
                     }
                     let probe = answer == GateAdmission::Probe;
@@ -733,5 +768,161 @@ proptest! {
                 prop_assert!(gate.state(now) != GateState::Open);
             }
         }
+    }
+}
+
+/// A gate closed at 0 for 10 s (no spread) that 100 callers asked while closed, whose probe
+/// succeeded at 10 s: reopening at one caller per 100 ms at first.
+fn reopening_gate(reopening: Reopening) -> OriginGate {
+    let gate = OriginGate::new(
+        GateConfig::new()
+            .spread(Duration::ZERO)
+            .reopening(reopening),
+    )
+    .unwrap();
+    gate.on_attempt_end(at(0), back_off(at(0), ms(10_000)));
+    for i in 0..100 {
+        assert_eq!(
+            closed_at(gate.admit(at(i * 50), Ask::new(LEASE))),
+            at(10_000)
+        );
+    }
+    assert_eq!(
+        gate.admit(at(10_000), Ask::new(LEASE)),
+        GateAdmission::Probe
+    );
+    gate.on_attempt_end(at(10_000), probe(ended(at(10_000))));
+    gate
+}
+
+fn slot_of(a: GateAdmission) -> Slot {
+    match a {
+        GateAdmission::Paced(slot) => slot,
+        other => panic!("expected Paced, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_probe_that_succeeds_reopens_at_the_pace_measured_while_closed() {
+    let gate = reopening_gate(Reopening::DEFAULT);
+    assert!(
+        matches!(gate.state(at(10_000)), GateState::Reopening { since, .. } if since == at(10_000))
+    );
+    // The first caller goes at once; the next ones are told their own slots, 100 ms apart at
+    // first (10 s closed / 100 callers), a little closer as the pace grows.
+    assert_eq!(gate.admit(at(10_000), Ask::new(LEASE)), GateAdmission::Open);
+    let slots: Vec<Slot> = (0..30)
+        .map(|_| slot_of(gate.admit(at(10_000), Ask::new(LEASE))))
+        .collect();
+    assert_eq!(slots[0].at, at(10_100));
+    // 100 ms at first, shrinking as the pace grows (2.5 s in: 10 / 12.5 of it).
+    let gaps: Vec<Duration> = slots
+        .windows(2)
+        .map(|pair| pair[1].at.saturating_duration_since(pair[0].at))
+        .collect();
+    assert!(gaps[0] > ms(98) && gaps[0] <= ms(100), "{gaps:?}");
+    assert!(gaps.windows(2).all(|g| g[1] <= g[0]), "{gaps:?}");
+    assert!(gaps[28] > ms(79) && gaps[28] < ms(80), "{gaps:?}");
+    // Each holder goes at its slot without taking another; a newcomer then is told the next.
+    let last = slots[29];
+    assert_eq!(
+        gate.admit(slots[0].at, Ask::new(LEASE).holding(Some(slots[0]))),
+        GateAdmission::Open
+    );
+    let next = slot_of(gate.admit(slots[0].at, Ask::new(LEASE)));
+    assert!(next.at > last.at);
+    assert_eq!(gate.reopens(), 1);
+}
+
+#[test]
+fn the_reopening_pace_grows_linearly_by_its_start_every_ramp() {
+    let gate = reopening_gate(Reopening::linear(ms(10_000)));
+    assert_eq!(gate.admit(at(10_000), Ask::new(LEASE)), GateAdmission::Open);
+    // Five seconds in, the pace is 1.5 times the start: slots 66.7 ms apart.
+    assert_eq!(gate.admit(at(15_000), Ask::new(LEASE)), GateAdmission::Open);
+    let a = slot_of(gate.admit(at(15_000), Ask::new(LEASE)));
+    let b = slot_of(gate.admit(at(15_000), Ask::new(LEASE)));
+    let gap = b.at.saturating_duration_since(a.at);
+    assert!(gap > ms(66) && gap < ms(67), "{gap:?}");
+}
+
+#[test]
+fn a_doubling_reopening_halves_the_interval_every_period() {
+    let gate = reopening_gate(Reopening::doubling(ms(1_000)));
+    assert_eq!(gate.admit(at(10_000), Ask::new(LEASE)), GateAdmission::Open);
+    let slots: Vec<Instant> = (0..40)
+        .map(|_| slot_of(gate.admit(at(10_000), Ask::new(LEASE))).at)
+        .collect();
+    let gap = |i: usize| slots[i + 1].saturating_duration_since(slots[i]);
+    // 100 ms in the first second, 50 ms in the next, 25 ms after.
+    assert_eq!((slots[0], gap(0), gap(8)), (at(10_100), ms(100), ms(100)));
+    assert_eq!(slots[9], at(11_000));
+    assert_eq!((gap(9), gap(28)), (ms(50), ms(50)));
+    assert_eq!(slots[29], at(12_000));
+    assert_eq!(gap(29), ms(25));
+}
+
+#[test]
+fn a_slot_at_or_past_the_callers_deadline_is_not_set_aside() {
+    let gate = reopening_gate(Reopening::DEFAULT);
+    assert_eq!(gate.admit(at(10_000), Ask::new(LEASE)), GateAdmission::Open);
+    // The next slot, 10.1 s, is past this caller's deadline: it is told, and nothing is taken.
+    let told = slot_of(gate.admit(at(10_000), Ask::new(LEASE).before(at(10_050))));
+    assert_eq!(told.at, at(10_100));
+    let next = slot_of(gate.admit(at(10_000), Ask::new(LEASE).before(at(20_000))));
+    assert_eq!(next, told);
+}
+
+#[test]
+fn a_back_off_during_the_reopening_closes_the_gate_again_and_voids_its_slots() {
+    let gate = reopening_gate(Reopening::DEFAULT);
+    assert_eq!(gate.admit(at(10_000), Ask::new(LEASE)), GateAdmission::Open);
+    let held = slot_of(gate.admit(at(10_000), Ask::new(LEASE)));
+    gate.on_attempt_end(at(10_050), back_off(at(10_000), ms(5_000)));
+    assert_eq!(gate.closes(), 2);
+    // The holder comes back at its slot: the gate is closed, its slot void.
+    assert_eq!(
+        closed_at(gate.admit(held.at, Ask::new(LEASE).holding(Some(held)))),
+        at(15_050)
+    );
+    // A slot of an earlier reopening does not pass the next one.
+    assert_eq!(
+        gate.admit(at(15_050), Ask::new(LEASE)),
+        GateAdmission::Probe
+    );
+    gate.on_attempt_end(at(15_060), probe(ended(at(15_050))));
+    assert_eq!(gate.admit(at(15_060), Ask::new(LEASE)), GateAdmission::Open);
+    assert!(matches!(
+        gate.admit(at(15_060), Ask::new(LEASE).holding(Some(held))),
+        GateAdmission::Paced(_)
+    ));
+}
+
+#[test]
+fn the_gate_opens_for_all_once_the_pace_has_doubled_and_no_one_waits() {
+    let gate = reopening_gate(Reopening::linear(ms(10_000)));
+    assert_eq!(gate.admit(at(10_000), Ask::new(LEASE)), GateAdmission::Open);
+    let _held = slot_of(gate.admit(at(10_000), Ask::new(LEASE)));
+    // Before the pace doubled, a caller that finds the next slot free goes, at a pace still.
+    assert_eq!(gate.admit(at(19_000), Ask::new(LEASE)), GateAdmission::Open);
+    assert!(matches!(
+        gate.state(at(19_000)),
+        GateState::Reopening { .. }
+    ));
+    // 10 s in (the pace doubled) with no one waiting: open for all.
+    assert_eq!(gate.admit(at(20_000), Ask::new(LEASE)), GateAdmission::Open);
+    assert_eq!(gate.state(at(20_000)), GateState::Open);
+}
+
+#[test]
+fn a_reopening_ramp_out_of_range_is_refused() {
+    for bad in [
+        Reopening::linear(Duration::ZERO),
+        Reopening::doubling(Duration::from_secs(86_401)),
+    ] {
+        assert_eq!(
+            OriginGate::new(GateConfig::new().reopening(bad)).err(),
+            Some(GateConfigError::ReopeningOutOfRange)
+        );
     }
 }

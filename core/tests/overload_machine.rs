@@ -238,3 +238,83 @@ fn an_operation_that_began_before_a_closing_is_held_at_its_next_attempt_and_neve
     };
     assert_eq!(outcome.reason, StopReason::FinalStatus);
 }
+
+/// A gate closed by a 503 at 0 s (`Retry-After: 10`) that `askers` operations found closed,
+/// reopened by a new operation's probe at 10 s: reopening at one operation per
+/// `10 s / askers`.
+fn reopening<'g>(gate: &'g OriginGate, askers: u64) -> Vec<Machine<'g>> {
+    let mut first = machine(policy(), gate, secs(0), 1);
+    answer(&mut first, secs(0), Response::new(503).retry_after(b"10"));
+    let held: Vec<Machine<'g>> = (0..askers)
+        .map(|i| {
+            let mut m = machine(policy(), gate, secs(0), 10 + i);
+            assert!(matches!(m.poll(secs(0)), Decision::Wait { .. }));
+            m
+        })
+        .collect();
+    // A new operation at 10 s is the probe; it succeeds.
+    let mut probe = machine(policy(), gate, secs(10), 2);
+    answer(&mut probe, secs(10), Response::new(200));
+    assert!(matches!(
+        gate.state(secs(10)),
+        backstop_core::GateState::Reopening { .. }
+    ));
+    held
+}
+
+#[test]
+fn held_operations_go_one_by_one_at_the_reopenings_pace() {
+    let gate = gate();
+    // 100 operations held while closed: 10 s / 100 = 100 ms a slot.
+    let mut held = reopening(&gate, 100);
+    let mut sends = Vec::new();
+    for m in &mut held {
+        // Each asks at 10 s; it is told its own slot, then sends at it without asking again.
+        match m.poll(secs(10)) {
+            Decision::Send { .. } => sends.push(secs(10)),
+            Decision::Wait { until, reason, .. } => {
+                assert_eq!(reason.source, DelaySource::OriginPaused);
+                let Decision::Send { attempt: 1, .. } = m.poll(until) else {
+                    panic!("the holder of a slot sends at it")
+                };
+                sends.push(until);
+            }
+            other => panic!("{other}"),
+        }
+    }
+    assert_eq!(sends[0], secs(10));
+    assert_eq!(sends[1], Instant::from_millis(10_100));
+    // 100 sends over about 8 s (the pace grows), not at once.
+    assert!(sends[99] > Instant::from_millis(17_000), "{:?}", sends[99]);
+}
+
+#[test]
+fn an_operation_whose_slot_is_past_its_deadline_gives_up_at_once_and_takes_no_slot() {
+    let gate = gate();
+    let mut held = reopening(&gate, 100);
+    // Slots for the first 50 operations: past 14 s.
+    for m in held.iter_mut().take(50) {
+        let _ = m.poll(secs(10));
+    }
+    // An operation that must end by 12 s cannot reach its slot: it gives up now, at 10 s.
+    let short = Policy::builder()
+        .max_elapsed(Duration::from_secs(2))
+        .build()
+        .expect("a valid policy");
+    let mut late = machine(short, &gate, secs(10), 7);
+    let Decision::GiveUp(outcome) = late.poll(secs(10)) else {
+        panic!("its slot is past its deadline")
+    };
+    assert_eq!(
+        (outcome.reason, outcome.attempts, outcome.elapsed),
+        (StopReason::OriginPaused, 0, Duration::ZERO)
+    );
+    // The slot it was told went to the next operation that could use it.
+    let Decision::Wait { until: next, .. } = held[50].poll(secs(10)) else {
+        panic!("the backlog waits")
+    };
+    let Decision::Wait { until: before, .. } = held[49].poll(secs(10)) else {
+        panic!("still waiting")
+    };
+    assert!(next > before && next.saturating_duration_since(before) < Duration::from_millis(100));
+}

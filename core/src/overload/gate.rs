@@ -1,9 +1,12 @@
 //! The origin gate of issue 21: [`OriginGate`], whose documentation holds the rules.
 
 mod config;
+mod reopening;
 
 use config::MAX_BUCKETS;
 pub use config::{FailureRatio, GateConfig, GateConfigError};
+pub use reopening::Reopening;
+use reopening::SLOWEST_START;
 
 use core::num::NonZeroU64;
 use core::sync::atomic::Ordering;
@@ -11,7 +14,7 @@ use core::time::Duration;
 
 use portable_atomic::{AtomicBool, AtomicU64, AtomicU8};
 
-use super::{Gate, GateAdmission, GateSignal};
+use super::{Ask, Gate, GateAdmission, GateSignal, Slot};
 use crate::time::{nanos_saturating, Instant};
 
 /// 2^64 / φ, SplitMix64's increment: successive tickets step the offset by the golden ratio.
@@ -98,6 +101,14 @@ pub enum GateState {
         /// Why the gate closed.
         reason: GateCloseReason,
     },
+    /// The probe succeeded at `since`: callers go one at a time, at a growing pace
+    /// ([`Reopening`]).
+    Reopening {
+        /// When the probe's success started the reopening.
+        since: Instant,
+        /// The next free slot (at or before now: the next caller goes at once).
+        next_slot: Instant,
+    },
 }
 
 /// A gate for one origin (scheme, host, port): a server's back-off signal pauses every
@@ -125,7 +136,10 @@ pub enum GateState {
 ///   ([`GateConfig::await_probe_recheck`]). A probe whose lease ran out without an answer (its
 ///   operation was dropped, say) is replaced by the next caller.
 /// - **The probe's answer:** another back-off signal closes the gate again (until `now +
-///   back_off`); a success opens it for all. A failure without a back-off signal (a 500, a
+///   back_off`); a success reopens it at a pace that starts at the rate operations asked
+///   while it was closed and grows until the gate is open for all ([`Reopening`]: a slow
+///   start, so that the recovering server is not handed the whole backlog at once). While
+///   reopening, the gate answers signals as an open gate does. A failure without a back-off signal (a 500, a
 ///   reset connection) closes it again for the break when the failure-ratio trip is on (a
 ///   circuit breaker's half-open failure, as in Polly), and opens it when the trip is off:
 ///   without the trip the gate honours only what the server says, and a failure without a
@@ -163,13 +177,13 @@ pub enum GateState {
 /// ## Example
 ///
 /// ```
-/// use backstop_core::{Gate, GateAdmission, GateSignal, Instant, OriginGate};
+/// use backstop_core::{Ask, Gate, GateAdmission, GateSignal, Instant, OriginGate};
 /// use core::time::Duration;
 ///
 /// let gate = OriginGate::default();
-/// let lease = Duration::from_secs(10);
+/// let ask = Ask::new(Duration::from_secs(10)); // a probe's lease
 /// let t0 = Instant::from_secs(100);
-/// assert_eq!(gate.admit(t0, lease), GateAdmission::Open);
+/// assert_eq!(gate.admit(t0, ask), GateAdmission::Open);
 /// // A 429 with `Retry-After: 30` closes the gate for every operation to the origin.
 /// gate.on_attempt_end(t0, GateSignal {
 ///     started: t0,
@@ -179,7 +193,7 @@ pub enum GateState {
 /// });
 /// let until = Instant::from_secs(130);
 /// let (GateAdmission::Closed(a), GateAdmission::Closed(b)) =
-///     (gate.admit(t0, lease), gate.admit(t0, lease))
+///     (gate.admit(t0, ask), gate.admit(t0, ask))
 /// else {
 ///     unreachable!("the gate is closed")
 /// };
@@ -188,16 +202,23 @@ pub enum GateState {
 /// assert!(a <= until.saturating_add(Duration::from_secs(1)));
 /// // At the reopening, the first caller is the probe, the others await its answer.
 /// let later = a.max(b);
-/// assert_eq!(gate.admit(later, lease), GateAdmission::Probe);
-/// assert!(matches!(gate.admit(later, lease), GateAdmission::AwaitProbe(_)));
-/// // The probe succeeds: the gate is open for all.
+/// assert_eq!(gate.admit(later, ask), GateAdmission::Probe);
+/// assert!(matches!(gate.admit(later, ask), GateAdmission::AwaitProbe(_)));
+/// // The probe succeeds: the gate reopens at the pace the closing measured (two callers
+/// // in 30 s: one a second at first, the most slow a start gets), growing from there.
 /// gate.on_attempt_end(later, GateSignal {
 ///     started: later,
 ///     back_off: None,
 ///     failed: false,
 ///     probe: true,
 /// });
-/// assert_eq!(gate.admit(later, lease), GateAdmission::Open);
+/// assert_eq!(gate.admit(later, ask), GateAdmission::Open);
+/// let GateAdmission::Paced(slot) = gate.admit(later, ask) else {
+///     unreachable!("the next slot is a second away")
+/// };
+/// assert_eq!(slot.at, later.saturating_add(Duration::from_secs(1)));
+/// // Its holder goes at its slot.
+/// assert_eq!(gate.admit(slot.at, ask.holding(Some(slot))), GateAdmission::Open);
 /// assert_eq!((gate.closes(), gate.reopens()), (1, 1));
 /// ```
 #[derive(Debug)]
@@ -224,6 +245,16 @@ pub struct OriginGate {
     opened_at: AtomicU64,
     /// The next ticket of the spread sequence.
     tickets: AtomicU64,
+    /// When the closing began (from open or reopening), and how many callers were told
+    /// `Closed` since: the starting pace of the reopening.
+    closed_at: AtomicU64,
+    askers: AtomicU64,
+    /// `true` while reopening at a pace (then `open` is `false`).
+    pacing: AtomicBool,
+    /// When the reopening began, its next free slot and its starting interval.
+    pace_from: AtomicU64,
+    next_slot: AtomicU64,
+    first_interval: AtomicU64,
     closes: AtomicU64,
     reopens: AtomicU64,
     buckets: [Bucket; MAX_BUCKETS as usize],
@@ -291,6 +322,9 @@ impl OriginGate {
         if config.recheck.is_zero() || config.recheck.as_nanos() > config::DAY.as_nanos() {
             return Err(GateConfigError::RecheckOutOfRange);
         }
+        if let Err(e) = config.reopening.check() {
+            return Err(e);
+        }
         let trip = match config.failure_ratio {
             None => None,
             Some(f) => {
@@ -329,6 +363,12 @@ impl OriginGate {
             probe_until: AtomicU64::new(0),
             opened_at: AtomicU64::new(0),
             tickets: AtomicU64::new(0),
+            closed_at: AtomicU64::new(0),
+            askers: AtomicU64::new(0),
+            pacing: AtomicBool::new(false),
+            pace_from: AtomicU64::new(0),
+            next_slot: AtomicU64::new(0),
+            first_interval: AtomicU64::new(0),
             closes: AtomicU64::new(0),
             reopens: AtomicU64::new(0),
             buckets: [const { Bucket::new() }; MAX_BUCKETS as usize],
@@ -358,6 +398,12 @@ impl OriginGate {
             return GateState::Open;
         }
         let now = now.nanos();
+        if self.pacing.load(Ordering::Relaxed) {
+            return GateState::Reopening {
+                since: Instant::from_nanos(self.pace_from.load(Ordering::Relaxed)),
+                next_slot: Instant::from_nanos(self.next_slot.load(Ordering::Relaxed)),
+            };
+        }
         let until = self.until.load(Ordering::Relaxed);
         let reason = GateCloseReason::from_code(self.reason.load(Ordering::Relaxed));
         if now < until {
@@ -462,8 +508,16 @@ impl OriginGate {
         self.spread.min(length / 10)
     }
 
-    /// Closes the gate (from open or half-open) until `until`. Under the lock.
-    fn close(&self, until: u64, length: u64, reason: GateCloseReason) {
+    /// Closes the gate at `now` (from open, reopening or half-open) until `until`. Under the
+    /// lock.
+    fn close(&self, now: u64, until: u64, length: u64, reason: GateCloseReason) {
+        if self.open.load(Ordering::Relaxed) || self.pacing.load(Ordering::Relaxed) {
+            // A new closing: its pace is measured afresh (a probe closing it again goes on
+            // measuring the same one).
+            self.closed_at.store(now, Ordering::Relaxed);
+            self.askers.store(0, Ordering::Relaxed);
+        }
+        self.pacing.store(false, Ordering::Relaxed);
         self.set_closing(until, length, reason);
         self.probe_until.store(0, Ordering::Relaxed);
         self.closes.fetch_add(1, Ordering::Relaxed);
@@ -478,7 +532,8 @@ impl OriginGate {
         self.reason.store(reason.code(), Ordering::Relaxed);
     }
 
-    /// Opens the gate for all at `now`. Under the lock.
+    /// Reopens the gate at `now`: at a pace, or for all at once ([`Reopening::AtOnce`]).
+    /// Under the lock.
     fn reopen(&self, now: u64) {
         self.opened_at.store(now, Ordering::Relaxed);
         self.probe_until.store(0, Ordering::Relaxed);
@@ -488,7 +543,50 @@ impl OriginGate {
             }
         }
         self.reopens.fetch_add(1, Ordering::Relaxed);
-        self.open.store(true, Ordering::Release);
+        if self.config.reopening.paces() {
+            let closed = now.saturating_sub(self.closed_at.load(Ordering::Relaxed));
+            let askers = self.askers.load(Ordering::Relaxed).max(1);
+            let first = (closed / askers).clamp(1, SLOWEST_START);
+            self.first_interval.store(first, Ordering::Relaxed);
+            self.pace_from.store(now, Ordering::Relaxed);
+            self.next_slot.store(now, Ordering::Relaxed);
+            self.pacing.store(true, Ordering::Relaxed);
+        } else {
+            self.open.store(true, Ordering::Release);
+        }
+    }
+
+    /// The answer of a reopening gate at `now` to `ask` (see [`Reopening`]). Under the lock.
+    fn paced(&self, now: u64, ask: Ask) -> GateAdmission {
+        let reopening = self.reopens.load(Ordering::Relaxed);
+        if ask.slot.is_some_and(|s| s.reopening == reopening) {
+            return GateAdmission::Open;
+        }
+        let from = self.pace_from.load(Ordering::Relaxed);
+        let slot = self.next_slot.load(Ordering::Relaxed).max(now);
+        let rule = self.config.reopening;
+        if slot == now && rule.doubled(now - from) {
+            // No caller waits and the pace has doubled: open for all.
+            self.pacing.store(false, Ordering::Relaxed);
+            self.open.store(true, Ordering::Release);
+            return GateAdmission::Open;
+        }
+        let paced = GateAdmission::Paced(Slot {
+            at: Instant::from_nanos(slot),
+            reopening,
+        });
+        if slot > now && ask.deadline.is_some_and(|d| slot >= d.nanos()) {
+            // The caller cannot use it: nothing is set aside.
+            return paced;
+        }
+        let interval = rule.interval(self.first_interval.load(Ordering::Relaxed), slot - from);
+        self.next_slot
+            .store(slot.saturating_add(interval), Ordering::Relaxed);
+        if slot == now {
+            GateAdmission::Open
+        } else {
+            paced
+        }
     }
 
     /// The bucket that holds bucket number `number`.
@@ -557,8 +655,11 @@ impl Gate for OriginGate {
     /// caller's own reopening instant. Half-open: [`GateAdmission::Probe`] for the first caller
     /// (whose lease then runs until `now + lease`; a zero lease makes no probe exclusive),
     /// [`GateAdmission::AwaitProbe`] for the others while the probe's answer is outstanding
-    /// and its lease runs.
-    fn admit(&self, now: Instant, lease: Duration) -> GateAdmission {
+    /// and its lease runs (`ask.lease`). Reopening: [`GateAdmission::Open`] for the holder of a
+    /// slot of this reopening and for a caller that finds the next slot free, else
+    /// [`GateAdmission::Paced`] with the next free slot (set aside unless it is at or past
+    /// `ask.deadline`).
+    fn admit(&self, now: Instant, ask: Ask) -> GateAdmission {
         if self.open.load(Ordering::Acquire) {
             return GateAdmission::Open;
         }
@@ -567,8 +668,12 @@ impl Gate for OriginGate {
             return GateAdmission::Open;
         }
         let now = now.nanos();
+        if self.pacing.load(Ordering::Relaxed) {
+            return self.paced(now, ask);
+        }
         let until = self.until.load(Ordering::Relaxed);
         if now < until {
+            self.askers.fetch_add(1, Ordering::Relaxed);
             let spread = self.reopen_spread.load(Ordering::Relaxed);
             let at = until.saturating_add(self.offset(spread));
             return GateAdmission::Closed(Instant::from_nanos(at));
@@ -580,7 +685,7 @@ impl Gate for OriginGate {
             return GateAdmission::AwaitProbe(Instant::from_nanos(at));
         }
         self.probe_until.store(
-            now.saturating_add(nanos_saturating(lease)),
+            now.saturating_add(nanos_saturating(ask.lease)),
             Ordering::Relaxed,
         );
         GateAdmission::Probe
@@ -611,7 +716,8 @@ impl Gate for OriginGate {
         if let Some(trip) = &self.trip {
             self.record(trip, now, signal.failed);
         }
-        let open = self.open.load(Ordering::Relaxed);
+        // A reopening gate answers signals as an open one.
+        let open = self.open.load(Ordering::Relaxed) || self.pacing.load(Ordering::Relaxed);
         let until = self.until.load(Ordering::Relaxed);
         let half_open = !open && now >= until;
         let answers_probe = signal.probe && half_open && signal.started.nanos() >= until;
@@ -621,7 +727,7 @@ impl Gate for OriginGate {
             let length = nanos_saturating(back_off);
             let end = now.saturating_add(length);
             if answers_probe || (length > 0 && (open || half_open)) {
-                self.close(end, length, GateCloseReason::BackOff);
+                self.close(now, end, length, GateCloseReason::BackOff);
             } else if !open && end > until {
                 // A closing in force reaches further.
                 self.set_closing(end, length, GateCloseReason::BackOff);
@@ -632,7 +738,7 @@ impl Gate for OriginGate {
             match &self.trip {
                 Some(trip) if signal.failed => {
                     let end = now.saturating_add(trip.break_nanos);
-                    self.close(end, trip.break_nanos, GateCloseReason::FailedProbe);
+                    self.close(now, end, trip.break_nanos, GateCloseReason::FailedProbe);
                 }
                 _ => self.reopen(now),
             }
@@ -642,7 +748,7 @@ impl Gate for OriginGate {
             let fresh = signal.started.nanos() >= self.opened_at.load(Ordering::Relaxed);
             if fresh && self.tripped(trip, now) {
                 let end = now.saturating_add(trip.break_nanos);
-                self.close(end, trip.break_nanos, GateCloseReason::FailureRatio);
+                self.close(now, end, trip.break_nanos, GateCloseReason::FailureRatio);
             }
         }
     }

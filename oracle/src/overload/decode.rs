@@ -7,7 +7,7 @@
 use core::time::Duration;
 
 use backstop_core::{
-    AdaptiveRateLimiter, ConfigError, FailureRatio, GateConfig, Instant, Policy, Request,
+    AdaptiveRateLimiter, ConfigError, FailureRatio, GateConfig, Instant, Policy, Reopening, Request,
 };
 
 use crate::machine::{
@@ -50,6 +50,8 @@ pub struct GateSetup {
     pub recheck: Duration,
     /// The failure-ratio trip, if on.
     pub trip: Option<Trip>,
+    /// How the gate reopens after a successful probe.
+    pub reopening: Reopening,
 }
 
 /// A failure-ratio trip's settings.
@@ -191,6 +193,7 @@ impl Default for GateSetup {
             spread: Duration::from_secs(1),
             recheck: Duration::from_millis(50),
             trip: None,
+            reopening: Reopening::DEFAULT,
         }
     }
 }
@@ -206,7 +209,16 @@ impl GateSetup {
                 && (Duration::from_millis(1)..=DAY).contains(&t.window)
                 && (Duration::from_nanos(1)..=DAY).contains(&t.break_duration)
         });
-        self.spread <= DAY && (Duration::from_nanos(1)..=DAY).contains(&self.recheck) && trip
+        let reopening = match self.reopening {
+            Reopening::Linear { ramp: d } | Reopening::Doubling { every: d } => {
+                (Duration::from_millis(1)..=DAY).contains(&d)
+            }
+            _ => true,
+        };
+        self.spread <= DAY
+            && (Duration::from_nanos(1)..=DAY).contains(&self.recheck)
+            && trip
+            && reopening
     }
 }
 
@@ -264,10 +276,18 @@ fn decode_gate(r: &mut Bytes<'_>) -> GateSetup {
             _ => decode_duration(r),
         },
     });
+    // Short ramps, so that a reopening reaches its end within a scenario's steps.
+    let reopening = match r.below(4) {
+        0 => Reopening::DEFAULT,
+        1 => Reopening::AtOnce,
+        2 => Reopening::linear(Duration::from_millis(u64::from(r.u16()))),
+        _ => Reopening::doubling(Duration::from_millis(u64::from(r.u16()))),
+    };
     let mut config = GateConfig::new()
         .spread(spread)
         .await_probe_recheck(recheck)
-        .seed(seed);
+        .seed(seed)
+        .reopening(reopening);
     if let Some(t) = trip {
         config = config.failure_ratio(
             FailureRatio::new()
@@ -283,5 +303,6 @@ fn decode_gate(r: &mut Bytes<'_>) -> GateSetup {
         spread,
         recheck,
         trip,
+        reopening,
     }
 }

@@ -10,7 +10,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use backstop_core::{
-    AdaptiveRateLimiter, Gate, GateAdmission, GateSignal, GateState, Instant, NoGate,
+    AdaptiveRateLimiter, Ask, Gate, GateAdmission, GateSignal, GateState, Instant, NoGate,
     NoRateLimiter, OriginGate, RateLimiter,
 };
 
@@ -20,7 +20,7 @@ pub(super) enum Call {
     /// `Gate::admit`, and the gate just after it.
     Admit {
         now: Instant,
-        lease: Duration,
+        ask: Ask,
         answer: GateAdmission,
         after: GateView,
     },
@@ -63,7 +63,7 @@ pub(super) enum Key {
 impl Call {
     pub(super) fn key(&self) -> Key {
         match *self {
-            Call::Admit { now, lease, .. } => Key::Admit(now, lease),
+            Call::Admit { now, ask, .. } => Key::Admit(now, ask.lease),
             Call::AttemptEnd { now, signal, .. } => Key::AttemptEnd(now, signal),
             Call::ProbeNotSent { now, .. } => Key::ProbeNotSent(now),
             Call::Acquire { now, .. } => Key::Acquire(now),
@@ -219,14 +219,14 @@ impl Consulted for SharedGate {
 }
 
 impl Gate for SharedGate {
-    fn admit(&self, now: Instant, lease: Duration) -> GateAdmission {
+    fn admit(&self, now: Instant, ask: Ask) -> GateAdmission {
         if self.log.muted() {
             return GateAdmission::Open;
         }
-        let answer = self.gate.admit(now, lease);
+        let answer = self.gate.admit(now, ask);
         self.log.push(Call::Admit {
             now,
-            lease,
+            ask,
             answer,
             after: GateView::of(&self.gate, now),
         });

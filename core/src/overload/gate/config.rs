@@ -3,6 +3,8 @@
 
 use core::time::Duration;
 
+use super::reopening::Reopening;
+
 /// The most buckets of a failure-ratio window ([`FailureRatio::MAX_BUCKETS`]).
 pub(super) const MAX_BUCKETS: u8 = 16;
 
@@ -18,6 +20,7 @@ pub(crate) const DAY: Duration = Duration::from_secs(86_400);
 /// | [`await_probe_recheck`](Self::await_probe_recheck) | 50 ms | a caller that finds a probe in flight asks again after `U[recheck, 2 × recheck]` |
 /// | [`seed`](Self::seed) | 0 | where the spread sequence starts: give each process its own, so that processes told the same instant do not return together either |
 /// | [`failure_ratio`](Self::failure_ratio) | off | a circuit breaker for servers that fail without a back-off signal ([`FailureRatio`]) |
+/// | [`reopening`](Self::reopening) | [`Reopening::Linear`] over 10 s | how operations go through once the probe succeeded: a slow start from the pace measured while closed |
 ///
 /// ```
 /// use backstop_core::{FailureRatio, GateConfig, OriginGate};
@@ -38,10 +41,12 @@ pub struct GateConfig {
     pub(super) recheck: Duration,
     pub(super) seed: u64,
     pub(super) failure_ratio: Option<FailureRatio>,
+    pub(super) reopening: Reopening,
 }
 
 impl GateConfig {
-    /// The defaults: a 1 s spread, a 50 ms recheck, seed 0, no failure-ratio trip.
+    /// The defaults: a 1 s spread, a 50 ms recheck, seed 0, no failure-ratio trip, a linear
+    /// slow start over 10 s.
     #[must_use]
     pub const fn new() -> Self {
         GateConfig {
@@ -49,6 +54,7 @@ impl GateConfig {
             recheck: Duration::from_millis(50),
             seed: 0,
             failure_ratio: None,
+            reopening: Reopening::DEFAULT,
         }
     }
 
@@ -88,6 +94,20 @@ impl GateConfig {
     pub const fn failure_ratio(mut self, trip: FailureRatio) -> Self {
         self.failure_ratio = Some(trip);
         self
+    }
+
+    /// How operations go through once the probe succeeded (default [`Reopening::DEFAULT`]):
+    /// see [`Reopening`].
+    #[must_use]
+    pub const fn reopening(mut self, reopening: Reopening) -> Self {
+        self.reopening = reopening;
+        self
+    }
+
+    /// The reopening rule.
+    #[must_use]
+    pub const fn reopening_rule(&self) -> Reopening {
+        self.reopening
     }
 
     /// The failure-ratio trip, if it is on.
@@ -248,6 +268,9 @@ pub enum GateConfigError {
     WindowOutOfRange,
     /// [`FailureRatio`]: the break was zero or longer than a day.
     BreakOutOfRange,
+    /// [`Reopening`]: the ramp or the doubling interval was shorter than 1 ms or longer than a
+    /// day.
+    ReopeningOutOfRange,
 }
 
 impl core::fmt::Display for GateConfigError {
@@ -276,6 +299,9 @@ impl core::fmt::Display for GateConfigError {
             GateConfigError::BreakOutOfRange => {
                 f.write_str("the failure-ratio break must be between 1 nanosecond and 1 day")
             }
+            GateConfigError::ReopeningOutOfRange => f.write_str(
+                "the gate's reopening ramp or doubling interval must be between 1 millisecond and 1 day",
+            ),
         }
     }
 }
