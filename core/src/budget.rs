@@ -26,8 +26,8 @@ use crate::time::Instant;
 ///
 /// | budget | model | allows a retry while | charged | good for |
 /// |---|---|---|---|---|
-/// | [`TokenBucket`] | gRPC retry throttling (gRFC A6) | tokens > `max_tokens / 2`; a failure costs 1, a success earns `token_ratio` | per failed attempt, when it ends; a retry itself costs nothing | switching retries off entirely in an outage |
-/// | [`RetryQuota`] | the AWS SDKs' standard retry quota | the quota covers the retry's cost (5, or 10 after a timeout); a success refunds 1 | per retry, when granted; given back if it is never sent | a fixed allowance of retries that refills with successes |
+/// | [`TokenBucket`] | gRPC retry throttling (gRFC A6) | tokens > `max_tokens / 2`; a failure costs 1, a success (2xx, 3xx) earns `token_ratio` | per failed attempt, when it ends; a retry itself costs nothing | switching retries off entirely in an outage |
+/// | [`RetryQuota`] | the AWS SDKs' standard retry quota | the quota covers the retry's cost (5, or 10 after a timeout); a success (2xx, 3xx) refunds 1 | per retry, when granted; given back if it is never sent | a fixed allowance of retries that refills with successes |
 /// | [`RatioBudget`] | Finagle/Envoy/tower budgets, the Google SRE 10% rule | retries in the last `window` stay under `percent` of the operations started in it, plus `min_per_sec` | per retry, when granted; given back if it is never sent | capping amplification at a ratio (about 1.1x for 10%) |
 ///
 /// Only retries actually sent are paid for: the machine asks the budget when it decides to
@@ -100,12 +100,30 @@ pub trait Budget {
         let _ = (now, granted_at, cause);
     }
 
-    /// An attempt ended. `success` is `true` when it ended with a non-retryable response (the
-    /// server answered; retrying would not change the answer), `false` for a retryable status
-    /// or a transient error. The caller's own abort and permanent errors (a bad URL, a rejected
-    /// certificate) say nothing about the server's health and are not reported.
+    /// An attempt ended with a success or a failure. `success` is `true` for a 2xx or 3xx
+    /// answer the policy does not retry, `false` for a retryable status or a transient error
+    /// (a timeout, a reset connection, a request not sent).
+    ///
+    /// Not reported: an answer that is final without being a success (a 400, a 404, a 501
+    /// the policy does not retry), the caller's own abort and permanent errors (a bad URL, a
+    /// rejected certificate). Retrying would not change them, and they are not the server
+    /// succeeding either: the AWS SDKs' quota refunds only a 2xx, and gRPC's retry throttling
+    /// leaves its tokens unchanged on a status it does not retry.
     fn on_attempt_end(&self, now: Instant, success: bool) {
         let _ = (now, success);
+    }
+}
+
+/// What an attempt that ended with `status` reports to [`Budget::on_attempt_end`]: a failure
+/// if it is `retryable`, a success if it is a 2xx or 3xx (a 1xx is never final), nothing if it
+/// is a final 4xx or 5xx. Both machines report through this one rule.
+pub(crate) fn response_success(status: u16, retryable: bool) -> Option<bool> {
+    if retryable {
+        Some(false)
+    } else if status < 400 {
+        Some(true)
+    } else {
+        None
     }
 }
 

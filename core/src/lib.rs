@@ -73,7 +73,9 @@
 //! - A zero-length wait (full jitter can draw zero) is not reported: the next poll sends.
 //! - `Protocol` errors (an unparsable status line) count as "maybe sent": the server got the
 //!   request.
-//! - A budget's "success" is any non-retryable response, 404 included: the server answered.
+//! - A budget's "success" is a 2xx or 3xx response the policy does not retry; a final 4xx or
+//!   5xx (a 400, a 404) is neither a success nor a failure, as in the AWS SDKs' quota and
+//!   gRPC's retry throttling (see [`Budget::on_attempt_end`]).
 
 #![no_std]
 #![forbid(unsafe_code)]

@@ -9,7 +9,7 @@ use core::time::Duration;
 use rand_core::Rng;
 
 use crate::backoff::Backoff;
-use crate::budget::{Budget, Unlimited};
+use crate::budget::{self, Budget, Unlimited};
 use crate::classify::{AttemptError, ErrorClass, ErrorKind};
 use crate::decision::{
     AttemptOutcome, Decision, DelaySource, Outcome, SendReason, StopReason, WaitReason,
@@ -446,8 +446,10 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
         };
         let cause = AttemptOutcome::Response(status);
         self.last = Some(cause);
-        self.budget
-            .on_attempt_end(Instant::from_nanos(now), !retryable);
+        if let Some(success) = budget::response_success(status, retryable) {
+            self.budget
+                .on_attempt_end(Instant::from_nanos(now), success);
+        }
         if self.overload() {
             self.overload_response(response, retryable);
         }

@@ -114,3 +114,52 @@ proptest! {
         prop_assert_eq!(retries * 5, capacity - quota.available());
     }
 }
+
+/// botocore's quota refunds only a 2xx: an operation whose retry ends with a final 400 keeps
+/// the retry's cost spent (the server answered, but not with a success).
+#[test]
+fn a_final_400_refunds_nothing_to_the_retry_quota() {
+    let quota = RetryQuota::new();
+    let mut now = Instant::ZERO;
+    let (sends, _) = drive(policy(4), &quota, &mut now, &[503, 400]);
+    assert_eq!(sends, 2);
+    assert_eq!(
+        quota.available(),
+        495,
+        "the retry cost 5; the 400 refunds nothing"
+    );
+    // A 2xx does refund.
+    assert_eq!(drive(policy(4), &quota, &mut now, &[200]).0, 1);
+    assert_eq!(quota.available(), 496);
+}
+
+/// gRPC's throttling leaves the token count unchanged on a status it does not retry: a final
+/// 404 (or 501) is neither a success nor a failure for the bucket.
+#[test]
+fn a_final_404_leaves_the_token_bucket_unchanged() {
+    let bucket = TokenBucket::new(10, 100).unwrap();
+    let mut now = Instant::ZERO;
+    assert_eq!(drive(policy(4), &bucket, &mut now, &[503, 404]).0, 2);
+    assert_eq!(
+        bucket.tokens_milli(),
+        9_000,
+        "the 503 took a token; the 404 nothing"
+    );
+    assert_eq!(drive(policy(4), &bucket, &mut now, &[501]).0, 1);
+    assert_eq!(
+        bucket.tokens_milli(),
+        9_000,
+        "a 501 is not retried: nothing"
+    );
+}
+
+/// A 2xx and a 3xx are the server's successes: the bucket earns its ratio for each.
+#[test]
+fn a_2xx_or_3xx_answer_is_a_success_for_the_budget() {
+    let bucket = TokenBucket::new(10, 100).unwrap();
+    let mut now = Instant::ZERO;
+    assert_eq!(drive(policy(4), &bucket, &mut now, &[503, 204]).0, 2);
+    assert_eq!(bucket.tokens_milli(), 9_100);
+    assert_eq!(drive(policy(4), &bucket, &mut now, &[304]).0, 1);
+    assert_eq!(bucket.tokens_milli(), 9_200);
+}

@@ -1152,6 +1152,39 @@ fn the_budget_hears_of_server_outcomes_but_not_of_aborts_or_permanent_errors() {
     assert!(books.ends.borrow().is_empty());
 }
 
+/// As on the retry path: a final answer that is not a 2xx or 3xx (a 404 here) wins, but the
+/// budget hears of it neither as a success nor as a failure.
+#[test]
+fn a_winning_404_is_neither_a_success_nor_a_failure_for_the_budget() {
+    let books = Books::granting(10);
+    let mut sim = Sim::with(
+        hedged(10, 3),
+        Request::new(Method::Get),
+        &books,
+        NoLatencies,
+    );
+    sim.send();
+    sim.at(1).status(1, 503);
+    sim.send();
+    sim.at(2).status(2, 404);
+    assert_eq!(
+        sim.returned().outcome.last,
+        Some(AttemptOutcome::Response(404))
+    );
+    assert_eq!(*books.ends.borrow(), [false]);
+    let books = Books::granting(10);
+    let mut sim = Sim::with(
+        hedged(10, 3),
+        Request::new(Method::Get),
+        &books,
+        NoLatencies,
+    );
+    sim.send();
+    sim.at(1).status(1, 200);
+    sim.returned();
+    assert_eq!(*books.ends.borrow(), [true], "a 2xx winner is a success");
+}
+
 #[test]
 fn the_outcome_says_how_many_copies_were_sent_which_won_which_were_suppressed_and_why() {
     let books = Books::granting(1);

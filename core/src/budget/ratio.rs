@@ -9,6 +9,10 @@
 //! retries in any window are at most `percent`% of the operations started in it, plus the
 //! reserve: amplification stays near `1 + percent / 100`.
 //!
+//! Attempts' results do not enter it (it keeps [`Budget::on_attempt_end`]'s default, which
+//! does nothing): a final 400 and a 200 count alike, as one operation started, as in Finagle's
+//! and tower's budgets, which count requests and retries only.
+//!
 //! Charged when the machine grants a retry; a granted retry that is never sent (an abort
 //! during its wait, a deadline reached first) is paid back into the slot it was taken from,
 //! unless that slot has expired meanwhile (then the withdrawal expired with it).

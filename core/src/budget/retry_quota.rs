@@ -5,6 +5,10 @@
 //! made; every successful attempt refunds 1, up to the starting amount. Every number is
 //! configurable. The quota never leaves `[0, capacity]`.
 //!
+//! A success is a 2xx or 3xx answer. A final answer that is not one (a 400, a 404) refunds
+//! nothing, as in botocore, which refunds on a 2xx only; backstop also refunds on a 3xx (a 304
+//! answers a conditional request; the AWS APIs do not answer 3xx to the SDKs).
+//!
 //! Charged when the machine grants a retry; a granted retry that is never sent (the operation
 //! was aborted during its wait, or reached its deadline first) gives its whole cost back, so
 //! the quota pays only for retries actually sent.

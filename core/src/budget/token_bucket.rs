@@ -4,6 +4,11 @@
 //! Rule (gRFC A6 "Retry throttling"): the bucket starts full at `max_tokens`; every failed
 //! attempt takes 1 token, every successful one adds `token_ratio`; a retry is allowed only
 //! while the bucket holds more than `max_tokens / 2`. Tokens never leave `[0, max_tokens]`.
+//!
+//! A failure is a retryable status or a transient error; a success, a 2xx or 3xx answer. A
+//! final answer that is neither (a 404, a 501 the policy does not retry) leaves the tokens
+//! as they are, as in grpc-java, where a status not in `retryableStatusCodes`
+//! changes nothing and only `OK` adds `token_ratio`.
 //! Tokens are counted in thousandths (gRPC's `token_ratio` has three decimals), in one atomic.
 //!
 //! Charged per failed attempt, when it ends: a retry itself costs nothing, so a retry that is

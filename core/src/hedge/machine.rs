@@ -17,7 +17,7 @@ use rand_core::Rng;
 use super::config::{HedgeDelay, MAX_COPIES};
 use super::decision::{CancelReason, HedgeDecision, HedgeEvent, HedgeOutcome, HedgeTrigger};
 use super::latency::{Latencies, NoLatencies};
-use crate::budget::{Budget, Unlimited};
+use crate::budget::{self, Budget, Unlimited};
 use crate::classify::{AttemptError, ErrorClass, ErrorKind};
 use crate::decision::{AttemptOutcome, DelaySource, Outcome, StopReason};
 use crate::event::{MisuseError, Request, Response};
@@ -484,8 +484,10 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
             ResponseClass::ByStatus => self.policy.retries_status(status),
             class => class == ResponseClass::Retryable,
         };
-        self.budget
-            .on_attempt_end(Instant::from_nanos(self.now), !retryable);
+        if let Some(success) = budget::response_success(status, retryable) {
+            self.budget
+                .on_attempt_end(Instant::from_nanos(self.now), success);
+        }
         let (retry_after, floor) = server_floor(&self.policy, response, retryable);
         self.last_response = Some((status, retry_after));
         if retryable {

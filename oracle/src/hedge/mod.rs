@@ -32,7 +32,8 @@
 //! - the budget: every copy after the first is asked for when it is due and paid for once;
 //!   a denial suppresses it and every later one while the copies in flight run on; a grant for
 //!   a copy never sent is given back; the budget hears of every non-final answer and timeout
-//!   (failures) and of the winner (a success), not of aborts or permanent errors;
+//!   (failures) and of a 2xx or 3xx winner (a success), not of a 4xx or 5xx winner, aborts or
+//!   permanent errors;
 //! - the tracker is fed the winner's and the superseded and timed-out copies' latencies, and
 //!   nothing else;
 //! - after every `handle`/`poll`, `next_deadline()` is `None` or later than the latest `now`;

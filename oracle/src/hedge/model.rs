@@ -566,7 +566,10 @@ impl Model {
                                 .push((now, now.saturating_duration_since(started)));
                             self.winner = Some(copy);
                             self.stop = Some(StopReason::FinalStatus);
-                            self.ends.0 += 1;
+                            // A final 4xx or 5xx is neither a success nor a failure.
+                            if *status < 400 {
+                                self.ends.0 += 1;
+                            }
                             self.cancel_in_flight(CancelReason::Superseded { winner: copy });
                         }
                     }

@@ -1,7 +1,8 @@
 //! A budget that grants every retry and keeps the books, for the rule that
 //! the budget pays only for retries actually sent. At every step it holds exactly the retries
 //! sent, plus the one granted and not sent yet (the machine waits for it, or asks for its
-//! send); once the operation is over, exactly the retries sent.
+//! send); once the operation is over, exactly the retries sent. It also counts the successes
+//! the machine reports (a final 2xx or 3xx, never a final 4xx or 5xx).
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -16,6 +17,7 @@ pub(crate) struct Ledger(Rc<Books>);
 struct Books {
     granted: Cell<u32>,
     cancelled: Cell<u32>,
+    successes: Cell<u32>,
     /// While the model observes a clone of the machine: its calls are not the machine's.
     /// Shared with the overload oracle's gate and limiter, which are muted with it.
     muted: Rc<Cell<bool>>,
@@ -28,6 +30,7 @@ impl Ledger {
         Ledger(Rc::new(Books {
             granted: Cell::new(0),
             cancelled: Cell::new(0),
+            successes: Cell::new(0),
             muted,
         }))
     }
@@ -40,6 +43,11 @@ impl Ledger {
             "a retry given back that was never granted"
         );
         self.0.granted.get() - cancelled
+    }
+
+    /// Attempts' ends reported as successes.
+    pub(super) fn successes(&self) -> u32 {
+        self.0.successes.get()
     }
 
     /// Runs `f` (an observation on a clone) without counting its budget calls.
@@ -66,6 +74,12 @@ impl Budget for Ledger {
         );
         if !self.0.muted.get() {
             self.0.cancelled.set(self.0.cancelled.get() + 1);
+        }
+    }
+
+    fn on_attempt_end(&self, _now: Instant, success: bool) {
+        if success && !self.0.muted.get() {
+            self.0.successes.set(self.0.successes.get() + 1);
         }
     }
 }

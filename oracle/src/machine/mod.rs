@@ -31,7 +31,7 @@
 //! - the budget pays only for retries sent: it holds exactly the retries sent, plus the one
 //!   granted and not sent yet while the machine waits for it or asks for its send, and once
 //!   the operation is over (an abort or a deadline during the wait included), exactly the
-//!   retries sent;
+//!   retries sent; it hears of a final 2xx or 3xx as a success, and of no final 4xx or 5xx;
 //! - the same input run twice gives the same decisions, bit for bit.
 
 mod decode;

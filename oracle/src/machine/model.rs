@@ -91,6 +91,8 @@ pub(crate) struct Model {
     pub(crate) ended: Option<AttemptOutcome>,
     /// The books of the machine's budget.
     pub(crate) ledger: Ledger,
+    /// The successes the budget must have heard of.
+    successes: u32,
     /// What may hold an attempt back (nothing, for the retry oracle).
     pub(crate) paused: Paused,
     /// The gate and the limiter admitted the send due (a real poll said `Send` since the
@@ -140,6 +142,7 @@ impl Model {
             terminal: None,
             ended: None,
             ledger: Ledger::default(),
+            successes: 0,
             paused: Paused::default(),
             admitted: false,
         }
@@ -357,6 +360,12 @@ impl Model {
             Action::Response { status, class, .. } => {
                 if result.is_ok() {
                     self.class = *class;
+                    // A success for the budget: a 2xx or 3xx the policy does not retry.
+                    if *status < 400
+                        && !class.is_retryable(*status, &self.policy.retryable_statuses())
+                    {
+                        self.successes += 1;
+                    }
                 }
                 let outcome = AttemptOutcome::Response(*status);
                 self.answered(fed, outcome, asked, result);
@@ -465,6 +474,11 @@ impl Model {
     /// The budget pays only for retries sent: `d` is what the machine
     /// would decide now.
     fn check_books(&self, m: &impl Driven, d: &Decision) {
+        assert_eq!(
+            self.ledger.successes(),
+            self.successes,
+            "the budget hears of each 2xx or 3xx final answer as a success, of nothing else"
+        );
         let sent = self.sends.saturating_sub(1);
         let paid = self.ledger.paid();
         if m.outcome().is_some() {
