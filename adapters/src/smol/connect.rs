@@ -5,12 +5,12 @@
 use std::net::SocketAddr;
 
 use futures_lite::{AsyncRead, AsyncWrite};
-use hyper::client::conn::http1::SendRequest;
 use smol::net::TcpStream;
 use smol_hyper::rt::FuturesIo;
 
 use crate::ResolveError;
 
+use crate::smol::connection::{Connection, Written};
 use crate::smol::error::HttpError;
 
 /// Where a request goes: its scheme, host and port, which also name the pool's connections
@@ -79,18 +79,20 @@ pub(crate) async fn tls(
         .map_err(HttpError::Tls)
 }
 
-/// HTTP/1 over `io`: its sender, its connection task spawned on smol's global executor
-/// (detached; it ends when its sender is dropped or the peer closes).
-pub(crate) async fn handshake<IO, B>(io: IO) -> Result<SendRequest<B>, HttpError>
+/// HTTP/1 over `io`, which tells the connection when hyper has flushed it: its sender, its
+/// connection task spawned on smol's global executor (detached; it ends when its sender is
+/// dropped or the peer closes).
+pub(crate) async fn handshake<IO, B>(io: IO) -> Result<Connection<B>, HttpError>
 where
     IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     B: http_body::Body + Send + 'static,
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let (sender, connection) = hyper::client::conn::http1::handshake(FuturesIo::new(io))
+    let (io, written) = Written::track(io);
+    let (sender, task) = hyper::client::conn::http1::handshake(FuturesIo::new(io))
         .await
         .map_err(HttpError::Http)?;
-    smol::spawn(connection).detach();
-    Ok(sender)
+    smol::spawn(task).detach();
+    Ok(Connection::new(sender, written))
 }

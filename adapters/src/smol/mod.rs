@@ -17,12 +17,14 @@
 //!
 //! The pool keeps at most 8 idle HTTP/1 connections per scheme, host and port. A connection
 //! goes back to it only when its response's [`Body`] has been read to its end (the layer reads
-//! a discarded response's body within `Retrier::drain`'s limits for this); a body dropped
-//! before its end closes its connection. A request takes the most recently used idle
-//! connection that hyper says is ready, else makes a new one; one the server closed while it
-//! was idle is discarded, and a request it gives back unsent goes on a new connection. No task
-//! runs besides each connection's own (hyper's, on smol's global executor); idle connections
-//! have no time-out of their own: the server's idle time-out closes them.
+//! a discarded response's body within `Retrier::drain`'s limits for this) and its request has
+//! been written in full; a body dropped before its end closes its connection, and a connection
+//! whose server answered before reading the whole request body (a 413 to a large upload, say)
+//! is not kept, as hyper is still writing the body there. A request takes the most recently
+//! used idle connection that hyper says is ready, else makes a new one; one the server closed
+//! while it was idle is discarded, and a request it gives back unsent goes on a new connection.
+//! No task runs besides each connection's own (hyper's, on smol's global executor); idle
+//! connections have no time-out of their own: the server's idle time-out closes them.
 //!
 //! `https://` works with the `rustls` feature: futures-rustls on rustls' `ring` provider,
 //! trusting Mozilla's roots (the `webpki-roots` crate: futures-rustls brings no roots of its
@@ -134,6 +136,7 @@
 
 mod body;
 mod connect;
+mod connection;
 mod error;
 mod pool;
 mod runtime;

@@ -13,11 +13,11 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use http_body_util::Full;
-use hyper::client::conn::http1::SendRequest;
 use tower_service::Service;
 
 use crate::smol::body::Body;
 use crate::smol::connect::{self, Target};
+use crate::smol::connection::{Connection, RequestBody};
 use crate::smol::error::HttpError;
 use crate::smol::pool::{Lease, Pool};
 
@@ -133,34 +133,34 @@ where
     /// One request: its target, a connection to it, the exchange up to the response head.
     async fn send(self, request: http::Request<B>) -> Result<http::Response<Body>, HttpError> {
         let target = Target::of(request.uri())?;
-        let request = origin_form(request)?;
-        let (mut sender, reused) = match self.pool.take(&target).await {
-            Some(sender) => (sender, true),
+        let request = origin_form(request)?.map(RequestBody::new);
+        let (mut connection, reused) = match self.pool.take(&target).await {
+            Some(connection) => (connection, true),
             None => (self.connect(&target).await?, false),
         };
         // From here the request may be written: a time-out is no longer a connect's.
         crate::mark_connected();
-        let response = match sender.try_send_request(request).await {
+        let response = match connection.send(request).await {
             Ok(response) => response,
             Err(mut failed) => match failed.take_message() {
                 // Given back unsent by a pooled connection that had closed: a new one carries
                 // it. From a new connection it is the error.
                 Some(request) if reused => {
-                    sender = self.connect(&target).await?;
-                    sender
-                        .send_request(request)
+                    connection = self.connect(&target).await?;
+                    connection
+                        .send(request)
                         .await
-                        .map_err(HttpError::Http)?
+                        .map_err(|failed| HttpError::Http(failed.into_error()))?
                 }
                 _ => return Err(HttpError::Http(failed.into_error())),
             },
         };
-        let lease = Box::new(Lease::new(&self.pool, target, sender));
+        let lease = Box::new(Lease::new(&self.pool, target, connection));
         Ok(response.map(|incoming| Body::new(incoming, lease)))
     }
 
     /// A new connection to `target`.
-    async fn connect(&self, target: &Target) -> Result<SendRequest<B>, HttpError> {
+    async fn connect(&self, target: &Target) -> Result<Connection<B>, HttpError> {
         // Until the handshake ends nothing is written: a time-out is a connect's.
         crate::mark_connecting();
         let tcp = connect::tcp(target).await?;
