@@ -4,8 +4,10 @@
 //! Rule: a server's pushback pauses every operation of the client to that origin (scheme,
 //! host, port), and a throttling server slows the client's whole send rate; both are
 //! consulted by the machine before every attempt (see `backstop::Gate` and
-//! `backstop::RateLimiter`). The map of gates is bounded: past its capacity, a gate that is
-//! open (and so holds nothing back) makes room for a new origin's.
+//! `backstop::RateLimiter`). The map of gates is bounded: past its capacity, a gate that
+//! holds nothing back makes room for a new origin's. Holding nothing back means open *and*
+//! held by no operation: an operation in flight reports its answer to the gate it took, and a
+//! `Retry-After` on that answer must pause the origin's next operation, not an evicted gate.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -80,9 +82,11 @@ impl OriginGates {
         })
     }
 
-    /// At most `n` origins at a time (at least 1). Past it, a gate that is open gives its place
-    /// to the new origin's; when every gate is closed, the new origin gets a gate of its own
-    /// that is not kept (its operations are not paused together).
+    /// At most `n` origins at a time (at least 1). Past it, a gate that holds nothing back
+    /// gives its place to the new origin's: one that is open and that no operation holds (an
+    /// operation holds its origin's gate from its start to its end, and reports every
+    /// attempt's answer to it). When every gate is closed or held, the new origin gets a gate
+    /// of its own that is not kept (its operations are not paused together).
     #[must_use]
     pub fn with_capacity(mut self, n: usize) -> Self {
         self.capacity = n.max(1);
@@ -91,7 +95,7 @@ impl OriginGates {
 
     /// The gate of `uri`'s origin (scheme, host, port: the path does not matter), if an
     /// operation to it made one and it is still kept: to read its state, for a graph or a
-    /// test.
+    /// test. While the returned `Arc` is held the gate is not evicted.
     #[must_use]
     pub fn get(&self, uri: &http::Uri) -> Option<Arc<OriginGate>> {
         let origin = Origin::of(uri)?;
@@ -111,11 +115,11 @@ impl OriginGates {
         };
         let gate = Arc::new(gate);
         if gates.len() >= self.capacity {
-            let open = gates
+            match gates
                 .iter()
-                .find(|(_, g)| matches!(g.state(now), GateState::Open))
-                .map(|(o, _)| o.clone());
-            match open {
+                .find(|(_, g)| holds_nothing_back(g, now))
+                .map(|(o, _)| o.clone())
+            {
                 Some(o) => {
                     gates.remove(&o);
                 }
@@ -125,6 +129,14 @@ impl OriginGates {
         gates.insert(origin, gate.clone());
         gate
     }
+}
+
+/// Whether the map may evict `gate` at `now`: it is open, and only the map holds it. Read
+/// under the map's lock, through which every other holder got its `Arc` (an operation, or a
+/// caller of [`OriginGates::get`]): no holder can appear meanwhile, and one that lets go
+/// meanwhile only keeps the gate one eviction longer.
+fn holds_nothing_back(gate: &Arc<OriginGate>, now: Instant) -> bool {
+    Arc::strong_count(gate) == 1 && matches!(gate.state(now), GateState::Open)
 }
 
 /// An operation's gate: its origin's, or none.
