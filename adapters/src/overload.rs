@@ -21,6 +21,12 @@ use crate::{
 /// One gate per origin, made on first use with one [`GateConfig`], in a bounded map: the
 /// origin gates of a [`Retrier`](crate::Retrier) ([`Retrier::origin_gates`](crate::Retrier::origin_gates)).
 ///
+/// Each gate starts its sequence of reopening offsets at a seed of its own, drawn from the
+/// operating system's generator when it is made, unless the config fixes one
+/// ([`GateConfig::seed`], for reproducible runs): processes told by a server to come back at
+/// the same instant (a `Retry-After` date, a quota's reset) then send their first callers back
+/// spread over the reopening, not together.
+///
 /// ```
 /// use backstop::{GateConfig, OriginGates, Retrier};
 /// use std::sync::Arc;
@@ -109,8 +115,12 @@ impl OriginGates {
         if let Some(gate) = gates.get(&origin) {
             return gate.clone();
         }
-        // Checked in `new`: the config makes a gate.
-        let Ok(gate) = OriginGate::new(self.config) else {
+        let config = match self.config.fixed_seed() {
+            Some(_) => self.config,
+            None => self.config.seed(gate_seed()),
+        };
+        // Checked in `new` (a seed changes no check): the config makes a gate.
+        let Ok(gate) = OriginGate::new(config) else {
             unreachable!("the gates' config was checked when they were made")
         };
         let gate = Arc::new(gate);
@@ -129,6 +139,12 @@ impl OriginGates {
         gates.insert(origin, gate.clone());
         gate
     }
+}
+
+/// A new gate's seed: the operating system's randomness, or (should it fail) the retrier's
+/// per-process jitter generator, as random across processes and never secret anyway.
+fn gate_seed() -> u64 {
+    getrandom::u64().unwrap_or_else(|_| crate::retrier::random_u64())
 }
 
 /// Whether the map may evict `gate` at `now`: it is open, and only the map holds it. Read
@@ -190,5 +206,52 @@ impl RateLimiter for SharedLimiter<'_> {
         if let Some(limiter) = self.0 {
             limiter.on_response(now, throttled);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{GateAdmission, GateSignal};
+
+    /// 1,000 processes, each with its own `OriginGates::new(GateConfig::new())`, told by the
+    /// same server to back off until the same instant (a `Retry-After` HTTP-date, a quota's
+    /// reset): their first callers return spread over the reopening's spread, not together.
+    #[test]
+    fn processes_told_the_same_instant_do_not_return_in_step() {
+        const PROCESSES: u64 = 1_000;
+        const BIN: u64 = 10_000_000; // 10 ms
+        let origin = Origin::new(Some("https"), Some("api.example.com"), None).expect("a host");
+        let now = Instant::from_secs(100);
+        let back_off = Duration::from_secs(30);
+        let until = now.saturating_add(back_off);
+        let spread = Duration::from_secs(1); // the default, a tenth of 30 s being more
+        let mut bins = [0u64; 101];
+        for _ in 0..PROCESSES {
+            let gates = OriginGates::new(GateConfig::new()).expect("the defaults are valid");
+            let gate = gates.gate(origin.clone(), now);
+            gate.on_attempt_end(
+                now,
+                GateSignal {
+                    started: now,
+                    back_off: Some(back_off),
+                    failed: true,
+                    probe: false,
+                },
+            );
+            let GateAdmission::Closed(at) = gate.admit(now, Duration::from_secs(10)) else {
+                panic!("the gate is closed");
+            };
+            let offset = at.saturating_duration_since(until);
+            assert!(offset <= spread, "{offset:?}");
+            bins[(offset.as_nanos() as u64 / BIN) as usize] += 1;
+        }
+        // Uniform over 1 s, a 10 ms bin holds 10 of 1,000 callers on average, and more than 30
+        // with a probability below 1e-6: 5 % (50) is a bound with a huge margin.
+        let fullest = bins.iter().max().copied().unwrap_or(0);
+        assert!(
+            fullest * 100 <= PROCESSES * 5,
+            "{fullest} of {PROCESSES} first callers in one 10 ms bin: {bins:?}"
+        );
     }
 }
