@@ -214,6 +214,28 @@ mod tests {
     use super::*;
     use crate::{GateAdmission, GateSignal};
 
+    /// An operation holds its origin's gate from start to end: a full map keeps that gate
+    /// (the new origin's is not kept), and evicts it once no operation holds it.
+    #[test]
+    fn a_full_map_evicts_only_a_gate_no_operation_holds() {
+        let origin = |host| Origin::new(Some("http"), Some(host), None).expect("a host");
+        let now = Instant::from_secs(1);
+        let gates = OriginGates::new(GateConfig::new())
+            .expect("the defaults are valid")
+            .with_capacity(1);
+        let uri = |host: &str| format!("http://{host}/").parse().expect("a URI");
+
+        let held = gates.gate(origin("a"), now);
+        drop(gates.gate(origin("b"), now));
+        assert!(gates.get(&uri("a")).is_some_and(|a| Arc::ptr_eq(&a, &held)));
+        assert!(gates.get(&uri("b")).is_none());
+
+        drop(held);
+        drop(gates.gate(origin("b"), now));
+        assert!(gates.get(&uri("a")).is_none());
+        assert!(gates.get(&uri("b")).is_some());
+    }
+
     /// 1,000 processes, each with its own `OriginGates::new(GateConfig::new())`, told by the
     /// same server to back off until the same instant (a `Retry-After` HTTP-date, a quota's
     /// reset): their first callers return spread over the reopening's spread, not together.
