@@ -4,8 +4,10 @@
 //! Rule: a server's pushback pauses every operation of the client to that origin (scheme,
 //! host, port), and a throttling server slows the client's whole send rate; both are
 //! consulted by the machine before every attempt (see `backstop::Gate` and
-//! `backstop::RateLimiter`). The map of gates is bounded: past its capacity, a gate that is
-//! open (and so holds nothing back) makes room for a new origin's.
+//! `backstop::RateLimiter`). The map of gates is bounded: past its capacity, a gate that
+//! holds nothing back makes room for a new origin's. Holding nothing back means open *and*
+//! held by no operation: an operation in flight reports its answer to the gate it took, and a
+//! `Retry-After` on that answer must pause the origin's next operation, not an evicted gate.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -17,6 +19,12 @@ use crate::{
 
 /// One gate per origin, made on first use with one [`GateConfig`], in a bounded map: the
 /// origin gates of a [`Retrier`](crate::Retrier) ([`Retrier::origin_gates`](crate::Retrier::origin_gates)).
+///
+/// Each gate starts its sequence of reopening offsets at a seed of its own, drawn from the
+/// operating system's generator when it is made, unless the config fixes one
+/// ([`GateConfig::seed`], for reproducible runs): processes told by a server to come back at
+/// the same instant (a `Retry-After` date, a quota's reset) then send their first callers back
+/// spread over the reopening, not together.
 ///
 /// ```
 /// use backstop::{GateConfig, OriginGates, Retrier};
@@ -79,9 +87,11 @@ impl OriginGates {
         })
     }
 
-    /// At most `n` origins at a time (at least 1). Past it, a gate that is open gives its place
-    /// to the new origin's; when every gate is closed, the new origin gets a gate of its own
-    /// that is not kept (its operations are not paused together).
+    /// At most `n` origins at a time (at least 1). Past it, a gate that holds nothing back
+    /// gives its place to the new origin's: one that is open and that no operation holds (an
+    /// operation holds its origin's gate from its start to its end, and reports every
+    /// attempt's answer to it). When every gate is closed or held, the new origin gets a gate
+    /// of its own that is not kept (its operations are not paused together).
     #[must_use]
     pub fn with_capacity(mut self, n: usize) -> Self {
         self.capacity = n.max(1);
@@ -90,7 +100,7 @@ impl OriginGates {
 
     /// The gate of `uri`'s origin (scheme, host, port: the path does not matter), if an
     /// operation to it made one and it is still kept: to read its state, for a graph or a
-    /// test.
+    /// test. While the returned `Arc` is held the gate is not evicted.
     #[must_use]
     pub fn get(&self, uri: &http::Uri) -> Option<Arc<OriginGate>> {
         let origin = Origin::of(uri)?;
@@ -104,17 +114,21 @@ impl OriginGates {
         if let Some(gate) = gates.get(&origin) {
             return gate.clone();
         }
-        // Checked in `new`: the config makes a gate.
-        let Ok(gate) = OriginGate::new(self.config) else {
+        let config = match self.config.fixed_seed() {
+            Some(_) => self.config,
+            None => self.config.seed(gate_seed()),
+        };
+        // Checked in `new` (a seed changes no check): the config makes a gate.
+        let Ok(gate) = OriginGate::new(config) else {
             unreachable!("the gates' config was checked when they were made")
         };
         let gate = Arc::new(gate);
         if gates.len() >= self.capacity {
-            let open = gates
+            match gates
                 .iter()
-                .find(|(_, g)| matches!(g.state(now), GateState::Open))
-                .map(|(o, _)| o.clone());
-            match open {
+                .find(|(_, g)| holds_nothing_back(g, now))
+                .map(|(o, _)| o.clone())
+            {
                 Some(o) => {
                     gates.remove(&o);
                 }
@@ -124,6 +138,20 @@ impl OriginGates {
         gates.insert(origin, gate.clone());
         gate
     }
+}
+
+/// A new gate's seed: the operating system's randomness, or (should it fail) the retrier's
+/// per-process jitter generator, as random across processes and never secret anyway.
+fn gate_seed() -> u64 {
+    getrandom::u64().unwrap_or_else(|_| crate::retrier::random_u64())
+}
+
+/// Whether the map may evict `gate` at `now`: it is open, and only the map holds it. Read
+/// under the map's lock, through which every other holder got its `Arc` (an operation, or a
+/// caller of [`OriginGates::get`]): no holder can appear meanwhile, and one that lets go
+/// meanwhile only keeps the gate one eviction longer.
+fn holds_nothing_back(gate: &Arc<OriginGate>, now: Instant) -> bool {
+    Arc::strong_count(gate) == 1 && matches!(gate.state(now), GateState::Open)
 }
 
 /// An operation's gate: its origin's, or none.
@@ -177,5 +205,75 @@ impl RateLimiter for SharedLimiter<'_> {
         if let Some(limiter) = self.0 {
             limiter.on_response(now, throttled);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{GateAdmission, GateSignal};
+    use std::time::Duration;
+
+    /// An operation holds its origin's gate from start to end: a full map keeps that gate
+    /// (the new origin's is not kept), and evicts it once no operation holds it.
+    #[test]
+    fn a_full_map_evicts_only_a_gate_no_operation_holds() {
+        let origin = |host| Origin::new(Some("http"), Some(host), None).expect("a host");
+        let now = Instant::from_secs(1);
+        let gates = OriginGates::new(GateConfig::new())
+            .expect("the defaults are valid")
+            .with_capacity(1);
+        let uri = |host: &str| format!("http://{host}/").parse().expect("a URI");
+
+        let held = gates.gate(origin("a"), now);
+        drop(gates.gate(origin("b"), now));
+        assert!(gates.get(&uri("a")).is_some_and(|a| Arc::ptr_eq(&a, &held)));
+        assert!(gates.get(&uri("b")).is_none());
+
+        drop(held);
+        drop(gates.gate(origin("b"), now));
+        assert!(gates.get(&uri("a")).is_none());
+        assert!(gates.get(&uri("b")).is_some());
+    }
+
+    /// 1,000 processes, each with its own `OriginGates::new(GateConfig::new())`, told by the
+    /// same server to back off until the same instant (a `Retry-After` HTTP-date, a quota's
+    /// reset): their first callers return spread over the reopening's spread, not together.
+    #[test]
+    fn processes_told_the_same_instant_do_not_return_in_step() {
+        const PROCESSES: u64 = 1_000;
+        const BIN: u64 = 10_000_000; // 10 ms
+        let origin = Origin::new(Some("https"), Some("api.example.com"), None).expect("a host");
+        let now = Instant::from_secs(100);
+        let back_off = Duration::from_secs(30);
+        let until = now.saturating_add(back_off);
+        let spread = Duration::from_secs(1); // the default, a tenth of 30 s being more
+        let mut bins = [0u64; 101];
+        for _ in 0..PROCESSES {
+            let gates = OriginGates::new(GateConfig::new()).expect("the defaults are valid");
+            let gate = gates.gate(origin.clone(), now);
+            gate.on_attempt_end(
+                now,
+                GateSignal {
+                    started: now,
+                    back_off: Some(back_off),
+                    failed: true,
+                    probe: false,
+                },
+            );
+            let GateAdmission::Closed(at) = gate.admit(now, Ask::new(Duration::from_secs(10))) else {
+                panic!("the gate is closed");
+            };
+            let offset = at.saturating_duration_since(until);
+            assert!(offset <= spread, "{offset:?}");
+            bins[(offset.as_nanos() as u64 / BIN) as usize] += 1;
+        }
+        // Uniform over 1 s, a 10 ms bin holds 10 of 1,000 callers on average, and more than 30
+        // with a probability below 1e-6: 5 % (50) is a bound with a huge margin.
+        let fullest = bins.iter().max().copied().unwrap_or(0);
+        assert!(
+            fullest * 100 <= PROCESSES * 5,
+            "{fullest} of {PROCESSES} first callers in one 10 ms bin: {bins:?}"
+        );
     }
 }

@@ -25,6 +25,17 @@ pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key
 /// [`ensure_idempotency_key`] and the layers' "generate a key" options send. Make one per
 /// operation and send it on every attempt of that operation.
 ///
+/// Its 122 random bits come from the operating system's cryptographically secure generator
+/// (through the `getrandom` crate), drawn afresh for every key: a party that sees some keys
+/// cannot compute another, so it cannot pre-empt or collide with the client's next request.
+/// (The retry jitter draws from a fast generator; keys never do.)
+///
+/// If the operating system's generator fails (it does not on supported platforms once they
+/// have booted; a sandbox that forbids it can make it fail), the value is empty: an empty key
+/// is no key to backstop, so such a request is not retried, as a POST without a key is not,
+/// and no request ever carries a key another party could guess. Neither this function nor
+/// [`ensure_idempotency_key`] panics.
+///
 /// ```
 /// let a = backstop::new_idempotency_key();
 /// assert_eq!(a.len(), 36);
@@ -32,9 +43,31 @@ pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key
 /// ```
 #[must_use]
 pub fn new_idempotency_key() -> HeaderValue {
-    let uuid = crate::retrier::random_uuid();
+    random_key().unwrap_or_else(|| HeaderValue::from_static(""))
+}
+
+/// A random key from the operating system's generator; `None` if it failed.
+fn random_key() -> Option<HeaderValue> {
+    key_from(getrandom::fill)
+}
+
+/// A key from 16 bytes that `fill` writes; `None` if it fails.
+fn key_from(fill: impl FnOnce(&mut [u8]) -> Result<(), getrandom::Error>) -> Option<HeaderValue> {
+    let mut random = [0u8; 16];
+    fill(&mut random).ok()?;
+    // RFC 9562's version 4: 122 random bits, the version nibble 4, the variant bits 10.
+    let b =
+        u128::from_be_bytes(random) & !(0xF000 << 64) & !(0xC << 60) | (0x4000 << 64) | (0x8 << 60);
+    let text = format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        b >> 96,
+        (b >> 80) & 0xFFFF,
+        (b >> 64) & 0xFFFF,
+        (b >> 48) & 0xFFFF,
+        b & 0xFFFF_FFFF_FFFF
+    );
     // Hex digits and dashes: always a valid header value.
-    HeaderValue::from_str(&uuid).unwrap_or_else(|_| HeaderValue::from_static(""))
+    HeaderValue::from_str(&text).ok()
 }
 
 /// An operation's name for its events and logs. It travels in the request's extensions:
@@ -69,7 +102,9 @@ impl OperationName {
 
 /// Gives a request with `method` and `headers` a new `Idempotency-Key` when its method is
 /// retried only with one (POST, PATCH) and it has none: what a "generate a key" option of a
-/// middleware or layer does to each request, once, before its first attempt.
+/// middleware or layer does to each request, once, before its first attempt. The key is
+/// [`new_idempotency_key`]'s; when the operating system's generator fails, none is added (the
+/// request is then not retried).
 ///
 /// ```
 /// use backstop::{ensure_idempotency_key, http::{HeaderMap, Method}};
@@ -89,7 +124,9 @@ impl OperationName {
 /// ```
 pub fn ensure_idempotency_key(method: &Method, headers: &mut HeaderMap) {
     if needs_idempotency_key(method) && !carries_idempotency_key(headers) {
-        headers.insert(IDEMPOTENCY_KEY, new_idempotency_key());
+        if let Some(key) = random_key() {
+            headers.insert(IDEMPOTENCY_KEY, key);
+        }
     }
 }
 
@@ -224,5 +261,28 @@ impl<B> fmt::Debug for Attempt<B> {
             .field("timeout", &self.timeout)
             .field("request", &DebugRequest(&self.request))
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_keys_are_version_4_uuids_and_differ() {
+        let a = new_idempotency_key();
+        let b = new_idempotency_key();
+        assert_ne!(a, b);
+        let a = a.to_str().expect("a key is text");
+        assert_eq!(a.len(), 36);
+        assert_eq!(&a[14..15], "4");
+        assert!(matches!(&a[19..20], "8" | "9" | "a" | "b"), "{a}");
+    }
+
+    #[test]
+    fn a_failed_system_generator_makes_no_key_and_no_panic() {
+        assert_eq!(key_from(|_| Err(getrandom::Error::UNSUPPORTED)), None);
+        // What `new_idempotency_key` gives then is no key to the machine: never retried on.
+        assert!(!crate::is_idempotency_key(b""));
     }
 }

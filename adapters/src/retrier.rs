@@ -428,10 +428,11 @@ impl Budget for SharedBudget {
     }
 }
 
-/// 64 random bits: a per-thread SplitMix64 sequence, started from the standard library's
-/// per-process random hash keys, a clock and the thread. Enough for jitter and idempotency
-/// keys, cheap per operation, with no extra dependency.
-fn random_u64() -> u64 {
+/// 64 random bits for jitter: a per-thread SplitMix64 sequence, started from the standard
+/// library's per-process random hash keys, a clock and the thread. Cheap per operation, and
+/// predictable from its outputs: never for a secret (idempotency keys draw from the operating
+/// system: `request::new_idempotency_key`).
+pub(crate) fn random_u64() -> u64 {
     use std::cell::Cell;
     thread_local! {
         static STATE: Cell<u64> = Cell::new({
@@ -452,35 +453,4 @@ fn random_u64() -> u64 {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     })
-}
-
-/// A random UUID (version 4) in its text form.
-pub(crate) fn random_uuid() -> String {
-    let hi = random_u64();
-    let lo = random_u64();
-    let bytes = ((u128::from(hi) << 64) | u128::from(lo)) & !(0xF000 << 64) & !(0xC << 60);
-    let b = bytes | (0x4000 << 64) | (0x8 << 60);
-    format!(
-        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
-        b >> 96,
-        (b >> 80) & 0xFFFF,
-        (b >> 64) & 0xFFFF,
-        (b >> 48) & 0xFFFF,
-        b & 0xFFFF_FFFF_FFFF
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn generated_keys_are_version_4_uuids_and_differ() {
-        let a = random_uuid();
-        let b = random_uuid();
-        assert_ne!(a, b);
-        assert_eq!(a.len(), 36);
-        assert_eq!(&a[14..15], "4");
-        assert!(matches!(&a[19..20], "8" | "9" | "a" | "b"), "{a}");
-    }
 }

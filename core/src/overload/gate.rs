@@ -161,7 +161,9 @@ pub enum GateState {
 /// independent draws would put two of 40 callers in the same millisecond of a 1 s spread
 /// about half the time. The answers depend only on the configuration and the sequence of calls
 /// (with their `now`s), so a run on virtual time is reproducible. [`GateConfig::seed`] rotates
-/// the sequence, so that processes seeded differently do not return in step.
+/// the sequence, so that processes seeded differently do not return in step: without a seed
+/// the gate starts at 0, which every process shares, so a driver gives each gate a seed drawn
+/// from its own randomness unless the run must be reproducible (backstop's `OriginGates` does).
 ///
 /// ## Concurrency
 ///
@@ -499,7 +501,11 @@ impl OriginGate {
     /// The next caller's offset in `[0, span]` (see the module's rules). Under the lock.
     fn offset(&self, span: u64) -> u64 {
         let ticket = self.tickets.fetch_add(1, Ordering::Relaxed);
-        let x = self.config.seed.wrapping_add(ticket.wrapping_mul(GAMMA));
+        let x = self
+            .config
+            .seed
+            .unwrap_or(0)
+            .wrapping_add(ticket.wrapping_mul(GAMMA));
         ((x as u128 * (span as u128 + 1)) >> 64) as u64
     }
 

@@ -18,7 +18,7 @@ pub(crate) const DAY: Duration = Duration::from_secs(86_400);
 /// |---|---|---|
 /// | [`spread`](Self::spread) | 1 s | callers told the gate is closed return over `[until, until + min(spread, closing / 10)]`, each at its own instant |
 /// | [`await_probe_recheck`](Self::await_probe_recheck) | 50 ms | a caller that finds a probe in flight asks again after `U[recheck, 2 × recheck]` |
-/// | [`seed`](Self::seed) | 0 | where the spread sequence starts: give each process its own, so that processes told the same instant do not return together either |
+/// | [`seed`](Self::seed) | none: the driver's randomness | where the spread sequence starts, so that processes told the same instant do not return together either |
 /// | [`failure_ratio`](Self::failure_ratio) | off | a circuit breaker for servers that fail without a back-off signal ([`FailureRatio`]) |
 /// | [`reopening`](Self::reopening) | [`Reopening::Linear`] over 10 s | how operations go through once the probe succeeded: a slow start from the pace measured while closed |
 ///
@@ -39,20 +39,20 @@ pub(crate) const DAY: Duration = Duration::from_secs(86_400);
 pub struct GateConfig {
     pub(super) spread: Duration,
     pub(super) recheck: Duration,
-    pub(super) seed: u64,
+    pub(super) seed: Option<u64>,
     pub(super) failure_ratio: Option<FailureRatio>,
     pub(super) reopening: Reopening,
 }
 
 impl GateConfig {
-    /// The defaults: a 1 s spread, a 50 ms recheck, seed 0, no failure-ratio trip, a linear
-    /// slow start over 10 s.
+    /// The defaults: a 1 s spread, a 50 ms recheck, no seed (the driver's randomness), no
+    /// failure-ratio trip, a linear slow start over 10 s.
     #[must_use]
     pub const fn new() -> Self {
         GateConfig {
             spread: Duration::from_secs(1),
             recheck: Duration::from_millis(50),
-            seed: 0,
+            seed: None,
             failure_ratio: None,
             reopening: Reopening::DEFAULT,
         }
@@ -79,14 +79,26 @@ impl GateConfig {
         self
     }
 
-    /// Where the gate's sequence of spread offsets starts (default 0). Two gates with the same
-    /// seed and the same calls give the same answers; a process that seeds its gates from its
-    /// own randomness keeps its callers from returning at the same instants as another
-    /// process's.
+    /// Where the gate's sequence of spread offsets starts: for runs that must be reproducible
+    /// (tests, simulations). Two gates with the same seed and the same calls give the same
+    /// answers, in this process or in another.
+    ///
+    /// Without one (the default), each gate must start at a point of its own, or processes
+    /// told the same instant (a `Retry-After` date, a quota's reset) send their first callers
+    /// back together. The core reads no randomness: the driver supplies it. backstop's
+    /// `OriginGates` seeds every gate it makes from the operating system's generator; a gate
+    /// built by [`OriginGate::new`](super::OriginGate::new) without a seed starts at 0, so a
+    /// driver that builds its own gates passes a random seed here.
     #[must_use]
     pub const fn seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
+        self.seed = Some(seed);
         self
+    }
+
+    /// The seed given to [`seed`](Self::seed), if any (`None`: the driver seeds the gate).
+    #[must_use]
+    pub const fn fixed_seed(&self) -> Option<u64> {
+        self.seed
     }
 
     /// Turns the failure-ratio trip on (it is off by default): see [`FailureRatio`].
