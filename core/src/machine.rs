@@ -261,7 +261,9 @@ impl<R: Rng> RetryMachine<R, Unlimited> {
 }
 
 impl<R: Rng, B: Budget> RetryMachine<R, B> {
-    /// A machine that consults `budget` before every retry.
+    /// A machine that consults `budget` before every retry. The budget hears of the operation
+    /// ([`Budget::on_operation_start`]) when its first attempt starts, not before: an
+    /// operation that sends nothing earns no retries.
     pub fn with_budget(policy: Policy, request: Request, rng: R, budget: B, now: Instant) -> Self {
         RetryMachine::with_overload(policy, request, rng, budget, NoGate, NoRateLimiter, now)
     }
@@ -288,7 +290,6 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
         limiter: L,
         now: Instant,
     ) -> Self {
-        budget.on_operation_start(now);
         let deadline = now.saturating_add(policy.max_elapsed()).nanos();
         let fixed = Fixed::new(&policy, request);
         RetryMachine {
@@ -418,6 +419,11 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
         }
         self.admitted = false;
         self.now = now;
+        if self.attempts == 0 {
+            // The operation starts with its first send: one that never sends (turned away by
+            // a gate, aborted, out of time) earns the others no retries.
+            self.budget.on_operation_start(Instant::from_nanos(now));
+        }
         // A send is due only before the first attempt or after a retry was decided, with
         // `attempts < max_attempts`: the count cannot wrap (here and below).
         self.attempts = self.attempts.wrapping_add(1);

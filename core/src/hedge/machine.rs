@@ -143,7 +143,9 @@ impl<R: Rng> HedgeMachine<R, Unlimited, NoLatencies> {
 }
 
 impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
-    /// A machine that pays for copies from `budget` and reads (and feeds) `latencies`.
+    /// A machine that pays for copies from `budget` and reads (and feeds) `latencies`. The
+    /// budget hears of the operation ([`Budget::on_operation_start`]) when its first copy
+    /// starts, not before: an operation that sends nothing earns no retries.
     pub fn with_budget(
         policy: Policy,
         request: Request,
@@ -152,7 +154,6 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
         latencies: L,
         now: Instant,
     ) -> Self {
-        budget.on_operation_start(now);
         let refusal = if request.has_replayable_body {
             policy.retry_refusal(request.method, request.has_idempotency_key)
         } else {
@@ -447,6 +448,11 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
             return Err(MisuseError::NoSendPending);
         }
         self.now = now;
+        if self.sent == 0 {
+            // The operation starts with its first send: one that never sends earns the
+            // others no retries.
+            self.budget.on_operation_start(Instant::from_nanos(now));
+        }
         self.set(
             self.sent as usize,
             CopyState::InFlight {
