@@ -92,6 +92,9 @@ pub struct RetryMachine<R, B = Unlimited, G = NoGate, L = NoRateLimiter> {
     admitted: bool,
     /// The attempt admitted (or in flight) is the gate's probe.
     probe: bool,
+    /// When the gate admitted the probe, in nanoseconds (read while `admitted && probe`): an
+    /// operation that ends before sending it hands it back.
+    probe_admitted: u64,
     /// When the budget granted the retry that is not sent yet (see `delay`).
     granted_at: u64,
     /// Where the operation stands. The values a phase needs are the fields below: a plain tag
@@ -277,7 +280,8 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
     /// [fails fast](crate::PolicyBuilder::fail_fast_when_paused) on a first attempt), give up
     /// ([`StopReason::OriginPaused`], [`StopReason::RateLimited`]). Every response and every
     /// transient error is reported to the gate (the caller's abort and a permanent error say
-    /// nothing of the server: a probe that ends so lets its lease run out), every response to
+    /// nothing of the server: a probe that ends so lets its lease run out; a probe aborted
+    /// before it was sent is handed back at once), every response to
     /// the limiter (a 429, or a 503 with a usable `Retry-After`, as a throttle). The waits
     /// they cause are bounded by the deadline, not by [`Policy::worst_case`]'s `wait`, which
     /// counts the policy's own waits.
@@ -306,6 +310,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
             limiter,
             admitted: false,
             probe: false,
+            probe_admitted: 0,
             granted_at: 0,
             phase: Phase::First,
             attempts: 0,
@@ -611,6 +616,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
         let Some((until, source, reason)) = held else {
             self.admitted = true;
             self.probe = probe;
+            self.probe_admitted = self.now;
             return None;
         };
         // Not before the next nanosecond: a wait ends after `now`.
@@ -804,6 +810,12 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
                 Instant::from_nanos(self.granted_at),
                 cause,
             );
+        }
+        if core::mem::take(&mut self.admitted) && core::mem::take(&mut self.probe) {
+            // A probe that will never be sent (the caller aborted before the send) would hold
+            // every other operation to the origin until its lease ran out.
+            self.gate
+                .probe_not_sent(Instant::from_nanos(self.probe_admitted));
         }
         self.phase = Phase::Done;
         self.stop = reason;
