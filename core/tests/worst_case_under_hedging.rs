@@ -14,6 +14,10 @@ fn ms(v: u64) -> Duration {
     Duration::from_millis(v)
 }
 
+/// A worst-case server: what it is, each attempt's latency, which attempts time out, and
+/// what the others answer.
+type Server<'a> = (&'a str, Duration, &'a dyn Fn(u32) -> bool, Response<'a>);
+
 /// What a prompt driver saw: attempts sent, time taken, the longest wait.
 struct Run {
     attempts: u32,
@@ -78,7 +82,7 @@ fn worst_case_bounds_the_retry_machine_under_a_hedging_policy() {
         .build()
         .unwrap();
     let worst = policy.worst_case();
-    let cases: [(&str, Duration, &dyn Fn(u32) -> bool, Response<'_>); 4] = [
+    let cases: [Server<'_>; 4] = [
         ("fast 503s", ms(100), &|_| false, Response::new(503)),
         (
             "503s with Retry-After: 1",
