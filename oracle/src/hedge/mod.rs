@@ -50,6 +50,7 @@ use backstop_core::{HedgeDecision, HedgeMachine, Instant, MisuseError, Policy};
 use rand_core::SeedableRng;
 
 use books::{muted, Books, Samples};
+pub(crate) use decode::decode_hedging;
 use decode::Action;
 pub use decode::Scenario;
 use model::Model;
