@@ -261,7 +261,8 @@ mod tests {
                     probe: false,
                 },
             );
-            let GateAdmission::Closed(at) = gate.admit(now, Ask::new(Duration::from_secs(10))) else {
+            let GateAdmission::Closed(at) = gate.admit(now, Ask::new(Duration::from_secs(10)))
+            else {
                 panic!("the gate is closed");
             };
             let offset = at.saturating_duration_since(until);

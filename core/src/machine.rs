@@ -96,6 +96,9 @@ pub struct RetryMachine<R, B = Unlimited, G = NoGate, L = NoRateLimiter> {
     probe: bool,
     /// The slot a reopening gate set aside for the attempt due ([`GateAdmission::Paced`]).
     slot: Option<Slot>,
+    /// When the gate admitted the probe, in nanoseconds (read while `admitted && probe`): an
+    /// operation that ends before sending it hands it back.
+    probe_admitted: u64,
     /// When the budget granted the retry that is not sent yet (see `delay`).
     granted_at: u64,
     /// Where the operation stands. The values a phase needs are the fields below: a plain tag
@@ -265,7 +268,9 @@ impl<R: Rng> RetryMachine<R, Unlimited> {
 }
 
 impl<R: Rng, B: Budget> RetryMachine<R, B> {
-    /// A machine that consults `budget` before every retry.
+    /// A machine that consults `budget` before every retry. The budget hears of the operation
+    /// ([`Budget::on_operation_start`]) when its first attempt starts, not before: an
+    /// operation that sends nothing earns no retries.
     pub fn with_budget(policy: Policy, request: Request, rng: R, budget: B, now: Instant) -> Self {
         RetryMachine::with_overload(policy, request, rng, budget, NoGate, NoRateLimiter, now)
     }
@@ -279,7 +284,8 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
     /// [fails fast](crate::PolicyBuilder::fail_fast_when_paused) on a first attempt), give up
     /// ([`StopReason::OriginPaused`], [`StopReason::RateLimited`]). Every response and every
     /// transient error is reported to the gate (the caller's abort and a permanent error say
-    /// nothing of the server: a probe that ends so lets its lease run out), every response to
+    /// nothing of the server: a probe that ends so lets its lease run out; a probe aborted
+    /// before it was sent is handed back at once), every response to
     /// the limiter (a 429, or a 503 with a usable `Retry-After`, as a throttle). The waits
     /// they cause are bounded by the deadline, not by [`Policy::worst_case`]'s `wait`, which
     /// counts the policy's own waits.
@@ -292,7 +298,6 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
         limiter: L,
         now: Instant,
     ) -> Self {
-        budget.on_operation_start(now);
         let deadline = now.saturating_add(policy.max_elapsed()).nanos();
         let fixed = Fixed::new(&policy, request);
         RetryMachine {
@@ -310,6 +315,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
             admitted: false,
             probe: false,
             slot: None,
+            probe_admitted: 0,
             granted_at: 0,
             phase: Phase::First,
             attempts: 0,
@@ -423,6 +429,11 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
         }
         self.admitted = false;
         self.now = now;
+        if self.attempts == 0 {
+            // The operation starts with its first send: one that never sends (turned away by
+            // a gate, aborted, out of time) earns the others no retries.
+            self.budget.on_operation_start(Instant::from_nanos(now));
+        }
         // A send is due only before the first attempt or after a retry was decided, with
         // `attempts < max_attempts`: the count cannot wrap (here and below).
         self.attempts = self.attempts.wrapping_add(1);
@@ -623,6 +634,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
         let Some((until, source, reason)) = held else {
             self.admitted = true;
             self.probe = probe;
+            self.probe_admitted = self.now;
             return None;
         };
         // Not before the next nanosecond: a wait ends after `now`.
@@ -817,6 +829,12 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
                 Instant::from_nanos(self.granted_at),
                 cause,
             );
+        }
+        if core::mem::take(&mut self.admitted) && core::mem::take(&mut self.probe) {
+            // A probe that will never be sent (the caller aborted before the send) would hold
+            // every other operation to the origin until its lease ran out.
+            self.gate
+                .probe_not_sent(Instant::from_nanos(self.probe_admitted));
         }
         self.phase = Phase::Done;
         self.stop = reason;

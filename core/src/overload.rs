@@ -135,10 +135,12 @@ pub trait Gate {
     /// An attempt admitted by this gate ended at `now`.
     fn on_attempt_end(&self, now: Instant, signal: GateSignal);
 
-    /// The attempt admitted at `now` as the probe ([`GateAdmission::Probe`]) will not be sent
-    /// (the rate limiter held it back): the gate may hand the probe to another caller at once.
-    fn probe_not_sent(&self, now: Instant) {
-        let _ = now;
+    /// The attempt admitted at `admitted` as the probe ([`GateAdmission::Probe`]) will not be
+    /// sent (the rate limiter held it back, or its operation ended before sending it: the
+    /// caller's abort): the gate may hand the probe to another caller at once. `admitted` is
+    /// the instant of that admission, not the time now: it names the probe.
+    fn probe_not_sent(&self, admitted: Instant) {
+        let _ = admitted;
     }
 }
 
@@ -205,8 +207,8 @@ macro_rules! through_pointer {
             fn on_attempt_end(&self, now: Instant, signal: GateSignal) {
                 (**self).on_attempt_end(now, signal);
             }
-            fn probe_not_sent(&self, now: Instant) {
-                (**self).probe_not_sent(now);
+            fn probe_not_sent(&self, admitted: Instant) {
+                (**self).probe_not_sent(admitted);
             }
         }
     };

@@ -107,7 +107,7 @@ pub enum RetryAfterAboveMax {
 /// | abort | | from any state: the next decision is "give up: aborted"; nothing is sent after it |
 /// | budget | none | a shared retry budget ([`Budget`](crate::Budget)) may deny a retry: reason `budget` |
 /// | `Retry-After` on a final status | changes nothing | a 301, 302, 303, 307, 308 or a 4xx the policy does not retry is returned at once; [`Outcome::retry_after`](crate::Outcome::retry_after) carries the value for a caller that follows redirects itself |
-/// | worst case | [`Policy::worst_case`] | at most `max_attempts` requests; at most `min(max_elapsed, attempts x attempt_timeout + (attempts - 1) x longest wait)` when the driver acts on each decision as it comes; the longest wait is `min(max(backoff cap, max_retry_after), max_elapsed - 1 ns)` |
+/// | worst case | [`Policy::worst_case`] | at most `max_attempts` requests; at most `min(max_elapsed, attempts x attempt_timeout + (attempts - 1) x longest wait)` when the driver acts on each decision as it comes; the longest wait is `min(max(backoff cap, max_retry_after), max_elapsed - 1 ns)`; under hedging, the larger of this and the hedged bound, field by field (the paths that retry instead follow these settings) |
 ///
 /// Every terminal decision carries an [`Outcome`](crate::Outcome): the number of attempts, the
 /// time elapsed, the [`StopReason`], what the last attempt ended with, and that response's

@@ -19,13 +19,13 @@ use crate::policy::Policy;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct WorstCase {
-    /// The most requests one operation sends (the first attempt included).
+    /// The most requests one operation sends (the first attempt included), by any path.
     pub attempts: u32,
     /// The longest the operation takes when its driver acts on each decision as it comes:
     /// every attempt's timeout plus every wait between attempts, within `max_elapsed`.
     pub elapsed: Duration,
-    /// The longest single wait between two attempts that the policy decides (for hedging:
-    /// the hedging delay or a server-directed wait after an answer). An origin gate's or a
+    /// The longest single wait between two attempts that the policy decides (for hedging,
+    /// also the hedging delay or a server-directed wait after an answer). An origin gate's or a
     /// rate limiter's hold ([`RetryMachine::with_overload`](crate::RetryMachine::with_overload))
     /// is bounded by the deadline only.
     pub wait: Duration,
@@ -52,7 +52,10 @@ impl Policy {
     /// Under [`hedging`](Self::hedging) the copies may all be in flight at once; a copy starts
     /// at most the longer of the hedging delay and an attempt timeout plus the ceiling after the
     /// previous one (an adaptive delay is bounded by `max_elapsed` only), and ends by the
-    /// deadline:
+    /// deadline. The paths that retry instead of hedging ([`RetryMachine`](crate::RetryMachine),
+    /// which follows the policy's retry settings and ignores its hedging) run under the same
+    /// policy, so the bound is the larger of the two, field by field: it holds whichever path
+    /// runs the operation.
     ///
     /// ```
     /// use backstop_core::{Hedging, Policy};
@@ -62,15 +65,27 @@ impl Policy {
     ///     .hedging(Hedging::fixed(Duration::from_millis(10)).max_attempts(3))
     ///     .build()?;
     /// let worst = policy.worst_case();
-    /// assert_eq!((worst.attempts, worst.in_flight), (3, 3));
+    /// assert_eq!((worst.attempts, worst.in_flight), (4, 3)); // retried: 4 attempts, one at a time
     /// assert_eq!(worst.elapsed, Duration::from_secs(15));
     /// # Ok::<(), backstop_core::ConfigError>(())
     /// ```
     #[must_use]
     pub const fn worst_case(&self) -> WorstCase {
-        if let Some(hedging) = self.hedging() {
-            return self.hedged_worst_case(hedging);
+        let retried = self.retried_worst_case();
+        let Some(hedging) = self.hedging() else {
+            return retried;
+        };
+        let hedged = self.hedged_worst_case(hedging);
+        WorstCase {
+            attempts: max_u32(retried.attempts, hedged.attempts),
+            elapsed: max(retried.elapsed, hedged.elapsed),
+            wait: max(retried.wait, hedged.wait),
+            in_flight: max_u32(retried.in_flight, hedged.in_flight),
         }
+    }
+
+    /// [`Self::worst_case`] when retrying: the policy's retry settings.
+    const fn retried_worst_case(&self) -> WorstCase {
         let attempts = self.max_attempts();
         let max_elapsed = self.max_elapsed();
         let cap = self.backoff().cap();
@@ -115,6 +130,22 @@ impl Policy {
             wait: min(wait, max_elapsed.saturating_sub(Duration::from_nanos(1))),
             in_flight: copies,
         }
+    }
+}
+
+const fn max(a: Duration, b: Duration) -> Duration {
+    if a.as_nanos() > b.as_nanos() {
+        a
+    } else {
+        b
+    }
+}
+
+const fn max_u32(a: u32, b: u32) -> u32 {
+    if a > b {
+        a
+    } else {
+        b
     }
 }
 

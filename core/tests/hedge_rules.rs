@@ -5,9 +5,9 @@ use core::cell::{Cell, RefCell};
 use core::time::Duration;
 
 use backstop_core::{
-    AttemptError, AttemptOutcome, Budget, CancelReason, ConfigError, DelaySource, ErrorClass,
-    ErrorKind, HedgeDecision, HedgeEvent, HedgeMachine, HedgeOutcome, HedgeTrigger, Hedging,
-    HedgingError, Instant, Latencies, LatencyTracker, Method, MisuseError, NoLatencies,
+    AttemptError, AttemptOutcome, Backoff, Budget, CancelReason, ConfigError, DelaySource,
+    ErrorClass, ErrorKind, HedgeDecision, HedgeEvent, HedgeMachine, HedgeOutcome, HedgeTrigger,
+    Hedging, HedgingError, Instant, Latencies, LatencyTracker, Method, MisuseError, NoLatencies,
     NonIdempotent, Policy, Request, Response, RetryAfterAboveMax, RetryQuota, StopReason,
     Unlimited, A6_MAX_ATTEMPTS, MAX_COPIES,
 };
@@ -939,7 +939,7 @@ impl Latencies for Recorded {
 }
 
 #[test]
-fn the_tracker_records_winners_and_superseded_copies_not_fast_failures() {
+fn the_tracker_records_one_sample_per_operation_the_first_copys_latency_until_the_end() {
     let recorded = Recorded::default();
     let policy = Policy::builder()
         .hedging(Hedging::adaptive(5).max_attempts(4))
@@ -949,20 +949,37 @@ fn the_tracker_records_winners_and_superseded_copies_not_fast_failures() {
     assert_eq!(sim.m.delay(), Some(ms(50)));
     sim.send(); // copy 1 at 0
     sim.at(50).send(); // copy 2 at 50
-    sim.at(60).status(2, 503); // a fast failure: not recorded
+    sim.at(60).status(2, 503); // a fast failure
     sim.send(); // copy 3 at 60
-    sim.at(65).fail(3, error(ErrorKind::ConnectionReset)); // not recorded either
+    sim.at(65).fail(3, error(ErrorKind::ConnectionReset));
     sim.send(); // copy 4 at 65
-    sim.at(90).status(4, 200); // the winner: 25 ms; copy 1, superseded: at least 90 ms
+    sim.at(90).status(4, 200); // the winner, 25 ms after its own send
     sim.cancel();
     sim.returned();
-    let mut got = recorded.0.borrow().clone();
-    got.sort();
-    assert_eq!(got, [(at(90), ms(25)), (at(90), ms(90))]);
+    // Copy 1 had not answered after 90 ms, when the winner's answer ended the operation: the
+    // one sample, and nothing of the others (a backup's 25 ms would pull the delay down, and
+    // the extra load up).
+    assert_eq!(*recorded.0.borrow(), [(at(90), ms(90))]);
 }
 
 #[test]
-fn a_copy_that_timed_out_is_recorded_at_its_timeout() {
+fn an_operation_that_ends_without_a_winner_records_its_first_copys_latency_too() {
+    let recorded = Recorded::default();
+    let policy = Policy::builder()
+        .hedging(Hedging::adaptive(5).max_attempts(2))
+        .build()
+        .unwrap();
+    let mut sim = Sim::with(policy, Request::new(Method::Get), Unlimited, &recorded);
+    sim.send();
+    sim.at(10).status(1, 503);
+    sim.send();
+    sim.at(30).status(2, 503);
+    assert!(matches!(sim.m.poll(sim.now), HedgeDecision::Return(_)));
+    assert_eq!(*recorded.0.borrow(), [(at(30), ms(30))]);
+}
+
+#[test]
+fn a_first_copy_that_timed_out_is_recorded_at_its_timeout_and_once() {
     let recorded = Recorded::default();
     let policy = Policy::builder()
         .hedging(Hedging::adaptive(5))
@@ -973,6 +990,11 @@ fn a_copy_that_timed_out_is_recorded_at_its_timeout() {
     sim.send();
     sim.at(40); // the driver wakes late: the copy still took its timeout
     sim.cancel();
+    assert_eq!(*recorded.0.borrow(), [(at(30), ms(30))]);
+    // Copy 2 goes at once and wins: the operation's sample is already recorded.
+    sim.send();
+    sim.at(45).status(2, 200);
+    sim.returned();
     assert_eq!(*recorded.0.borrow(), [(at(30), ms(30))]);
 }
 
@@ -987,8 +1009,13 @@ fn every_copy_after_the_first_withdraws_from_the_retry_budget() {
         &books,
         NoLatencies,
     );
-    assert_eq!(books.started.get(), 1, "the operation started");
+    assert_eq!(books.started.get(), 0, "nothing sent yet");
     sim.send();
+    assert_eq!(
+        books.started.get(),
+        1,
+        "the operation started with its first copy"
+    );
     assert_eq!(books.asked.get(), 0, "the first copy is free");
     sim.at(10).send();
     sim.at(20).send();
@@ -1216,8 +1243,11 @@ fn the_outcome_says_how_many_copies_were_sent_which_won_which_were_suppressed_an
 
 #[test]
 fn the_worst_case_covers_hedging() {
+    // One attempt when retried, with no backoff to speak of: the hedged bound is the larger.
     let policy = Policy::builder()
         .hedging(Hedging::fixed(ms(100)).max_attempts(4))
+        .max_attempts(1)
+        .backoff(Backoff::constant(ms(1)))
         .max_elapsed(Duration::from_secs(60))
         .attempt_timeout(Duration::from_secs(2))
         .max_retry_after(Duration::from_secs(3))

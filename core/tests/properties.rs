@@ -25,6 +25,7 @@ fn policy() -> impl Strategy<Value = Policy> {
         (0usize..3, 0u64..2_000, 0u64..6_000, 0usize..4),
         (0u64..30_000, any::<bool>(), 0u64..2_000),
         (0usize..3, any::<bool>()),
+        proptest::option::of(hedging()),
     )
         .prop_map(
             |(
@@ -32,6 +33,7 @@ fn policy() -> impl Strategy<Value = Policy> {
                 (kind, base, extra, jitter),
                 (max_ra, clamp, spread),
                 (non_idempotent, put),
+                hedging,
             )| {
                 let backoff = match kind {
                     0 => Backoff::exponential(ms(base), ms(base + extra)),
@@ -59,21 +61,45 @@ fn policy() -> impl Strategy<Value = Policy> {
                 if put {
                     b = b.add_retry_method(Method::Put);
                 }
+                if let Some(hedging) = hedging {
+                    // The retry machine ignores it; `worst_case` must still bound it.
+                    b = b.hedging(hedging);
+                }
                 b.build().expect("the strategy only builds valid policies")
             },
         )
 }
 
+/// A hedging policy's own settings: 2 to 10 copies (the cap raised above A6's 5), a fixed or
+/// an adaptive delay.
+fn hedging() -> impl Strategy<Value = Hedging> {
+    (2u32..=10, 0u64..500, any::<bool>(), 1u8..=50, 0u32..20).prop_map(
+        |(copies, delay, adaptive, load, min_samples)| {
+            let hedging = if adaptive {
+                Hedging::adaptive(load).min_samples(min_samples)
+            } else {
+                Hedging::fixed(ms(delay))
+            };
+            hedging.max_attempts(copies).allow_above_a6_cap()
+        },
+    )
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2_000, ..ProptestConfig::default() })]
 
+    /// Within `Policy::worst_case` too, under a hedging policy as well: the retry machine
+    /// (what `run` and the blocking clients drive) follows the policy's retry settings, and
+    /// the bound holds for every path.
     #[test]
     fn a_driver_that_follows_every_decision_always_terminates_within_bounds(
         policy in policy(),
         seed in any::<u64>(),
-        statuses in proptest::collection::vec(0..STATUSES.len(), 1..12),
+        statuses in proptest::collection::vec((0..STATUSES.len(), proptest::option::of(0u8..3)), 1..12),
         latency_ms in 0u64..3_000,
     ) {
+        let worst = policy.worst_case();
+        let mut longest_wait = Duration::ZERO;
         let start = Instant::ZERO;
         let mut m = RetryMachine::new(policy, Request::new(Method::Get), Pcg64Mcg::seed_from_u64(seed), start);
         let mut now = start;
@@ -90,11 +116,19 @@ proptest! {
                         now = now.saturating_add(timeout);
                     } else {
                         now = now.saturating_add(took);
-                        let status = STATUSES[*answers.next().expect("cycle")];
-                        m.handle(now, Event::Response(Response::new(status))).expect("in flight");
+                        let &(status, ra) = answers.next().expect("cycle");
+                        let response = Response::new(STATUSES[status]);
+                        let response = match ra {
+                            Some(s) => response.retry_after(&b"0123"[usize::from(s)..][..1]),
+                            None => response,
+                        };
+                        m.handle(now, Event::Response(response)).expect("in flight");
                     }
                 }
-                Decision::Wait { until, .. } => now = until,
+                Decision::Wait { until, delay, .. } => {
+                    longest_wait = longest_wait.max(delay);
+                    now = until;
+                }
                 Decision::AwaitResponse { timeout_at, .. } => now = timeout_at,
                 Decision::Return(o) | Decision::GiveUp(o) => { outcome = Some(o); break; }
                 other => panic!("unknown decision {other:?}"),
@@ -103,41 +137,31 @@ proptest! {
         let o = outcome.expect("the machine finished within its bounds");
         prop_assert!(o.attempts >= 1 && o.attempts <= policy.max_attempts());
         prop_assert!(o.elapsed <= policy.max_elapsed());
+        prop_assert!(o.attempts <= worst.attempts, "{o:?} sent more than {worst:?}");
+        prop_assert!(o.elapsed <= worst.elapsed, "{o:?} took longer than {worst:?}");
+        prop_assert!(longest_wait <= worst.wait, "waited {longest_wait:?}, above {worst:?}");
     }
 }
 
-/// A hedging policy: 2 to 10 copies (the cap raised above A6's 5), a fixed or an adaptive
-/// delay, and the bounds the copies share.
+/// A hedging policy ([`hedging`]) and the bounds the copies share.
 fn hedging_policy() -> impl Strategy<Value = Policy> {
     (
-        (2u32..=10, 0u64..500, any::<bool>(), 1u8..=50, 0u32..20),
+        hedging(),
         (1u64..20_000, 1u64..6_000),
         (0u64..3_000, 0u64..1_000, any::<bool>()),
     )
-        .prop_map(
-            |(
-                (copies, delay, adaptive, load, min_samples),
-                (elapsed, timeout),
-                (max_ra, spread, clamp),
-            )| {
-                let hedging = if adaptive {
-                    Hedging::adaptive(load).min_samples(min_samples)
-                } else {
-                    Hedging::fixed(ms(delay))
-                };
-                let hedging = hedging.max_attempts(copies).allow_above_a6_cap();
-                let mut b = Policy::builder()
-                    .hedging(hedging)
-                    .max_elapsed(ms(elapsed))
-                    .attempt_timeout(ms(timeout))
-                    .max_retry_after(ms(max_ra))
-                    .retry_after_spread(ms(spread));
-                if clamp {
-                    b = b.retry_after_above_max(RetryAfterAboveMax::Clamp);
-                }
-                b.build().expect("the strategy only builds valid policies")
-            },
-        )
+        .prop_map(|(hedging, (elapsed, timeout), (max_ra, spread, clamp))| {
+            let mut b = Policy::builder()
+                .hedging(hedging)
+                .max_elapsed(ms(elapsed))
+                .attempt_timeout(ms(timeout))
+                .max_retry_after(ms(max_ra))
+                .retry_after_spread(ms(spread));
+            if clamp {
+                b = b.retry_after_above_max(RetryAfterAboveMax::Clamp);
+            }
+            b.build().expect("the strategy only builds valid policies")
+        })
 }
 
 /// What a copy ends with: a status (with a `Retry-After` of some seconds, or none), or an error.

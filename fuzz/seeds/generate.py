@@ -380,13 +380,20 @@ OVERLOAD = {
         *send(0), (0, SAME, response(0, bytes([R429]), rate_limit=ietf_reset(2))),
         (1, millis(10), POLL), (1, NEXT, POLL), (1, SAME, STARTED), (1, SAME, common(0)),
     ]),
-    # The probe's operation is aborted before it sends: the others wait for its lease to
-    # run out (5 s, the attempt timeout), then one of them is the probe.
+    # The probe's operation is aborted before it sends: it hands the probe back at once, and
+    # the next caller is the probe (it used to wait 5 s, the probe's lease).
     "overload-probe_lease_runs_out": overload(GATE, [get(), get(), get()], [
         *send(0), (0, SAME, retryable_ra(R503, ra(1))), (1, millis(1000), POLL), (1, SAME, ABORT),
         (2, SAME, POLL), (2, NEXT, POLL), (2, millis(5000), POLL), (2, SAME, STARTED),
         (2, SAME, common(0)),
     ], gate=gate_config(spread=bytes([0]))),
+    # The probe's operation reaches its 2 s deadline before it sends: it hands the probe back,
+    # and the next caller probes; an abort after that calls nothing.
+    "overload-probe_unsent_at_the_deadline": overload(GATE, [get(), get(), get(after_ms(1500))], [
+        *send(0), (0, SAME, retryable_ra(R503, ra(1))), (1, millis(1000), POLL),
+        (1, DEADLINE, POLL), (2, SAME, POLL), (2, SAME, STARTED), (2, millis(5), common(0)),
+        (1, SAME, ABORT),
+    ], gate=gate_config(spread=bytes([0])), policy=policy(2, bytes([2]) + u16(2000))),
     # Four operations, the clock going back and forth, a timeout for the probe.
     "overload-four_operations_and_a_timeout": overload(BOTH, [get(), get(), (POST, 1, AT_ONCE), get(after_ms(50))], [
         *send(0), *send(1), (0, millis(10), retryable_ra(R503, ra(1))), (2, SAME, POLL),
@@ -395,6 +402,20 @@ OVERLOAD = {
         (0, NEXT, POLL), (1, NEXT, POLL), (3, NEXT, TIMEPASSED), (0, NEXT, POLL),
     ]),
 }
+
+# A retry scenario under a hedging policy (bit 8192 of the policy's settings, then the
+# hedging policy as a hedge scenario encodes it): the retry machine ignores it and retries
+# four times, within Policy::worst_case (the larger of the retried and the hedged bounds).
+MACHINE["retry_under_a_hedging_policy"] = scenario(policy(8192, fixed(10, 2)), GET, 0, [
+    s for _ in range(4) for s in (step(NEXT, POLL), step(SAME, STARTED),
+                                   step(millis(5), retryable(5)))
+] + [step(NEXT, POLL)])
+# Copy 1 times out (1 s), copy 2 goes at once and wins: one latency sample, copy 1's timeout.
+HEDGE["hedge-first_copy_timeout_sampled_once"] = hedge(adaptive(25, 10, 3), GET, 0, [
+    step(SAME, H_POLL), step(SAME, H_STARTED), step(NEXT, H_POLL), step(NEXT, H_POLL),
+    step(SAME, H_CANCELLED), step(SAME, H_POLL), step(SAME, H_STARTED),
+    step(millis(3), h_answer(0, common(0))), step(SAME, H_POLL),
+], policy=policy(4, bytes([2]) + u16(1000)), tracker=WINDOW_30S + samples(20, 10, 20))
 
 def write(target, name, data):
     d = os.path.join(CORPUS, target)

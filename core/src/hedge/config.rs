@@ -38,9 +38,11 @@ pub enum HedgeDelay {
 /// use backstop_core::{Hedging, Policy};
 /// use core::time::Duration;
 ///
-/// // A backup request after 50 ms without an answer, and a third after 100 ms.
+/// // A backup request after 50 ms without an answer, and a third after 100 ms (and, on the
+/// // paths that retry instead, three attempts too).
 /// let policy = Policy::builder()
 ///     .hedging(Hedging::fixed(Duration::from_millis(50)).max_attempts(3))
+///     .max_attempts(3)
 ///     .build()?;
 /// assert_eq!(policy.worst_case().attempts, 3);
 /// assert_eq!(policy.worst_case().in_flight, 3);

@@ -2,10 +2,14 @@
 //!
 //! Rule (Finagle's backup requests): the delay is a high percentile of the latencies seen over
 //! a sliding window, so that only the slowest `max_extra_load` of the operations get a second
-//! copy. The samples are the latencies of the answers that won and of the copies that lost
-//! (superseded, or timed out: at least that slow), never of fast failures (a fast 503 says
-//! nothing about how long a good answer takes). The tracker is fixed-size and lock-free, fed
-//! with `now` like every input of the machine.
+//! copy. Each operation records one sample: its first copy's latency as far as the operation
+//! saw it, from that copy's send to its timeout or the operation's end, whichever came first.
+//! An operation hedged on the delay records at least the delay, one that was not records what
+//! its first copy alone took, so the share of samples at or above the delay bounds the share
+//! of operations hedged: the percentile of the first copies is kept, where the backups'
+//! latencies (each measured from its own, later send) would pull it down and the extra load
+//! above its bound. The tracker is fixed-size and lock-free, fed with `now` like every input
+//! of the machine.
 
 use core::time::Duration;
 
@@ -14,8 +18,8 @@ use portable_atomic::{AtomicU32, AtomicU64, Ordering};
 use crate::time::Instant;
 
 /// A source of recent latencies that a [`HedgeMachine`](crate::HedgeMachine) reads (its delay)
-/// and feeds (its winners and losers). Shared: `&self` methods, like a
-/// [`Budget`](crate::Budget).
+/// and feeds (one sample per operation that sent a copy: its first copy's latency, cut at the
+/// operation's end). Shared: `&self` methods, like a [`Budget`](crate::Budget).
 pub trait Latencies {
     /// The smallest recorded latency that at least `percentile` % of the samples in the window
     /// ending at `now` do not exceed, or `None` with fewer than `min_samples` samples.

@@ -116,6 +116,10 @@ pub struct HedgeMachine<R, B = Unlimited, L = NoLatencies> {
     copies: [CopyState; MAX_COPIES as usize],
     /// Copies started.
     sent: u32,
+    /// When the first copy started (read once `sent > 0`).
+    first_started: u64,
+    /// The operation's one latency sample is recorded (see `record_sample`).
+    sampled: bool,
     /// When the next copy is due, and why; `None`: no copy is coming.
     next: Option<(u64, HedgeTrigger)>,
     /// No copy starts before this instant: the latest server-directed floor.
@@ -143,7 +147,9 @@ impl<R: Rng> HedgeMachine<R, Unlimited, NoLatencies> {
 }
 
 impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
-    /// A machine that pays for copies from `budget` and reads (and feeds) `latencies`.
+    /// A machine that pays for copies from `budget` and reads (and feeds) `latencies`. The
+    /// budget hears of the operation ([`Budget::on_operation_start`]) when its first copy
+    /// starts, not before: an operation that sends nothing earns no retries.
     pub fn with_budget(
         policy: Policy,
         request: Request,
@@ -152,7 +158,6 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
         latencies: L,
         now: Instant,
     ) -> Self {
-        budget.on_operation_start(now);
         let refusal = if request.has_replayable_body {
             policy.retry_refusal(request.method, request.has_idempotency_key)
         } else {
@@ -188,6 +193,8 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
             refusal,
             copies: [CopyState::Idle; MAX_COPIES as usize],
             sent: 0,
+            first_started: now,
+            sampled: false,
             next: Some((now, HedgeTrigger::First)),
             not_before: 0,
             granted: None,
@@ -447,6 +454,12 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
             return Err(MisuseError::NoSendPending);
         }
         self.now = now;
+        if self.sent == 0 {
+            // The operation starts with its first send: one that never sends earns the
+            // others no retries.
+            self.budget.on_operation_start(Instant::from_nanos(now));
+            self.first_started = now;
+        }
         self.set(
             self.sent as usize,
             CopyState::InFlight {
@@ -499,6 +512,13 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
     }
 
     fn error_in(&mut self, i: usize, error: AttemptError) {
+        if let (0, ErrorKind::Timeout, CopyState::InFlight { timeout_at, .. }) =
+            (i, error.kind, self.state(i))
+        {
+            // A timeout the driver enforced (through its caller's classification): the first
+            // copy's latency is what it saw, at most the timeout.
+            self.record_sample(self.now.min(timeout_at));
+        }
         self.set(i, CopyState::Ended);
         self.last_error = Some(error);
         match error.class {
@@ -517,9 +537,6 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
 
     /// Copy `i` answered with a final status: it wins.
     fn win(&mut self, i: usize) {
-        if let CopyState::InFlight { started, .. } = self.state(i) {
-            self.record(started);
-        }
         self.set(i, CopyState::Ended);
         let winner = i as u32 + 1;
         self.winner = Some(winner);
@@ -527,24 +544,36 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
         self.finish(StopReason::FinalStatus);
     }
 
-    /// Marks every copy in flight for cancelling; superseded copies are latency samples (they
-    /// took at least this long).
+    /// Marks every copy in flight for cancelling.
     fn cancel_others(&mut self, reason: CancelReason) {
         for i in 0..self.copies.len() {
-            if let CopyState::InFlight { started, .. } = self.state(i) {
-                if matches!(reason, CancelReason::Superseded { .. }) {
-                    self.record(started);
-                }
+            if let CopyState::InFlight { .. } = self.state(i) {
                 self.set(i, CopyState::Cancel(reason));
                 self.cancelled += 1;
             }
         }
     }
 
-    fn record(&self, started: u64) {
+    /// Records the operation's one latency sample at `at`, unless it is recorded already: the
+    /// first copy's latency as far as the operation saw it, from its send to `at` (the first
+    /// copy's timeout, or the operation's end, whichever came first).
+    ///
+    /// A copy goes out on the delay `d` only while the operation has not ended `d` after the
+    /// first copy's send (and the first copy has not timed out: it would have sent the next
+    /// copy at once), so every operation hedged on the delay records at least `d`, and one
+    /// that was not records what its first copy alone would have: the share of the samples
+    /// at or above the delay is at least the share of the operations hedged on it. The
+    /// latencies of the later copies (a backup's is measured from its own send, shorter)
+    /// would pull the percentile down, and with it the delay, until more operations than the
+    /// bound were hedged.
+    fn record_sample(&mut self, at: u64) {
+        if self.sent == 0 || self.sampled {
+            return;
+        }
+        self.sampled = true;
         self.latencies.record(
-            Instant::from_nanos(self.now),
-            Duration::from_nanos(self.now.saturating_sub(started)),
+            Instant::from_nanos(at),
+            Duration::from_nanos(at.saturating_sub(self.first_started)),
         );
     }
 
@@ -617,11 +646,11 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
             } = self.state(i)
             {
                 if now >= timeout_at && !self.done {
-                    // Slow, not failed fast: a latency sample of at least its timeout.
-                    self.latencies.record(
-                        Instant::from_nanos(timeout_at),
-                        Duration::from_nanos(timeout_at - started),
-                    );
+                    if i == 0 {
+                        // The first copy's latency is at least its timeout.
+                        debug_assert_eq!(started, self.first_started);
+                        self.record_sample(timeout_at);
+                    }
                     self.set(i, CopyState::Cancel(CancelReason::TimedOut));
                     let error = AttemptError::new(ErrorKind::Timeout);
                     self.last_error = Some(error);
@@ -655,6 +684,7 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
     }
 
     fn finish(&mut self, reason: StopReason) {
+        self.record_sample(self.now);
         self.give_back_grant();
         self.done = true;
         self.stop = reason;

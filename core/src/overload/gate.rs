@@ -242,6 +242,9 @@ pub struct OriginGate {
     /// The end of the lease of the probe in flight: a probe is in flight while `now` is
     /// before it (0: none).
     probe_until: AtomicU64,
+    /// When the probe of `probe_until` was admitted: what tells it from a later probe when it
+    /// is handed back ([`Gate::probe_not_sent`]).
+    probe_admitted: AtomicU64,
     /// When the gate last opened (0 at first): results of attempts started before it update
     /// the failure counts only.
     opened_at: AtomicU64,
@@ -363,6 +366,7 @@ impl OriginGate {
             reopen_spread: AtomicU64::new(0),
             reason: AtomicU8::new(0),
             probe_until: AtomicU64::new(0),
+            probe_admitted: AtomicU64::new(0),
             opened_at: AtomicU64::new(0),
             tickets: AtomicU64::new(0),
             closed_at: AtomicU64::new(0),
@@ -694,14 +698,17 @@ impl Gate for OriginGate {
             now.saturating_add(nanos_saturating(ask.lease)),
             Ordering::Relaxed,
         );
+        self.probe_admitted.store(now, Ordering::Relaxed);
         GateAdmission::Probe
     }
 
-    /// The probe admitted at `now` was not sent (the rate limiter held it back): its lease goes,
-    /// so the next caller may probe at once instead of waiting for the lease to run out.
-    fn probe_not_sent(&self, now: Instant) {
+    /// The probe admitted at `admitted` was not sent (the rate limiter held it back, or its
+    /// operation ended first): its lease goes, so the next caller may probe at once instead of
+    /// waiting for the lease to run out. A later probe (admitted after this one's lease ran
+    /// out, or after the gate closed and opened again) keeps its lease.
+    fn probe_not_sent(&self, admitted: Instant) {
         let _locked = self.lock();
-        if self.probe_until.load(Ordering::Relaxed) > now.nanos() {
+        if self.probe_admitted.load(Ordering::Relaxed) == admitted.nanos() {
             self.probe_until.store(0, Ordering::Relaxed);
         }
     }

@@ -20,6 +20,8 @@ struct Ledger {
     denied: Cell<u32>,
     given_back: Cell<u32>,
     starts: Cell<u32>,
+    /// The `now` of the last start heard of.
+    started_at: Cell<Option<Instant>>,
     successes: Cell<u32>,
     failures: Cell<u32>,
     muted: Cell<bool>,
@@ -55,6 +57,10 @@ impl Books {
         self.0.starts.get()
     }
 
+    pub(super) fn started_at(&self) -> Option<Instant> {
+        self.0.started_at.get()
+    }
+
     /// The attempts' ends the budget heard of: (successes, failures).
     pub(super) fn ends(&self) -> (u32, u32) {
         (self.0.successes.get(), self.0.failures.get())
@@ -72,7 +78,10 @@ impl Books {
 }
 
 impl Budget for Books {
-    fn on_operation_start(&self, _now: Instant) {
+    fn on_operation_start(&self, now: Instant) {
+        if !self.muted() {
+            self.0.started_at.set(Some(now));
+        }
         self.bump(&self.0.starts);
     }
 

@@ -115,7 +115,7 @@ impl Scenario {
 
 /// Mostly a hedging policy of 2 to 5 copies, fixed or adaptive; sometimes none (one copy),
 /// an invalid one (which `build` must refuse) or one above A6's cap.
-fn decode_hedging(r: &mut Bytes<'_>) -> Option<Hedging> {
+pub(crate) fn decode_hedging(r: &mut Bytes<'_>) -> Option<Hedging> {
     let h = r.u8();
     if h.is_multiple_of(8) {
         return None;

@@ -29,13 +29,16 @@
 //! - at `Return`/`GiveUp` no copy is in flight or still to drop, and the outcome is exactly the
 //!   rules' (copies sent, winner, copies cancelled, suppressed and why, the last response else
 //!   the last error, its `Retry-After`, the stop reason, the time elapsed), and repeats forever;
-//! - the budget: every copy after the first is asked for when it is due and paid for once;
-//!   a denial suppresses it and every later one while the copies in flight run on; a grant for
-//!   a copy never sent is given back; the budget hears of every non-final answer and timeout
-//!   (failures) and of a 2xx or 3xx winner (a success), not of a 4xx or 5xx winner, aborts or
-//!   permanent errors;
-//! - the tracker is fed the winner's and the superseded and timed-out copies' latencies, and
-//!   nothing else;
+//! - the budget: it hears of the operation once, when its first copy starts (never for an
+//!   operation that sent nothing); every copy after the first is asked for when it is due and
+//!   paid for once; a denial suppresses it and every later one while the copies in flight run
+//!   on; a grant for a copy never sent is given back; the budget hears of every non-final
+//!   answer and timeout (failures) and of a 2xx or 3xx winner (a success), not of a 4xx or
+//!   5xx winner, aborts or permanent errors;
+//! - the tracker is fed one sample per operation that sent a copy, and nothing else: the first
+//!   copy's latency, from its send to its timeout or the operation's end, whichever came
+//!   first; so an operation hedged on the delay records at least the delay (what keeps the
+//!   adaptive delay's extra load under its bound);
 //! - after every `handle`/`poll`, `next_deadline()` is `None` or later than the latest `now`;
 //!   polling twice gives the same decision; the same input run twice gives the same decisions.
 
@@ -47,6 +50,7 @@ use backstop_core::{HedgeDecision, HedgeMachine, Instant, MisuseError, Policy};
 use rand_core::SeedableRng;
 
 use books::{muted, Books, Samples};
+pub(crate) use decode::decode_hedging;
 use decode::Action;
 pub use decode::Scenario;
 use model::Model;

@@ -76,8 +76,11 @@ pub(super) struct Model {
     last_response: Option<(u16, Option<Duration>)>,
     last_error: Option<AttemptError>,
     terminal: Option<HedgeDecision>,
-    /// What the tracker must have been fed.
+    /// What the tracker must have been fed: one sample per operation that sent a copy, its
+    /// first copy's latency cut at that copy's timeout or the operation's end.
     records: Vec<(Instant, Duration)>,
+    /// A copy went out on the hedging delay.
+    on_delay: bool,
     /// What the budget must have heard: (successes, failures).
     ends: (u32, u32),
     pub(super) books: Books,
@@ -142,8 +145,8 @@ impl Model {
         );
         assert_eq!(
             books.starts(),
-            1,
-            "the budget hears of the operation's start"
+            0,
+            "the budget hears of the operation when its first copy starts, not before"
         );
         Model {
             policy,
@@ -169,6 +172,7 @@ impl Model {
             last_error: None,
             terminal: None,
             records: Vec::new(),
+            on_delay: false,
             ends: (0, 0),
             books,
             samples,
@@ -327,10 +331,10 @@ impl Model {
             let c = self.copies[i];
             if c.state == State::InFlight && self.now >= c.timeout_at {
                 self.copies[i].state = State::ToCancel(CancelReason::TimedOut);
-                self.records.push((
-                    c.timeout_at,
-                    c.timeout_at.saturating_duration_since(c.started),
-                ));
+                if i == 0 {
+                    // The first copy took at least its timeout: the operation's sample.
+                    self.sample(c.timeout_at);
+                }
                 let error = AttemptError::new(ErrorKind::Timeout);
                 self.last_error = Some(error);
                 self.ends.1 += 1;
@@ -394,17 +398,20 @@ impl Model {
 
     /// Every copy in flight is to be dropped, for `reason`.
     fn cancel_in_flight(&mut self, reason: CancelReason) {
-        let now = self.now;
         for c in &mut self.copies {
             if c.state == State::InFlight {
                 c.state = State::ToCancel(reason);
                 c.counted = true;
-                if matches!(reason, CancelReason::Superseded { .. }) {
-                    // At least that slow: a latency sample.
-                    self.records
-                        .push((now, now.saturating_duration_since(c.started)));
-                }
             }
+        }
+    }
+
+    /// The operation's one latency sample, at `at` (the first copy's timeout, or the end),
+    /// unless it has one, or sent nothing: the first copy's latency as far as it was seen.
+    fn sample(&mut self, at: Instant) {
+        if let (Some(first), true) = (self.copies.first(), self.records.is_empty()) {
+            self.records
+                .push((at, at.saturating_duration_since(first.started)));
         }
     }
 
@@ -447,6 +454,7 @@ impl Model {
             self.stop.is_some() || (self.in_flight() == 0 && !self.can_come(deadline_applied));
         if must && self.done_at.is_none() {
             self.done_at = Some(self.now);
+            self.sample(self.now);
         }
         assert_eq!(
             m.outcome().is_some(),
@@ -561,9 +569,6 @@ impl Model {
                             self.non_final(copy, AttemptOutcome::Response(*status), asked);
                         } else {
                             // The first final answer wins.
-                            let started = self.copies[i].started;
-                            self.records
-                                .push((now, now.saturating_duration_since(started)));
                             self.winner = Some(copy);
                             self.stop = Some(StopReason::FinalStatus);
                             // A final 4xx or 5xx is neither a success nor a failure.
@@ -575,6 +580,12 @@ impl Model {
                     }
                     RetryAction::Error(e) => {
                         self.last_error = Some(*e);
+                        if copy == 1 && e.kind == ErrorKind::Timeout {
+                            // A timeout the driver enforced (through the caller's override):
+                            // the first copy took that long, at most its timeout.
+                            let timeout_at = self.copies[0].timeout_at;
+                            self.sample(self.now.min(timeout_at));
+                        }
                         match e.class {
                             ErrorClass::Aborted => {
                                 self.cancel_in_flight(CancelReason::Aborted);
@@ -632,6 +643,13 @@ impl Model {
                     self.due()
                 );
                 self.now = now;
+                if let HedgeDecision::Send {
+                    trigger: HedgeTrigger::Delay(_),
+                    ..
+                } = probe
+                {
+                    self.on_delay = true;
+                }
                 self.copies.push(Copy {
                     started: now,
                     timeout_at: now
@@ -830,20 +848,36 @@ impl Model {
         }
         assert_eq!(
             self.samples.recorded(),
-            {
-                let mut r = self.records.clone();
-                r.sort();
-                r
-            },
-            "the tracker is fed the winner's, the superseded and the timed-out copies' \
-             latencies, and nothing else"
+            self.records,
+            "the tracker is fed one sample per operation that sent a copy: its first copy's \
+             latency, cut at that copy's timeout or the operation's end, and nothing else"
         );
+        if let (true, Some(&(_, sample)), Some(delay)) =
+            (self.on_delay, self.records.first(), self.delay)
+        {
+            // What keeps the adaptive delay's extra load under its bound: an operation
+            // hedged on the delay never records less than it.
+            assert!(
+                sample >= delay,
+                "an operation hedged on a {delay:?} delay recorded {sample:?}"
+            );
+        }
         assert_eq!(
             self.books.ends(),
             self.ends,
             "the budget hears of every non-final answer, timeout and winner"
         );
-        assert_eq!(self.books.starts(), 1, "one operation");
+        assert_eq!(
+            self.books.starts(),
+            self.sent().min(1),
+            "the budget hears of the operation once, when its first copy starts"
+        );
+        if let (Some(first), Some(at)) = (self.copies.first(), self.books.started_at()) {
+            assert_eq!(
+                at, first.started,
+                "the operation starts with its first copy"
+            );
+        }
         assert!(
             self.books.asked() <= self.max.saturating_sub(1),
             "the budget asked for more copies than the hedges allowed"
@@ -949,7 +983,13 @@ fn worst_case(policy: &Policy) -> WorstCase {
     let worst = policy.worst_case();
     match policy.hedging() {
         Some(h) => {
-            assert_eq!(worst.attempts, h.attempts(), "worst-case copies");
+            // The paths that retry instead follow the policy's retry settings: the bound is
+            // the larger.
+            assert_eq!(
+                worst.attempts,
+                h.attempts().max(policy.max_attempts()),
+                "worst-case requests, hedged or retried"
+            );
             assert_eq!(worst.in_flight, h.attempts(), "every copy may be in flight");
         }
         None => assert_eq!(

@@ -95,7 +95,17 @@ impl Scenario {
     /// Decodes any bytes (past the end of `data`, zeros are read).
     pub fn decode(data: &[u8]) -> Scenario {
         let mut r = Bytes::new(data);
-        let policy = decode_policy(&mut r).build();
+        let (builder, set) = decode_policy_and_bits(&mut r);
+        // A hedging policy, which this machine ignores (it retries under the policy's retry
+        // settings, as `run` and the blocking clients do), but `worst_case` must still bound.
+        let hedging = (set & HEDGING_BIT != 0)
+            .then(|| crate::hedge::decode_hedging(&mut r))
+            .flatten();
+        let builder = match hedging {
+            Some(h) => builder.hedging(h),
+            None => builder,
+        };
+        let policy = builder.build();
         let (request, idempotency_key) = decode_request(&mut r);
         let seed = r.u64();
         let start = Instant::from_duration(decode_duration(&mut r));
@@ -117,7 +127,17 @@ impl Scenario {
     }
 }
 
+/// The bit of the policy's settings byte that, in a retry scenario only, says a hedging policy
+/// follows the policy (the hedging scenario decodes its own after the policy).
+const HEDGING_BIT: u16 = 8192;
+
+/// The retry policy's settings (every builder setting but hedging).
 pub(crate) fn decode_policy(r: &mut Bytes<'_>) -> PolicyBuilder {
+    decode_policy_and_bits(r).0
+}
+
+/// [`decode_policy`], and the bits that said which settings follow.
+fn decode_policy_and_bits(r: &mut Bytes<'_>) -> (PolicyBuilder, u16) {
     let set = r.u16();
     let mut b = Policy::builder();
     if set & 1 != 0 {
@@ -199,7 +219,7 @@ pub(crate) fn decode_policy(r: &mut Bytes<'_>) -> PolicyBuilder {
             XRateLimitReset::UnixTime
         });
     }
-    b
+    (b, set)
 }
 
 /// Idempotent ones first, so that most masks build.

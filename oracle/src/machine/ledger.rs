@@ -3,6 +3,9 @@
 //! sent, plus the one granted and not sent yet (the machine waits for it, or asks for its
 //! send); once the operation is over, exactly the retries sent. It also counts the successes
 //! the machine reports (a final 2xx or 3xx, never a final 4xx or 5xx).
+//! send); once the operation is over, exactly the retries sent. It also hears of the
+//! operation's start: once, when its first attempt starts (never for an operation that sent
+//! nothing).
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -18,6 +21,9 @@ struct Books {
     granted: Cell<u32>,
     cancelled: Cell<u32>,
     successes: Cell<u32>,
+    /// `on_operation_start` calls, and the `now` of the last.
+    starts: Cell<u32>,
+    started_at: Cell<Option<Instant>>,
     /// While the model observes a clone of the machine: its calls are not the machine's.
     /// Shared with the overload oracle's gate and limiter, which are muted with it.
     muted: Rc<Cell<bool>>,
@@ -31,6 +37,8 @@ impl Ledger {
             granted: Cell::new(0),
             cancelled: Cell::new(0),
             successes: Cell::new(0),
+            starts: Cell::new(0),
+            started_at: Cell::new(None),
             muted,
         }))
     }
@@ -50,6 +58,11 @@ impl Ledger {
         self.0.successes.get()
     }
 
+    /// The operation starts the budget heard of, and the `now` of the last.
+    pub(super) fn starts(&self) -> (u32, Option<Instant>) {
+        (self.0.starts.get(), self.0.started_at.get())
+    }
+
     /// Runs `f` (an observation on a clone) without counting its budget calls.
     pub(crate) fn muted<T>(&self, f: impl FnOnce() -> T) -> T {
         self.0.muted.set(true);
@@ -60,6 +73,13 @@ impl Ledger {
 }
 
 impl Budget for Ledger {
+    fn on_operation_start(&self, now: Instant) {
+        if !self.0.muted.get() {
+            self.0.starts.set(self.0.starts.get() + 1);
+            self.0.started_at.set(Some(now));
+        }
+    }
+
     fn try_retry(&self, _now: Instant, _cause: AttemptOutcome) -> bool {
         if !self.0.muted.get() {
             self.0.granted.set(self.0.granted.get() + 1);

@@ -32,6 +32,11 @@
 //!   granted and not sent yet while the machine waits for it or asks for its send, and once
 //!   the operation is over (an abort or a deadline during the wait included), exactly the
 //!   retries sent; it hears of a final 2xx or 3xx as a success, and of no final 4xx or 5xx;
+//!   it hears of the operation once, when its first attempt starts (an operation that sent
+//!   nothing earns no retries);
+//! - attempts, waits and the time the decisions account for stay within
+//!   `Policy::worst_case()`, under a hedging policy too (which this machine ignores: it
+//!   retries under the policy's retry settings, as `run` and the blocking clients do);
 //! - the same input run twice gives the same decisions, bit for bit.
 
 mod decode;

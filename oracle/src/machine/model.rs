@@ -80,6 +80,8 @@ pub(crate) struct Model {
     pub(crate) busy: Duration,
     /// When the attempt in flight started.
     pub(crate) started_at: Instant,
+    /// When the first attempt started.
+    pub(crate) first_started: Option<Instant>,
     /// The next attempt of the last wait counted in `busy`.
     pub(crate) counted_wait: u32,
     /// An abort was accepted while the machine was not done.
@@ -137,6 +139,7 @@ impl Model {
             worst: worst_case(&policy),
             busy: Duration::ZERO,
             started_at: start,
+            first_started: None,
             counted_wait: 0,
             aborted: false,
             terminal: None,
@@ -353,6 +356,7 @@ impl Model {
                 );
                 self.in_flight = Some(timeout_at);
                 self.started_at = self.now;
+                self.first_started = self.first_started.or(Some(self.now));
                 if !self.may_retry() || !self.request.has_replayable_body {
                     self.may_send_again = false;
                 }
@@ -479,6 +483,12 @@ impl Model {
             self.successes,
             "the budget hears of each 2xx or 3xx final answer as a success, of nothing else"
         );
+        assert_eq!(
+            self.ledger.starts(),
+            (self.sends.min(1), self.first_started),
+            "the budget hears of the operation once, when its first attempt starts: an \
+             operation that sent nothing earns no retries"
+        );
         let sent = self.sends.saturating_sub(1);
         let paid = self.ledger.paid();
         if m.outcome().is_some() {
@@ -508,7 +518,19 @@ impl Model {
 /// `Policy::worst_case`, checked against the policy's own bounds.
 fn worst_case(policy: &Policy) -> WorstCase {
     let worst = policy.worst_case();
-    assert_eq!(worst.attempts, policy.max_attempts(), "worst-case attempts");
+    match policy.hedging() {
+        // The bound holds for every path, this one (which retries) and the hedged one.
+        Some(h) => assert_eq!(
+            (worst.attempts, worst.in_flight),
+            (policy.max_attempts().max(h.attempts()), h.attempts()),
+            "worst case under a hedging policy"
+        ),
+        None => assert_eq!(
+            (worst.attempts, worst.in_flight),
+            (policy.max_attempts(), 1),
+            "worst-case attempts"
+        ),
+    }
     assert!(
         worst.elapsed <= policy.max_elapsed(),
         "worst-case elapsed above max_elapsed"
@@ -517,10 +539,18 @@ fn worst_case(policy: &Policy) -> WorstCase {
         worst.wait < policy.max_elapsed(),
         "a worst-case wait that cannot end before the deadline"
     );
-    assert!(
-        worst.wait <= policy.max_wait(),
-        "worst-case wait above max_wait"
-    );
+    let retried_wait = policy
+        .max_wait()
+        .min(policy.max_elapsed().saturating_sub(Duration::from_nanos(1)));
+    if policy.hedging().is_none() {
+        assert_eq!(worst.wait, retried_wait, "worst-case wait");
+    } else {
+        // The hedging delay may be longer than any wait the retries decide.
+        assert!(
+            worst.wait >= retried_wait,
+            "a worst-case wait under hedging below the retries' longest"
+        );
+    }
     worst
 }
 

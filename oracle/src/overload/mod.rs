@@ -23,10 +23,16 @@
 //!   back-off (`Retry-After` on a 429 or 503, else an exhausted quota's reset, cut at
 //!   `max_retry_after`), whether it failed and whether it was the probe; the caller's abort
 //!   and a permanent error say nothing of the server and are not reported;
+//! - a probe the gate admitted that is not sent is handed back at once
+//!   (`Gate::probe_not_sent`, naming the instant of its admission): the limiter held it back,
+//!   or its operation ended first (the caller's abort, the deadline); an abort calls nothing
+//!   else;
 //! - the gate: once a back-off signal of `d` was reported at `t`, nothing is admitted (`Open`
 //!   or `Probe`) before `t + d` until a probe's answer opens it again; every caller held back
 //!   is told its own reopening within `[until, until + min(spread, d / 10)]`; one probe at a
 //!   time while its lease runs, the others told to ask again after `[recheck, 2 × recheck]`;
+//!   a hand-back frees the lease of the probe it names, and changes nothing when a later
+//!   probe was admitted since;
 //!   only a probe's answer without a back-off opens the gate (a failed one closes it again
 //!   when the trip is on); the trip closes it for its break exactly when the window's ratio
 //!   is reached; an ordinary end without a back-off leaves a gate without a trip as it was;
@@ -198,7 +204,7 @@ where
                 let result = op.m.handle(fed, Event::Abort);
                 op.model.aborted(result);
                 let calls = log.take();
-                assert_eq!(calls, [], "an abort calls no shared object");
+                watch.aborted(&before, &mut op.consulting, &calls);
                 trace.push(Trace::Handled(k, result));
                 calls
             }

@@ -31,9 +31,14 @@ pub(super) enum Call {
         before: GateView,
         after: GateView,
     },
-    /// `Gate::probe_not_sent`: the probe the gate admitted at `now` was held back by the
-    /// limiter; the gate just after it.
-    ProbeNotSent { now: Instant, after: GateView },
+    /// `Gate::probe_not_sent`: the probe the gate admitted at `admitted` will not be sent
+    /// (the limiter held it back, or its operation ended first); the gate just before and
+    /// after it (read at `admitted`).
+    ProbeNotSent {
+        admitted: Instant,
+        before: GateView,
+        after: GateView,
+    },
     /// `RateLimiter::acquire`, and the limiter just before and after it.
     Acquire {
         now: Instant,
@@ -65,7 +70,7 @@ impl Call {
         match *self {
             Call::Admit { now, ask, .. } => Key::Admit(now, ask.lease),
             Call::AttemptEnd { now, signal, .. } => Key::AttemptEnd(now, signal),
-            Call::ProbeNotSent { now, .. } => Key::ProbeNotSent(now),
+            Call::ProbeNotSent { admitted, .. } => Key::ProbeNotSent(admitted),
             Call::Acquire { now, .. } => Key::Acquire(now),
             Call::Response { now, throttled, .. } => Key::Response(now, throttled),
         }
@@ -247,14 +252,16 @@ impl Gate for SharedGate {
         });
     }
 
-    fn probe_not_sent(&self, now: Instant) {
+    fn probe_not_sent(&self, admitted: Instant) {
         if self.log.muted() {
             return;
         }
-        self.gate.probe_not_sent(now);
+        let before = GateView::of(&self.gate, admitted);
+        self.gate.probe_not_sent(admitted);
         self.log.push(Call::ProbeNotSent {
-            now,
-            after: GateView::of(&self.gate, now),
+            admitted,
+            before,
+            after: GateView::of(&self.gate, admitted),
         });
     }
 }

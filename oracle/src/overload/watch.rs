@@ -24,6 +24,7 @@ pub(super) struct Before {
     pub(super) sends: u32,
     pub(super) last: Option<AttemptOutcome>,
     pub(super) done: bool,
+    pub(super) deadline: Instant,
 }
 
 impl Before {
@@ -36,6 +37,7 @@ impl Before {
             sends: model.sends,
             last: model.last,
             done: model.terminal.is_some(),
+            deadline: model.deadline,
         }
     }
 }
@@ -45,6 +47,8 @@ impl Before {
 pub(super) struct Consulting {
     /// The gate admitted the attempt due (or in flight) as its probe.
     pub(super) probe: bool,
+    /// When the gate admitted it (while `probe`).
+    pub(super) probe_admitted: Instant,
     /// The wait the operation is held back in, from a poll that asked: its end and source.
     pub(super) held: Option<(Instant, DelaySource)>,
     /// The slot a reopening gate set aside for the operation's attempt due: its next ask
@@ -83,6 +87,8 @@ struct GateWatch {
     /// The lease of the last probe admitted, until the gate closes or opens again: no other
     /// probe before its end.
     probe_lease: Option<Instant>,
+    /// When the last probe was admitted: a hand-back names it so.
+    last_probe: Option<Instant>,
     /// When the gate last opened again (the failure-ratio trip ignores attempts started
     /// before).
     opened_at: Instant,
@@ -97,6 +103,7 @@ impl Watch {
                 setup,
                 closed_until: None,
                 probe_lease: None,
+                last_probe: None,
                 opened_at: Instant::ZERO,
                 closes: 0,
                 reopens: 0,
@@ -210,6 +217,18 @@ impl Watch {
             }
         }
         let sends = before.sends;
+        if before.admitted && !before.done && d.outcome().is_some() {
+            // The deadline ended it with its send admitted, unsent.
+            let keys = self.hand_back(op);
+            let (handed, after) = rest.split_at(keys.len().min(rest.len()));
+            let got: Vec<Key> = handed.iter().map(Call::key).collect();
+            assert_eq!(
+                got, keys,
+                "a probe its operation ended before sending is handed back at once, naming \
+                 its admission ({d:?})"
+            );
+            rest = after;
+        }
         if rest.is_empty() {
             self.polled_without_asking(before, op, d);
             return;
@@ -283,7 +302,7 @@ impl Watch {
             if let Err(t) = answer {
                 if probe {
                     // The probe the limiter held back is handed back to the gate at once.
-                    let Some(&Call::ProbeNotSent { now: at, .. }) = rest.first() else {
+                    let Some(&Call::ProbeNotSent { admitted: at, .. }) = rest.first() else {
                         panic!(
                             "the gate's probe was held back by the limiter and not handed back: \
                              the gate would hold every operation for the probe's lease: {rest:?}"
@@ -307,6 +326,7 @@ impl Watch {
             );
             model.admitted = true;
             op.probe = probe;
+            op.probe_admitted = now;
             op.held = None;
             return;
         };
@@ -402,6 +422,10 @@ impl Watch {
                     let end = End::Error(ErrorClass::Timeout);
                     self.attempt_end(now, before, op, end, policy)
                 }
+                // Or the deadline, with its send admitted and unsent.
+                _ if before.admitted && !before.done && now >= before.deadline => {
+                    self.hand_back(op)
+                }
                 _ => Vec::new(),
             },
             Action::Started | Action::Abort | Action::Poll => Vec::new(),
@@ -413,6 +437,31 @@ impl Watch {
                 op.held = None;
             }
         }
+    }
+
+    /// The calls of an operation that ends with its send admitted and not sent: the gate's
+    /// probe, if it is one, is handed back at once, named by the instant it was admitted (it
+    /// would otherwise hold every operation to the origin until its lease ran out).
+    fn hand_back(&self, op: &mut Consulting) -> Vec<Key> {
+        if core::mem::take(&mut op.probe) {
+            vec![Key::ProbeNotSent(op.probe_admitted)]
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Checks what an abort of an operation called.
+    pub(super) fn aborted(&self, before: &Before, op: &mut Consulting, calls: &[Call]) {
+        let expected = if before.admitted && !before.done {
+            self.hand_back(op)
+        } else {
+            Vec::new()
+        };
+        let got: Vec<Key> = calls.iter().map(Call::key).collect();
+        assert_eq!(
+            got, expected,
+            "an abort calls no shared object, but to hand back a probe admitted and unsent"
+        );
     }
 
     /// Checks that hold after every step: what the limiter's readers say.
@@ -482,19 +531,34 @@ impl GateWatch {
                 self.ended(now, signal, before, after);
                 after
             }
-            Call::ProbeNotSent { now, after } => {
-                // Its lease goes: the next caller may probe at once.
-                assert!(
-                    !matches!(
-                        after.state,
-                        GateState::HalfOpen {
-                            probe_lease: Some(_),
-                            ..
-                        }
-                    ),
-                    "the gate kept the lease of a probe handed back at {now:?}: {after:?}"
-                );
-                self.probe_lease = None;
+            Call::ProbeNotSent {
+                admitted,
+                before,
+                after,
+            } => {
+                if self.last_probe == Some(admitted) {
+                    // Its lease goes: the next caller may probe at once.
+                    assert!(
+                        !matches!(
+                            after.state,
+                            GateState::HalfOpen {
+                                probe_lease: Some(_),
+                                ..
+                            }
+                        ),
+                        "the gate kept the lease of the probe admitted at {admitted:?}, handed \
+                         back: {after:?}"
+                    );
+                    self.probe_lease = None;
+                } else {
+                    // A later probe keeps its lease: the hand-back changes nothing.
+                    assert_eq!(
+                        after, before,
+                        "the hand-back of a probe admitted at {admitted:?} changed the gate, \
+                         whose last probe was admitted at {:?}",
+                        self.last_probe
+                    );
+                }
                 after
             }
             _ => unreachable!("a limiter call"),
@@ -586,6 +650,7 @@ impl GateWatch {
                     after.state
                 );
                 self.probe_lease = Some(lease_end);
+                self.last_probe = Some(now);
             }
             GateAdmission::Closed(t) => {
                 let GateState::Closed { until, spread, .. } = after.state else {
