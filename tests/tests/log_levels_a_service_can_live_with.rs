@@ -14,7 +14,7 @@ use tracing::Level;
 fn traced(adapter: Adapter, replies: Vec<Reply>) -> Vec<Line> {
     let server = Server::start(replies.into_iter().map(Into::into));
     let capture = Capture::default();
-    let run = tracing::subscriber::with_default(capture.clone(), || {
+    let run = capture.during(|| {
         adapter.run(
             &Retrier::default(),
             TestRequest::get(server.url("/")),
@@ -118,9 +118,8 @@ fn a_first_try_success_logs_at_debug_only_with_the_rate_limiter_on() {
         assert!(limiter.is_enabled(), "{adapter:?}");
 
         let capture = Capture::default();
-        let run = tracing::subscriber::with_default(capture.clone(), || {
-            adapter.run(&retrier, TestRequest::get(server.url("/")), Clock::Virtual)
-        });
+        let run = capture
+            .during(|| adapter.run(&retrier, TestRequest::get(server.url("/")), Clock::Virtual));
         assert_eq!(run.outcome().attempts, 1, "{adapter:?}: {run:?}");
         let lines: Vec<Line> = capture
             .lines()
@@ -140,7 +139,7 @@ fn a_post_that_was_not_retried_says_why_at_info_once() {
     for_each_adapter(|adapter| {
         let server = Server::always(Reply::status(503));
         let capture = Capture::default();
-        let run = tracing::subscriber::with_default(capture.clone(), || {
+        let run = capture.during(|| {
             adapter.run(
                 &Retrier::default(),
                 TestRequest::post(server.url("/orders")).body("{}"),

@@ -43,9 +43,7 @@ fn no_event_contains_userinfo_query_headers_key_or_body() {
             sink.lock().expect("sink lock").push(format!("{e} | {e:?}"));
         });
         let capture = Capture::default();
-        let run = tracing::subscriber::with_default(capture.clone(), || {
-            adapter.run(&retrier, request, Clock::Virtual)
-        });
+        let run = capture.during(|| adapter.run(&retrier, request, Clock::Virtual));
 
         let mut all = emitted.lock().expect("sink lock").clone();
         let mut traced: Vec<String> = capture.lines().iter().map(|l| l.text()).collect();

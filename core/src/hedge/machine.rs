@@ -515,9 +515,11 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
         if let (0, ErrorKind::Timeout, CopyState::InFlight { timeout_at, .. }) =
             (i, error.kind, self.state(i))
         {
-            // A timeout the driver enforced (through its caller's classification): the first
-            // copy's latency is what it saw, at most the timeout.
-            self.record_sample(self.now.min(timeout_at));
+            if self.now >= timeout_at {
+                // The timeout the driver enforced (through its caller's classification), as the
+                // machine's own would have: the first copy took at least its timeout.
+                self.record_sample(timeout_at);
+            }
         }
         self.set(i, CopyState::Ended);
         self.last_error = Some(error);

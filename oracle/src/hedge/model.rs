@@ -580,11 +580,11 @@ impl Model {
                     }
                     RetryAction::Error(e) => {
                         self.last_error = Some(*e);
-                        if copy == 1 && e.kind == ErrorKind::Timeout {
-                            // A timeout the driver enforced (through the caller's override):
-                            // the first copy took that long, at most its timeout.
-                            let timeout_at = self.copies[0].timeout_at;
-                            self.sample(self.now.min(timeout_at));
+                        let timeout_at = self.copies[0].timeout_at;
+                        if copy == 1 && e.kind == ErrorKind::Timeout && self.now >= timeout_at {
+                            // The timeout the driver enforced (through the caller's override),
+                            // as the machine's own: the first copy took at least its timeout.
+                            self.sample(timeout_at);
                         }
                         match e.class {
                             ErrorClass::Aborted => {
