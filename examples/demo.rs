@@ -24,6 +24,9 @@
 //! by status, errors, attempts, stop reasons, and the limiter's rates. `--origin-gate` gives the
 //! retrier one gate per origin (a 429's or 503's `Retry-After` pauses every operation to it);
 //! `--rate-limiter adaptive` gives it AWS's adaptive client rate limiter (off until a 429).
+//! `--rate R` starts the operations at R a second (operation `k` at `k / R` s), whenever the
+//! earlier ones end (open loop, as a service's callers arrive; give `--concurrency` room for
+//! the operations a paused origin holds).
 //!
 //! `--explain` (with or without `--url`) first prints the policy's worst case
 //! (`Policy::worst_case`): the most requests the operation can send, the longest it can take,
@@ -175,6 +178,9 @@ struct Options {
     origin_gate: bool,
     /// `--rate-limiter adaptive`: one adaptive limiter, shared by the operations.
     adaptive: bool,
+    /// `--rate R`: operation `k` starts `k / R` seconds in (open loop), else when a worker is
+    /// free.
+    rate: Option<f64>,
 }
 
 /// The adapter that sends the request.
@@ -203,6 +209,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         ca_file: None,
         repeat: 1,
         concurrency: 1,
+        rate: None,
         origin_gate: false,
         adaptive: false,
     };
@@ -262,6 +269,15 @@ fn parse(args: &[String]) -> Result<Options, String> {
                     .ok_or("--concurrency: 1 to 1024 operations at a time")?;
             }
             "--origin-gate" => o.origin_gate = true,
+            "--rate" => {
+                o.rate = Some(
+                    value()?
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|r| *r > 0.0 && r.is_finite())
+                        .ok_or("--rate: operations a second, above 0")?,
+                );
+            }
             "--rate-limiter" => match value()?.as_str() {
                 "adaptive" => o.adaptive = true,
                 "off" => o.adaptive = false,
@@ -273,7 +289,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
                      [--max-elapsed SECS] [--attempt-timeout SECS] \
                      [--idempotency-key KEY|auto] [--body TEXT] \
                      [--client ureq|smol|tokio|reqwest] [--ca-file PEM] \
-                     [--repeat N] [--concurrency C] [--origin-gate] [--rate-limiter adaptive]] \
+                     [--repeat N] [--concurrency C] [--rate R] [--origin-gate] [--rate-limiter adaptive]] \
                      (--client tower is tokio's alias: the tower layer over hyper-util)"
                         .to_owned(),
                 )
@@ -477,6 +493,12 @@ fn send(o: &Options, retrier: Retrier) -> Result<Vec<Sent>, String> {
     }
 }
 
+/// When operation `k` starts under `--rate` (none: at once).
+fn scheduled(o: &Options, start: std::time::Instant, k: usize) -> Option<std::time::Instant> {
+    o.rate
+        .map(|r| start + Duration::from_secs_f64(k as f64 / r))
+}
+
 /// `n` blocking operations on `c` threads (each takes the next operation when it is done).
 fn on_threads(
     o: &Options,
@@ -486,16 +508,22 @@ fn on_threads(
 ) -> Result<Vec<Sent>, String> {
     let next = AtomicUsize::new(0);
     let results = Mutex::new(Vec::with_capacity(n));
+    let start = std::time::Instant::now();
     std::thread::scope(|s| {
         for _ in 0..c {
-            s.spawn(|| {
-                while next.fetch_add(1, Ordering::Relaxed) < n {
-                    let sent = request_of(o).and_then(&one);
-                    results
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .push(sent);
+            s.spawn(|| loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                if k >= n {
+                    break;
                 }
+                if let Some(at) = scheduled(o, start, k) {
+                    std::thread::sleep(at.saturating_duration_since(std::time::Instant::now()));
+                }
+                let sent = request_of(o).and_then(&one);
+                results
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(sent);
             });
         }
     });
@@ -514,9 +542,18 @@ where
     Fut: core::future::Future<Output = Result<Sent, String>>,
 {
     let next = AtomicUsize::new(0);
+    let start = std::time::Instant::now();
     let worker = || async {
         let mut mine = Vec::new();
-        while next.fetch_add(1, Ordering::Relaxed) < n {
+        loop {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            if k >= n {
+                break;
+            }
+            if let Some(at) = scheduled(o, start, k) {
+                // async-io's timer: it runs on any executor (its reactor has a thread of its own).
+                smol::Timer::at(at).await;
+            }
             mine.push(match request_of(o) {
                 Ok(request) => one(request).await,
                 Err(e) => Err(e),
