@@ -48,7 +48,13 @@ use http_body_util::{BodyExt, Empty};
 use tower::{Layer, ServiceExt};
 
 /// The ways, by name; the first is the reference of the overhead column.
-const WAYS: [&str; 4] = ["bare", "bare-timeout", "tower-retry", "backstop"];
+const WAYS: [&str; 5] = [
+    "bare",
+    "bare-timeout",
+    "tower-retry",
+    "backstop",
+    "backstop-gates",
+];
 
 type Req = http::Request<Empty<Bytes>>;
 
@@ -103,6 +109,14 @@ fn way(name: &str) -> Way {
         )),
         "backstop" => {
             Way::Backstop(RetryLayer::new(Retrier::default(), TokioRuntime::new()).layer(client))
+        }
+        // The same with an origin gate per origin and the adaptive limiter, neither acting.
+        "backstop-gates" => {
+            let gates = backstop::OriginGates::new(backstop::GateConfig::new()).unwrap();
+            let retrier = Retrier::default()
+                .origin_gates(std::sync::Arc::new(gates))
+                .rate_limiter(std::sync::Arc::new(backstop::AdaptiveRateLimiter::new()));
+            Way::Backstop(RetryLayer::new(retrier, TokioRuntime::new()).layer(client))
         }
         other => panic!("no way named {other}; the ways: {WAYS:?}"),
     }
