@@ -287,7 +287,8 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
     /// transient error is reported to the gate (the caller's abort and a permanent error say
     /// nothing of the server: a probe that ends so lets its lease run out; a probe aborted
     /// before it was sent is handed back at once), every response to
-    /// the limiter (a 429, or a 503 with a usable `Retry-After`, as a throttle). The waits
+    /// the limiter (a 429 or a retried 403 that is a rate-limit answer, or a 503 with a usable
+    /// `Retry-After`, as a throttle). The waits
     /// they cause are bounded by the deadline, not by [`Policy::worst_case`]'s `wait`, which
     /// counts the policy's own waits.
     pub fn with_overload(
