@@ -283,7 +283,8 @@ impl Retrier {
     }
 
     /// Pauses every operation to an origin (scheme, host, port) when a server asks one of
-    /// them to back off (a `Retry-After` on a 429 or 503, an exhausted rate-limit quota):
+    /// them to back off (a `Retry-After` on a 429 or 503, an exhausted rate-limit quota, on a
+    /// 403 too as GitHub sends it):
     /// `gates` keeps one [`OriginGate`](crate::OriginGate) per origin, shared by the
     /// retrier's clones (and by other retriers given the same `Arc`). While an origin's gate
     /// is closed a new operation waits for it to reopen, within its deadline, or gives up

@@ -741,9 +741,9 @@ pub(crate) fn response_facts<'r, B>(
     if headers.contains_key(http::header::RETRY_AFTER) {
         facts = facts.retry_after_from_http(headers);
     }
-    // The rate-limit fields matter only on a retryable status without a usable `Retry-After`
-    // (the machine checks usability; a malformed one is rare).
-    if policy.rate_limit_fields() && class.is_retryable(status, &policy.retryable_statuses()) {
+    // The rate-limit fields matter only on a retryable status or a 403 (which an exhausted
+    // quota makes a rate-limit answer): a 200 looks none of them up.
+    if policy.rate_limit_fields_bear_on(status, class) {
         facts = facts.rate_limit_from_http(headers);
     }
     if facts.retry_after.is_some() || facts.x_rate_limit_reset.is_some() {

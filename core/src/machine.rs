@@ -21,8 +21,9 @@ use crate::overload::{
 };
 use crate::policy::Policy;
 use crate::rate_limit::reset_delay;
-use crate::server_delay::{floored_wait, retry_after_delay, server_floor};
-use crate::status::ResponseClass;
+use crate::server_delay::{
+    floored_wait, is_retryable, rate_limit_answer, retry_after_delay, server_floor,
+};
 use crate::time::{nanos_saturating, Instant};
 
 /// The sans-IO retry state machine for one operation (one logical request and its retries).
@@ -286,7 +287,8 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
     /// transient error is reported to the gate (the caller's abort and a permanent error say
     /// nothing of the server: a probe that ends so lets its lease run out; a probe aborted
     /// before it was sent is handed back at once), every response to
-    /// the limiter (a 429, or a 503 with a usable `Retry-After`, as a throttle). The waits
+    /// the limiter (a 429 or a retried 403 that is a rate-limit answer, or a 503 with a usable
+    /// `Retry-After`, as a throttle). The waits
     /// they cause are bounded by the deadline, not by [`Policy::worst_case`]'s `wait`, which
     /// counts the policy's own waits.
     pub fn with_overload(
@@ -450,11 +452,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
         }
         self.now = now;
         let status = response.status;
-        // The status set is read in place (`ResponseClass::is_retryable` would copy it).
-        let retryable = match response.class {
-            ResponseClass::ByStatus => self.policy.retries_status(status),
-            class => class == ResponseClass::Retryable,
-        };
+        let retryable = is_retryable(&self.policy, response);
         let cause = AttemptOutcome::Response(status);
         self.last = Some(cause);
         if let Some(success) = budget::response_success(status, retryable) {
@@ -659,13 +657,20 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
     fn overload_response(&mut self, response: &Response<'_>, retryable: bool) {
         let now = Instant::from_nanos(self.now);
         let status = response.status;
-        let retry_after = match status {
-            429 | 503 => retry_after_delay(response),
-            _ => None,
+        // A 403 is pushback only as a rate-limit answer that is retried: then it is a 429.
+        let too_many = match status {
+            429 => true,
+            403 => retryable && rate_limit_answer(&self.policy, response),
+            _ => false,
+        };
+        let retry_after = if too_many || status == 503 {
+            retry_after_delay(response)
+        } else {
+            None
         };
         if L::ACTIVE {
             self.limiter
-                .on_response(now, retry_after.is_some() || status == 429);
+                .on_response(now, retry_after.is_some() || too_many);
         }
         if G::ACTIVE {
             let exhausted = || {

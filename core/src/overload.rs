@@ -2,7 +2,7 @@
 //! the machine consults before each attempt, the way it consults a [`Budget`](crate::Budget).
 //!
 //! - An origin gate ([`Gate`]): a server's pushback (`Retry-After` on a 429 or 503, an
-//!   exhausted rate-limit quota) pauses every operation to that origin, not only the one that
+//!   exhausted rate-limit quota, a 403 that is a rate-limit answer) pauses every operation to that origin, not only the one that
 //!   received it.
 //! - A send-rate limiter ([`RateLimiter`]): after the server throttles, the client's rate of
 //!   sends (first attempts too) follows AWS's adaptive (CUBIC) token bucket.
@@ -106,8 +106,8 @@ pub struct GateSignal {
     /// When the attempt started (the results of attempts started before the gate last opened
     /// update the failure counts only).
     pub started: Instant,
-    /// The server's back-off: its `Retry-After` on a 429 or 503, or an exhausted quota's
-    /// reset, as the machine reads it (skew-corrected), already cut at the policy's ceiling.
+    /// The server's back-off: its `Retry-After` on a 429 or 503 (or on a 403 that is a
+    /// rate-limit answer), or an exhausted quota's reset, as the machine reads it (skew-corrected), already cut at the policy's ceiling.
     pub back_off: Option<Duration>,
     /// The attempt failed: a retryable status or a transient error (for the failure-ratio
     /// trip). A final status is a success.
@@ -174,7 +174,7 @@ pub trait RateLimiter {
     fn acquire(&self, now: Instant) -> Result<(), Instant>;
 
     /// A response arrived at `now`; `throttled` when the server throttled the client (a 429,
-    /// a 503 with `Retry-After`).
+    /// a retried 403 that is a rate-limit answer, a 503 with `Retry-After`).
     fn on_response(&self, now: Instant, throttled: bool);
 }
 

@@ -34,6 +34,13 @@
 //! So no path takes a floor from a field that says quota remains: with quota left (an `r>0`,
 //! a remaining field above 0) even a reset of `0` is not "retry now", it is the backoff.
 //!
+//! The same rule makes a 403 a rate-limit answer: GitHub answers an exhausted quota with a
+//! `403` as often as a `429` (`X-RateLimit-Remaining: 0`, `X-RateLimit-Reset`). A 403 whose
+//! fields give a floor by the rows above (an absent remaining field counts as exhausted on a
+//! 429 only, so a 403 needs `r=0` or a `0`) is retryable, waits for that floor within the
+//! ceiling and the deadline, and closes the origin's gate, exactly like a 429; so is a 403
+//! with a usable `Retry-After` (a secondary limit). Any other 403 is final.
+//!
 //! delay-seconds and Unix times follow the `Retry-After` grammar (`1*DIGIT [ "." 1*DIGIT ]`,
 //! OWS around it); a remaining field is `1*DIGIT` with OWS around it (anything else is absent).
 //! The structured fields follow the structured-field grammar (RFC 8941 with the

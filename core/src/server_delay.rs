@@ -6,6 +6,13 @@
 //! reset is. The wait is the floor plus a spread of our own, within the ceiling
 //! (`max_retry_after`: above it the policy clamps or gives up) and, when the floor alone fits,
 //! before the deadline.
+//!
+//! A 403 is final, except as a rate-limit answer: GitHub (and APIs that copied it) answer an
+//! exhausted quota with `403` as well as `429`, with `X-RateLimit-Remaining: 0` and
+//! `X-RateLimit-Reset`, and a secondary limit with `403` and a `Retry-After`. So a 403 whose
+//! quota is exhausted (the rule of [`crate::rate_limit`]: `r=0`, or a remaining field of `0`,
+//! with a reset) or that carries a usable `Retry-After` is pushback, retried after it exactly
+//! like a 429; any other 403 (a refusal, which says nothing of when to come back) stays final.
 
 use core::time::Duration;
 
@@ -17,7 +24,33 @@ use crate::jitter::uniform_nanos;
 use crate::policy::{Policy, RetryAfterAboveMax};
 use crate::rate_limit::reset_delay;
 use crate::retry_after::{parse_http_date, parse_retry_after, RetryAfter};
+use crate::status::ResponseClass;
 use crate::time::nanos_saturating;
+
+/// Whether `response` is retryable under `policy`: the caller's class, else the policy's
+/// status set, else, for a 403, whether it is a rate-limit answer ([`rate_limit_answer`]).
+/// The usual response pays one comparison more than the status set.
+#[inline]
+pub(crate) fn is_retryable(policy: &Policy, response: &Response<'_>) -> bool {
+    let status = response.status;
+    match response.class {
+        ResponseClass::ByStatus => {
+            policy.retries_status(status) || (status == 403 && rate_limit_answer(policy, response))
+        }
+        class => class == ResponseClass::Retryable,
+    }
+}
+
+/// Whether a 403 is a rate-limit answer (see the module docs): the policy reads the
+/// rate-limit fields, and the response has a usable `Retry-After` or an exhausted quota's
+/// reset. Out of line: only a 403 asks.
+#[cold]
+#[inline(never)]
+pub(crate) fn rate_limit_answer(policy: &Policy, response: &Response<'_>) -> bool {
+    policy.rate_limit_fields()
+        && (retry_after_delay(response).is_some()
+            || reset_delay(response, policy.x_rate_limit_reset()).is_some())
+}
 
 /// The delay of a response's usable `Retry-After`, if it has one.
 pub(crate) fn retry_after_delay(response: &Response<'_>) -> Option<Duration> {

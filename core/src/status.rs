@@ -3,7 +3,9 @@
 //! Rule (RFC 9110 §15, RFC 6585 §4, RFC 8470 §5.2): by default only
 //! 408 Request Timeout, 425 Too Early, 429 Too Many Requests, 500 Internal Server Error,
 //! 502 Bad Gateway, 503 Service Unavailable and 504 Gateway Timeout are retried. Every other
-//! status, 400, 401, 403 and 404 among them, goes straight back to the caller.
+//! status, 400, 401, 403 and 404 among them, goes straight back to the caller, with one
+//! exception: a 403 that is a rate-limit answer (its quota exhausted, or a `Retry-After`) is
+//! retried like a 429 (see [`PolicyBuilder::rate_limit_fields`](crate::PolicyBuilder::rate_limit_fields)).
 
 /// The lowest status code a set can hold.
 const FIRST: u16 = 100;

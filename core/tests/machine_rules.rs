@@ -1053,9 +1053,11 @@ fn rate_limit_fields_are_ignored_when_the_policy_opts_out_or_the_status_is_final
         wait_after(off, response),
         (millis(300), DelaySource::Backoff)
     );
+    // A 404 is final whatever its fields say (a 403 is the exception: with an exhausted quota
+    // it is a rate-limit answer, see `rate_limited_403.rs`).
     let mut sim = Sim::get(Policy::default());
     sim.start();
-    sim.respond(Response::new(403).rate_limit(br#""default";r=0;t=1"#));
+    sim.respond(Response::new(404).rate_limit(br#""default";r=0;t=1"#));
     assert_eq!(returned(sim.poll()).reason, StopReason::FinalStatus);
 }
 

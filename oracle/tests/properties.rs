@@ -155,10 +155,11 @@ proptest! {
 
     /// The rate-limit rule, on the shapes random bytes rarely reach: a reset is a floor only
     /// when its quota is exhausted, `RateLimit` with quota left means no floor, and a Unix
-    /// reset more than a day old is malformed.
+    /// reset more than a day old is malformed. On a 403 the same rule says whether it is a
+    /// rate-limit answer (retried after the floor) or a refusal (final).
     #[test]
     fn a_reset_is_a_floor_only_when_its_quota_is_exhausted(
-        status in proptest::sample::select(vec![429u16, 503]),
+        status in proptest::sample::select(vec![429u16, 503, 403]),
         rate_limit in proptest::option::of(proptest::sample::select(vec![
             r#""default";r=0;t=3"#, r#""default";r=50;t=10"#, r#""default";r=0"#, "junk;",
             r#""default";t=5"#, r#""a";r=0;t=2, "b";r=9;t=1"#, r#""b";r=9"#,

@@ -22,8 +22,7 @@ use crate::classify::{AttemptError, ErrorClass, ErrorKind};
 use crate::decision::{AttemptOutcome, DelaySource, Outcome, StopReason};
 use crate::event::{MisuseError, Request, Response};
 use crate::policy::Policy;
-use crate::server_delay::{floored_wait, server_floor};
-use crate::status::ResponseClass;
+use crate::server_delay::{floored_wait, is_retryable, server_floor};
 use crate::time::{nanos_saturating, Instant};
 
 /// The shortest adaptive delay (Finagle's floor).
@@ -493,10 +492,7 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
 
     fn response_in(&mut self, i: usize, response: &Response<'_>) {
         let status = response.status;
-        let retryable = match response.class {
-            ResponseClass::ByStatus => self.policy.retries_status(status),
-            class => class == ResponseClass::Retryable,
-        };
+        let retryable = is_retryable(&self.policy, response);
         if let Some(success) = budget::response_success(status, retryable) {
             self.budget
                 .on_attempt_end(Instant::from_nanos(self.now), success);

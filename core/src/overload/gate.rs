@@ -24,8 +24,8 @@ const GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum GateCloseReason {
-    /// The server said to back off: `Retry-After` on a 429 or 503, or an exhausted rate-limit
-    /// quota with its reset.
+    /// The server said to back off: `Retry-After` on a 429 or 503 (or on a 403 that is a
+    /// rate-limit answer), or an exhausted rate-limit quota with its reset.
     BackOff,
     /// The failure-ratio trip: too many of the window's attempts failed.
     FailureRatio,
@@ -122,7 +122,8 @@ pub enum GateState {
 /// - **One gate per origin** (scheme, host, port), shared by every operation to it: the driver
 ///   keeps one per origin it talks to (or is given one); the gate knows nothing of origins.
 /// - **Closes** when an attempt's end carries a back-off signal ([`GateSignal::back_off`]: a
-///   `Retry-After` on a 429 or 503, or an exhausted quota's reset, as the machine reads and
+///   `Retry-After` on a 429 or 503 (or a 403 that is a rate-limit answer), or an exhausted
+///   quota's reset, as the machine reads and
 ///   cuts it): closed until `now + back_off`. A later signal that reaches further extends the
 ///   closing; one that ends sooner does not shorten it. A zero back-off does not close an open
 ///   gate (there is nothing to wait for).

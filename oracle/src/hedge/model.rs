@@ -562,9 +562,9 @@ impl Model {
                 let i = i.expect("a copy");
                 self.copies[i].state = State::Ended;
                 match answer {
-                    RetryAction::Response { status, class, .. } => {
+                    RetryAction::Response { status, .. } => {
                         self.last_response = Some((*status, asked.retry_after));
-                        if class.is_retryable(*status, &self.policy.retryable_statuses()) {
+                        if asked.retryable {
                             self.ends.1 += 1;
                             self.non_final(copy, AttemptOutcome::Response(*status), asked);
                         } else {

@@ -16,6 +16,9 @@
 //!   of 0, or none on a 429), `RateLimit` with quota left means no floor at all, and a Unix
 //!   `X-RateLimit-Reset` more than a day before its reference is malformed (the rule is
 //!   restated in `rate_limit_floor`, the IETF field read by `sfv`);
+//! - a 403 is final unless it is a rate-limit answer (the policy reads the rate-limit fields,
+//!   and it has a usable `Retry-After` or an exhausted quota's reset by the rule above): then
+//!   it is retryable like a 429 (restated in `event_of`);
 //! - a `Send` never happens at or after the deadline, and its timeout never ends past it;
 //! - after `Return`/`GiveUp`, every poll repeats the same decision and nothing is sent again;
 //! - after an accepted `Abort` the next decision is `GiveUp` with `StopReason::Aborted`;
@@ -48,8 +51,8 @@ use core::time::Duration;
 
 use backstop_core::{
     parse_delay_seconds, parse_http_date, parse_retry_after, Decision, Event, Gate, Instant,
-    MisuseError, Outcome, Policy, RateLimiter, Response, RetryAfter, RetryMachine, UnixTime,
-    XRateLimitReset,
+    MisuseError, Outcome, Policy, RateLimiter, Response, ResponseClass, RetryAfter, RetryMachine,
+    UnixTime, XRateLimitReset,
 };
 use rand_core::SeedableRng;
 
@@ -169,6 +172,12 @@ fn run(s: &Scenario, policy: Policy) -> Vec<Trace> {
 /// What the server asked of a response, computed from the public parsers.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct ServerAsked {
+    /// Whether the response is retryable: the caller's class, else the policy's status set,
+    /// else, for a 403, whether it is a rate-limit answer (`rate_limit_answer`).
+    pub(crate) retryable: bool,
+    /// Whether the response is a 429, or a 403 that is a rate-limit answer and retried: a
+    /// throttle, whose `Retry-After` closes the gate.
+    pub(crate) too_many: bool,
     /// The floor of the wait: the `Retry-After` delay, else (on a retryable status, when the
     /// policy reads them) the rate-limit reset.
     pub(crate) floor: Option<Duration>,
@@ -220,11 +229,23 @@ pub(crate) fn event_of<'a>(action: &'a Action, policy: &Policy) -> (Event<'a>, S
                         RetryAfter::Delay(d) => Some(d),
                         RetryAfter::Date(_) => Some(value.delay_from(reference?)),
                     });
-            let rate_limit = (policy.rate_limit_fields()
-                && class.is_retryable(*status, &policy.retryable_statuses()))
-            .then(|| rate_limit_floor(rate_limit, *status, reference, policy.x_rate_limit_reset()))
-            .flatten();
+            let reset =
+                || rate_limit_floor(rate_limit, *status, reference, policy.x_rate_limit_reset());
+            let rate_limit_answer = *status == 403
+                && policy.rate_limit_fields()
+                && (retry_after.is_some() || reset().is_some());
+            let retryable = match class {
+                ResponseClass::ByStatus => {
+                    policy.retryable_statuses().contains(*status) || rate_limit_answer
+                }
+                class => *class == ResponseClass::Retryable,
+            };
+            let rate_limit = (policy.rate_limit_fields() && retryable)
+                .then(reset)
+                .flatten();
             let asked = ServerAsked {
+                retryable,
+                too_many: *status == 429 || (retryable && rate_limit_answer),
                 floor: retry_after.or(rate_limit),
                 from_rate_limit: retry_after.is_none() && rate_limit.is_some(),
                 retry_after,
@@ -297,7 +318,7 @@ fn count(v: &[u8]) -> Option<u128> {
 
 /// One GET under the default policy without jitter, one response of `status` with the rate-limit fields `f`
 /// (and the wall clock `wall_clock`): the wait must follow the rate-limit rule restated in
-/// `rate_limit_floor`. For proptest, which builds the fields that random bytes rarely reach.
+/// `rate_limit_floor` (on a 403, no floor means the answer is final). For proptest, which builds the fields that random bytes rarely reach.
 pub fn check_rate_limit_rule(status: u16, f: &RateLimitFields, wall_clock: Option<UnixTime>) {
     // No jitter: a backoff wait is never zero, so a zero floor cannot pass for one.
     let policy = Policy::builder()
@@ -347,6 +368,12 @@ pub fn check_rate_limit_rule(status: u16, f: &RateLimitFields, wall_clock: Optio
         (Some(floor), d) => assert!(
             floor > policy.max_retry_after() || floor >= policy.max_elapsed(),
             "a {floor:?} floor that fits, yet {d:?}: {f:?}"
+        ),
+        // A 403 without an exhausted quota is a refusal, not a rate-limit answer.
+        (None, Decision::Return(o)) if status == 403 => assert_eq!(
+            (o.reason, o.attempts),
+            (backstop_core::StopReason::FinalStatus, 1),
+            "{f:?} on {status}"
         ),
         (None, d) => panic!("no floor, yet {d:?}: {f:?} on {status}"),
     }

@@ -4,7 +4,7 @@ use core::time::Duration;
 
 use backstop_core::{
     AttemptError, AttemptOutcome, Decision, DelaySource, ErrorClass, ErrorKind, Instant, Method,
-    MisuseError, NonIdempotent, Policy, Request, ResponseClass, StopReason, WorstCase,
+    MisuseError, NonIdempotent, Policy, Request, StopReason, WorstCase,
 };
 
 use super::decode::{Action, TimeStep};
@@ -64,8 +64,9 @@ pub(crate) struct Model {
     pub(crate) may_send_again: bool,
     /// What the last attempt ended with.
     pub(crate) last: Option<AttemptOutcome>,
-    /// The caller's word on the last response ([`ResponseClass::ByStatus`] before any).
-    pub(crate) class: ResponseClass,
+    /// Whether the last response was retryable (its class, else the status set, else a 403
+    /// that is a rate-limit answer).
+    pub(crate) last_retryable: bool,
     /// The server-directed floor of the last response (its `Retry-After`, else its rate-limit
     /// reset), if it had a usable one.
     pub(crate) floor: Option<Duration>,
@@ -132,7 +133,7 @@ impl Model {
             in_flight: None,
             may_send_again: true,
             last: None,
-            class: ResponseClass::ByStatus,
+            last_retryable: false,
             floor: None,
             floor_from_rate_limit: false,
             retry_after: None,
@@ -361,13 +362,11 @@ impl Model {
                     self.may_send_again = false;
                 }
             }
-            Action::Response { status, class, .. } => {
+            Action::Response { status, .. } => {
                 if result.is_ok() {
-                    self.class = *class;
+                    self.last_retryable = asked.retryable;
                     // A success for the budget: a 2xx or 3xx the policy does not retry.
-                    if *status < 400
-                        && !class.is_retryable(*status, &self.policy.retryable_statuses())
-                    {
+                    if *status < 400 && !asked.retryable {
                         self.successes += 1;
                     }
                 }

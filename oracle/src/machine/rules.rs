@@ -11,13 +11,6 @@ use backstop_core::{
 use super::model::Model;
 
 impl Model {
-    /// Whether the last response, with `status`, was retryable: the caller's class, else the
-    /// policy's status set.
-    fn retryable(&self, status: u16) -> bool {
-        self.class
-            .is_retryable(status, &self.policy.retryable_statuses())
-    }
-
     pub(crate) fn check_send(&self, attempt: u32, timeout: Duration, reason: SendReason) {
         assert!(
             self.in_flight.is_none(),
@@ -161,8 +154,7 @@ impl Model {
         let may_retry = self.may_retry();
         match o.reason {
             StopReason::FinalStatus => assert!(
-                matches!(o.last, Some(AttemptOutcome::Response(s))
-                    if !self.retryable(s)),
+                matches!(o.last, Some(AttemptOutcome::Response(_)) if !self.last_retryable),
                 "FinalStatus for a retryable status: {o:?}"
             ),
             StopReason::PermanentError => {
@@ -244,8 +236,8 @@ impl Model {
         let mut allowed = Vec::new();
         let mut forced = false;
         let maybe_sent = match cause {
-            AttemptOutcome::Response(status) => {
-                if !self.retryable(status) {
+            AttemptOutcome::Response(_) => {
+                if !self.last_retryable {
                     return (true, vec![StopReason::FinalStatus]);
                 }
                 true

@@ -157,13 +157,15 @@ impl Watch {
                 retryable,
                 asked,
             } => {
-                let retry_after = match status {
-                    429 | 503 => asked.retry_after,
-                    _ => None,
+                let retry_after = if asked.too_many || status == 503 {
+                    asked.retry_after
+                } else {
+                    None
                 };
                 if self.limiter.is_some() {
-                    // A throttle: a 429, or a 503 with a usable `Retry-After`.
-                    let throttled = status == 429 || retry_after.is_some();
+                    // A throttle: a 429 (or a 403 that is a rate-limit answer, retried), or a
+                    // 503 with a usable `Retry-After`.
+                    let throttled = asked.too_many || retry_after.is_some();
                     keys.push(Key::Response(now, throttled));
                 }
                 let back_off = retry_after
@@ -406,11 +408,10 @@ impl Watch {
         }
         let now = before.now.max(fed);
         let expected = match action {
-            Action::Response { status, class, .. } => {
-                let retryable = class.is_retryable(*status, &policy.retryable_statuses());
+            Action::Response { status, .. } => {
                 let end = End::Response {
                     status: *status,
-                    retryable,
+                    retryable: asked.retryable,
                     asked,
                 };
                 self.attempt_end(now, before, op, end, policy)
