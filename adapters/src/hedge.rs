@@ -8,6 +8,14 @@
 //! HTTP/1.1 its connection is closed (the response is not read), on HTTP/2 its stream is
 //! reset. A discarded response (a non-final answer) is dropped, not drained: another copy may
 //! be in flight on the pool already. After an abort nothing is sent.
+//!
+//! Overload control holds copies as it holds retries: the machine asks the origin's gate
+//! ([`Retrier::origin_gates`]) and the send-rate limiter ([`Retrier::rate_limiter`]) before
+//! every copy, the first too. A copy they hold back is not sent; it goes out at the later of
+//! its hedging delay (or the answer that called for it) and the hold's end, while the copies
+//! in flight run on, or not at all when the hold reaches the deadline (`origin_paused`,
+//! `rate_limited`). Every copy's answer is reported to them, and the loop emits what it did
+//! (`GateClosed`, `GateReopened`, `RateLimiterEnabled`), as the retry loop does.
 
 use core::future::Future;
 use core::pin::{pin, Pin};
@@ -19,6 +27,7 @@ use crate::abort::Abort;
 use crate::observe::events::EventKind;
 use crate::observe::Emitter;
 use crate::outcome::{Retried, RetryError};
+use crate::overload::{Marks, SharedGate, SharedLimiter};
 use crate::request::{Attempt, OperationName, Plan};
 use crate::retrier::Retrier;
 use crate::run::{classified, response_facts};
@@ -73,12 +82,14 @@ where
         &plan.method,
         &plan.uri,
     );
-    let mut machine = HedgeMachine::with_budget(
+    let mut machine = HedgeMachine::with_overload(
         policy,
         facts,
         retrier.next_rng(),
         retrier.budget.clone(),
         &*retrier.latencies,
+        SharedGate::of(retrier, plan.origin.take(), start),
+        SharedLimiter(retrier.limiter.as_deref()),
         start,
     );
     let answers = retrier
@@ -164,6 +175,7 @@ where
                     Race::Answered(i, result) => {
                         let sent = copies[i].take().map_or(ended, |c| c.sent);
                         let copy = i as u32 + 1;
+                        let marks = Marks::of(machine.gate(), machine.rate_limiter());
                         let outcome = match result {
                             Ok(response) => {
                                 let facts = response_facts(
@@ -198,6 +210,10 @@ where
                             took: ended.saturating_duration_since(sent),
                             elapsed: ended.saturating_duration_since(start),
                         });
+                        if let Some(marks) = marks {
+                            let (gate, limiter) = (machine.gate(), machine.rate_limiter());
+                            marks.emit_changes(gate, limiter, &emitter, copy, ended, start);
+                        }
                     }
                     Race::Aborted => {
                         let _ = machine.handle(ended, HedgeEvent::Abort);
@@ -217,6 +233,7 @@ where
                                     ErrorKind::Timeout,
                                     &AttemptTimedOut::new(copy, timed_out.timeout),
                                 );
+                                let marks = Marks::of(machine.gate(), machine.rate_limiter());
                                 let _ = machine.handle(ended, HedgeEvent::Error { copy, error: e });
                                 emitter.emit(EventKind::AttemptEnded {
                                     attempt: copy,
@@ -224,6 +241,10 @@ where
                                     took: ended.saturating_duration_since(timed_out.sent),
                                     elapsed: ended.saturating_duration_since(start),
                                 });
+                                if let Some(marks) = marks {
+                                    let (gate, limiter) = (machine.gate(), machine.rate_limiter());
+                                    marks.emit_changes(gate, limiter, &emitter, copy, ended, start);
+                                }
                             }
                         }
                     }

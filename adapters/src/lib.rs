@@ -214,10 +214,11 @@
 //! already pending are floored at it, and the reopening is half-open: one probe goes first.
 //! With [`Retrier::rate_limiter`] an [`AdaptiveRateLimiter`] (AWS's adaptive retry mode: a
 //! CUBIC token bucket, off until the first throttle) paces every attempt of every operation.
-//! Both are consulted by the machine before each attempt, through every front door; hedged
-//! operations do not consult them. The events say when a gate closes or reopens
-//! ([`EventKind::GateClosed`], [`EventKind::GateReopened`]), when the limiter turns on
-//! ([`EventKind::RateLimiterEnabled`]), and why an operation waited
+//! Both are consulted by the machine before each attempt, through every front door, and
+//! before each copy of a hedged operation: a backup is not sent to a paused origin, and
+//! goes out at the later of its hedging delay and the reopening. The events say when a gate
+//! closes or reopens ([`EventKind::GateClosed`], [`EventKind::GateReopened`]), when the
+//! limiter turns on ([`EventKind::RateLimiterEnabled`]), and why an operation waited
 //! ([`DelaySource::OriginPaused`], [`DelaySource::RateLimited`]).
 //!
 //! ```

@@ -11,6 +11,11 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use crate::observe::events::EventKind;
+use crate::observe::Emitter;
+use crate::retrier::Retrier;
 
 use crate::{
     AdaptiveRateLimiter, Ask, Gate, GateAdmission, GateConfig, GateConfigError, GateSignal,
@@ -158,6 +163,78 @@ fn holds_nothing_back(gate: &Arc<OriginGate>, now: Instant) -> bool {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct SharedGate(pub(crate) Option<Arc<OriginGate>>);
 
+impl SharedGate {
+    /// The gate of an operation to `origin` started at `now`: its origin's among the
+    /// retrier's gates (made when the origin's first operation starts), or none.
+    pub(crate) fn of(retrier: &Retrier, origin: Option<Box<Origin>>, now: Instant) -> Self {
+        SharedGate(match (origin, &retrier.gates) {
+            (Some(origin), Some(gates)) => Some(gates.gate(*origin, now)),
+            _ => None,
+        })
+    }
+}
+
+/// What an operation's gate and limiter stood at before an answer was reported to them
+/// (the gate's closings and reopenings, whether the limiter is on): compared after, it says
+/// what the answer did, for the events. Shared by the retry and the hedged loops.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Marks {
+    closes: u64,
+    reopens: u64,
+    enabled: bool,
+}
+
+impl Marks {
+    /// The marks now; `None` without a gate or a limiter (nothing to compare).
+    #[inline]
+    pub(crate) fn of(gate: &SharedGate, limiter: &SharedLimiter<'_>) -> Option<Self> {
+        let gate = gate.0.as_deref();
+        if gate.is_none() && limiter.0.is_none() {
+            return None;
+        }
+        Some(Marks {
+            closes: gate.map_or(0, OriginGate::closes),
+            reopens: gate.map_or(0, OriginGate::reopens),
+            enabled: limiter.0.is_some_and(AdaptiveRateLimiter::is_enabled),
+        })
+    }
+
+    /// Emits what attempt (or copy) `attempt`'s answer, reported at `ended`, did to the gate
+    /// and the limiter: [`EventKind::GateClosed`], [`EventKind::GateReopened`],
+    /// [`EventKind::RateLimiterEnabled`] (`elapsed` counted from `start`).
+    #[cold]
+    pub(crate) fn emit_changes(
+        self,
+        gate: &SharedGate,
+        limiter: &SharedLimiter<'_>,
+        emitter: &Emitter<'_>,
+        attempt: u32,
+        ended: Instant,
+        start: Instant,
+    ) {
+        let elapsed = ended.saturating_duration_since(start);
+        if let Some(gate) = gate.0.as_deref() {
+            if gate.closes() > self.closes {
+                let reopens_in = match gate.state(ended) {
+                    GateState::Closed { until, .. } => until.saturating_duration_since(ended),
+                    _ => Duration::ZERO,
+                };
+                emitter.emit(EventKind::GateClosed {
+                    attempt,
+                    reopens_in,
+                    elapsed,
+                });
+            }
+            if gate.reopens() > self.reopens {
+                emitter.emit(EventKind::GateReopened { attempt, elapsed });
+            }
+        }
+        if !self.enabled && limiter.0.is_some_and(AdaptiveRateLimiter::is_enabled) {
+            emitter.emit(EventKind::RateLimiterEnabled { attempt, elapsed });
+        }
+    }
+}
+
 impl Gate for SharedGate {
     #[inline]
     fn engaged(&self) -> bool {
@@ -212,7 +289,6 @@ impl RateLimiter for SharedLimiter<'_> {
 mod tests {
     use super::*;
     use crate::{GateAdmission, GateSignal};
-    use std::time::Duration;
 
     /// An operation holds its origin's gate from start to end: a full map keeps that gate
     /// (the new origin's is not kept), and evicts it once no operation holds it.

@@ -290,7 +290,9 @@ impl Retrier {
     /// is closed a new operation waits for it to reopen, within its deadline, or gives up
     /// with [`StopReason::OriginPaused`](crate::StopReason::OriginPaused) (at once, under
     /// [`fail_fast_when_paused`](crate::PolicyBuilder::fail_fast_when_paused)); retries are
-    /// floored at the reopening. Hedged operations do not consult the gates.
+    /// floored at the reopening. A hedged operation's copies are held alike: a backup is not
+    /// sent to a paused origin (see the hedging machine,
+    /// [`HedgeMachine`](crate::HedgeMachine#overload-control)).
     #[must_use]
     pub fn origin_gates(mut self, gates: Arc<OriginGates>) -> Self {
         self.gates = Some(gates);
@@ -301,8 +303,8 @@ impl Retrier {
     /// AWS's adaptive client rate limiter: off until a server throttles (a 429, a 503 with
     /// `Retry-After`), then a token bucket whose rate follows CUBIC. An attempt without a
     /// token waits for one within its deadline, or gives up with
-    /// [`StopReason::RateLimited`](crate::StopReason::RateLimited). Hedged operations do
-    /// not consult it.
+    /// [`StopReason::RateLimited`](crate::StopReason::RateLimited). Every copy of a hedged
+    /// operation takes a token too.
     #[must_use]
     pub fn rate_limiter(mut self, limiter: Arc<AdaptiveRateLimiter>) -> Self {
         self.limiter = Some(limiter);

@@ -14,9 +14,8 @@ use core::task::Poll;
 use core::time::Duration;
 
 use crate::{
-    AdaptiveRateLimiter, AttemptError, AttemptOutcome, Decision, ErrorKind, Event, GateState,
-    Instant, Method, OriginGate, Outcome, Policy, Request, Response, ResponseClass, RetryMachine,
-    SendReason, StopReason, WaitReason,
+    AttemptError, AttemptOutcome, Decision, ErrorKind, Event, Instant, Method, Outcome, Policy,
+    Request, Response, ResponseClass, RetryMachine, SendReason, StopReason, WaitReason,
 };
 use futures_lite::future;
 
@@ -25,7 +24,7 @@ use crate::drain::{announced_too_long, DrainLimits};
 use crate::observe::events::EventKind;
 use crate::observe::Emitter;
 use crate::outcome::{Retried, RetryError};
-use crate::overload::{SharedGate, SharedLimiter};
+use crate::overload::{Marks, SharedGate, SharedLimiter};
 use crate::progress::Progress;
 use crate::request::{copy_for_attempt, Attempt, OperationName, Plan};
 use crate::response_view::ResponseView;
@@ -151,11 +150,7 @@ where
                 facts,
                 retrier.next_rng(),
                 retrier.budget.clone(),
-                // The origin's gate, made when its first operation starts.
-                SharedGate(match (plan.origin.take(), &retrier.gates) {
-                    (Some(origin), Some(gates)) => Some(gates.gate(*origin, start)),
-                    _ => None,
-                }),
+                SharedGate::of(retrier, plan.origin.take(), start),
                 SharedLimiter(retrier.limiter.as_deref()),
                 start,
             ),
@@ -359,7 +354,8 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         last: &mut Last<T::Body, T::Error>,
     ) -> Instant {
         let classify = |e: &T::Error| transport.error_kind(e);
-        let marks = self.overload_marks();
+        let (gate, limiter) = (self.machine.gate(), self.machine.rate_limiter());
+        let marks = Marks::of(gate, limiter);
         let result = self.report(classify, (number, timeout), ended, raced, last);
         self.emitter.emit(EventKind::AttemptEnded {
             attempt: number,
@@ -368,62 +364,10 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
             elapsed: self.since_start(ended),
         });
         if let Some(marks) = marks {
-            self.overload_events(marks, number, ended);
+            let (gate, limiter) = (self.machine.gate(), self.machine.rate_limiter());
+            marks.emit_changes(gate, limiter, &self.emitter, number, ended, self.start);
         }
         self.emitter.clock_after(self.runtime, ended)
-    }
-
-    /// The gate's closings and reopenings and whether the limiter is on, before an attempt's
-    /// end is reported; `None` without a gate or a limiter (nothing to compare).
-    #[inline]
-    fn overload_marks(&self) -> Option<(u64, u64, bool)> {
-        let gate = self.machine.gate().0.as_deref();
-        let limiter = self.machine.rate_limiter().0;
-        if gate.is_none() && limiter.is_none() {
-            return None;
-        }
-        Some((
-            gate.map_or(0, OriginGate::closes),
-            gate.map_or(0, OriginGate::reopens),
-            limiter.is_some_and(AdaptiveRateLimiter::is_enabled),
-        ))
-    }
-
-    /// The events of what attempt `number`'s end (at `ended`) did to the gate and the limiter.
-    #[cold]
-    fn overload_events(
-        &self,
-        (closes, reopens, enabled): (u64, u64, bool),
-        number: u32,
-        ended: Instant,
-    ) {
-        let elapsed = self.since_start(ended);
-        if let Some(gate) = self.machine.gate().0.as_deref() {
-            if gate.closes() > closes {
-                let reopens_in = match gate.state(ended) {
-                    GateState::Closed { until, .. } => until.saturating_duration_since(ended),
-                    _ => Duration::ZERO,
-                };
-                self.emitter.emit(EventKind::GateClosed {
-                    attempt: number,
-                    reopens_in,
-                    elapsed,
-                });
-            }
-            if gate.reopens() > reopens {
-                self.emitter.emit(EventKind::GateReopened {
-                    attempt: number,
-                    elapsed,
-                });
-            }
-        }
-        let limiter = self.machine.rate_limiter().0;
-        if !enabled && limiter.is_some_and(AdaptiveRateLimiter::is_enabled) {
-            self.emitter.emit(EventKind::RateLimiterEnabled {
-                attempt: number,
-                elapsed,
-            });
-        }
     }
 
     /// Awaits `ready`, bounded by the deadline and the abort (an abort is reported; the

@@ -20,10 +20,7 @@ use crate::overload::{
     Ask, Gate, GateAdmission, GateSignal, NoGate, NoRateLimiter, RateLimiter, Slot,
 };
 use crate::policy::Policy;
-use crate::rate_limit::reset_delay;
-use crate::server_delay::{
-    floored_wait, is_retryable, rate_limit_answer, retry_after_delay, server_floor,
-};
+use crate::server_delay::{floored_wait, has_reset_field, is_retryable, pushback, server_floor};
 use crate::time::{nanos_saturating, Instant};
 
 /// The sans-IO retry state machine for one operation (one logical request and its retries).
@@ -656,33 +653,11 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
     #[inline(never)]
     fn overload_response(&mut self, response: &Response<'_>, retryable: bool) {
         let now = Instant::from_nanos(self.now);
-        let status = response.status;
-        // A 403 is pushback only as a rate-limit answer that is retried: then it is a 429.
-        let too_many = match status {
-            429 => true,
-            403 => retryable && rate_limit_answer(&self.policy, response),
-            _ => false,
-        };
-        let retry_after = if too_many || status == 503 {
-            retry_after_delay(response)
-        } else {
-            None
-        };
+        let (back_off, throttled) = pushback(&self.policy, response, retryable);
         if L::ACTIVE {
-            self.limiter
-                .on_response(now, retry_after.is_some() || too_many);
+            self.limiter.on_response(now, throttled);
         }
         if G::ACTIVE {
-            let exhausted = || {
-                if retryable && self.policy.rate_limit_fields() && has_reset_field(response) {
-                    reset_delay(response, self.policy.x_rate_limit_reset())
-                } else {
-                    None
-                }
-            };
-            let back_off = retry_after
-                .or_else(exhausted)
-                .map(|d| d.min(self.policy.max_retry_after()));
             self.gate.on_attempt_end(
                 now,
                 GateSignal {
@@ -1042,13 +1017,4 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
         self.previous_wait = wait;
         nanos_saturating(wait)
     }
-}
-
-/// Whether a response has a field that may carry a rate-limit reset.
-#[inline]
-fn has_reset_field(r: &Response<'_>) -> bool {
-    r.rate_limit.is_some()
-        || r.rate_limit_reset.is_some()
-        || r.x_rate_limit_reset_after.is_some()
-        || r.x_rate_limit_reset.is_some()
 }

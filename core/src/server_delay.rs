@@ -66,6 +66,52 @@ pub(crate) fn retry_after_delay(response: &Response<'_>) -> Option<Duration> {
     }
 }
 
+/// What a response tells the overload-control objects (an origin [`Gate`](crate::Gate) and a
+/// [`RateLimiter`](crate::RateLimiter)): the gate's back-off (a `Retry-After` on a 429, a 503
+/// or a 403 that is a retried rate-limit answer, else, on a retryable status, an exhausted
+/// quota's reset, cut at `max_retry_after`) and whether the server throttled the client (a
+/// 429 or such a 403, or a 503 with a usable `Retry-After`). Shared by the retry and the
+/// hedging machines, so both report an answer alike.
+pub(crate) fn pushback(
+    policy: &Policy,
+    response: &Response<'_>,
+    retryable: bool,
+) -> (Option<Duration>, bool) {
+    let status = response.status;
+    // A 403 is pushback only as a rate-limit answer that is retried: then it is a 429.
+    let too_many = match status {
+        429 => true,
+        403 => retryable && rate_limit_answer(policy, response),
+        _ => false,
+    };
+    let retry_after = if too_many || status == 503 {
+        retry_after_delay(response)
+    } else {
+        None
+    };
+    let throttled = retry_after.is_some() || too_many;
+    let exhausted = || {
+        if retryable && policy.rate_limit_fields() && has_reset_field(response) {
+            reset_delay(response, policy.x_rate_limit_reset())
+        } else {
+            None
+        }
+    };
+    let back_off = retry_after
+        .or_else(exhausted)
+        .map(|d| d.min(policy.max_retry_after()));
+    (back_off, throttled)
+}
+
+/// Whether a response has a field that may carry a rate-limit reset.
+#[inline]
+pub(crate) fn has_reset_field(r: &Response<'_>) -> bool {
+    r.rate_limit.is_some()
+        || r.rate_limit_reset.is_some()
+        || r.x_rate_limit_reset_after.is_some()
+        || r.x_rate_limit_reset.is_some()
+}
+
 /// The response's `Retry-After` delay (for the outcome), and its server-directed floor and
 /// where it comes from: the `Retry-After`, else, on a retryable status, its rate-limit fields.
 pub(crate) fn server_floor(

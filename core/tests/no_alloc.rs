@@ -183,3 +183,67 @@ fn an_operation_through_a_gate_and_a_rate_limiter_allocates_nothing() {
     assert!(limiter.is_enabled());
     assert_eq!(gate.closes(), 1);
 }
+
+#[test]
+fn a_hedged_operation_through_a_gate_and_a_rate_limiter_allocates_nothing() {
+    use backstop_core::{
+        AdaptiveRateLimiter, GateConfig, HedgeDecision, HedgeEvent, HedgeMachine, Hedging,
+        LatencyTracker, OriginGate, RatioBudget,
+    };
+    use core::time::Duration;
+
+    let tracker = LatencyTracker::new(Duration::from_secs(30));
+    let budget = RatioBudget::new(10, 10, Duration::from_secs(10)).expect("valid");
+    let gate = OriginGate::new(GateConfig::new()).expect("valid");
+    let limiter = AdaptiveRateLimiter::new();
+    let before = allocations();
+    let policy = Policy::builder()
+        .hedging(Hedging::fixed(Duration::from_millis(10)).max_attempts(3))
+        .build()
+        .expect("valid");
+    let rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
+    let mut now = Instant::ZERO;
+    let mut m = HedgeMachine::with_overload(
+        policy,
+        Request::new(Method::Get),
+        rng,
+        &budget,
+        &tracker,
+        &gate,
+        &limiter,
+        now,
+    );
+    // Copy 1 stalls, copy 2 gets a 503 with Retry-After (the gate closes, the limiter turns
+    // on), copy 3 waits for both, is the gate's probe and answers 200: copy 1 is cancelled.
+    let outcome = loop {
+        match m.poll(now) {
+            HedgeDecision::Send { copy, .. } => {
+                m.handle(now, HedgeEvent::Started { copy }).expect("due");
+                if copy == 2 {
+                    let response = Response::new(503).retry_after(b"0.05");
+                    m.handle(now, HedgeEvent::Response { copy, response })
+                        .expect("in flight");
+                } else if copy == 3 {
+                    let response = Response::new(200);
+                    m.handle(now, HedgeEvent::Response { copy, response })
+                        .expect("in flight");
+                }
+            }
+            HedgeDecision::Cancel { copy, .. } => {
+                m.handle(now, HedgeEvent::Cancelled { copy })
+                    .expect("asked");
+            }
+            HedgeDecision::Wait { until, .. } => now = until,
+            HedgeDecision::Return(o) | HedgeDecision::GiveUp(o) => break o,
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    assert_eq!(
+        allocations(),
+        before,
+        "the gated, paced hedged operation allocated"
+    );
+    assert_eq!((outcome.winner, outcome.cancelled), (Some(3), 1));
+    assert!(limiter.is_enabled());
+    assert_eq!((gate.closes(), gate.reopens()), (1, 1));
+}

@@ -106,8 +106,10 @@ pub struct HedgeOutcome {
     pub cancelled: u32,
     /// Copies the policy allowed that were never sent because of `suppressed_by`.
     pub suppressed: u32,
-    /// Why copies were suppressed: [`StopReason::Budget`] (the shared budget denied a copy) or
-    /// [`StopReason::RetryAfterAboveMax`] (a server asked for longer than the ceiling).
+    /// Why copies were suppressed: [`StopReason::Budget`] (the shared budget denied a copy),
+    /// [`StopReason::RetryAfterAboveMax`] (a server asked for longer than the ceiling), or
+    /// [`StopReason::OriginPaused`] / [`StopReason::RateLimited`] (the origin's gate or the
+    /// send-rate limiter held a copy back past the deadline).
     pub suppressed_by: Option<StopReason>,
 }
 

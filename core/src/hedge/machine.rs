@@ -8,7 +8,9 @@
 //! first final answer (a status the policy does not retry) wins and every other copy is
 //! cancelled; a retryable answer never wins while another copy may still answer. Every copy
 //! after the first is paid for by the shared retry budget; a denial suppresses it and every
-//! later one, while the copies in flight run on.
+//! later one, while the copies in flight run on. Every copy, the first too, is admitted by the
+//! origin's gate and the send-rate limiter before it is sent, as a retry is: overload control
+//! holds a backup back as it holds a retry.
 
 use core::time::Duration;
 
@@ -21,8 +23,11 @@ use crate::budget::{self, Budget, Unlimited};
 use crate::classify::{AttemptError, ErrorClass, ErrorKind};
 use crate::decision::{AttemptOutcome, DelaySource, Outcome, StopReason};
 use crate::event::{MisuseError, Request, Response};
+use crate::overload::{
+    Ask, Gate, GateAdmission, GateSignal, NoGate, NoRateLimiter, RateLimiter, Slot,
+};
 use crate::policy::Policy;
-use crate::server_delay::{floored_wait, is_retryable, server_floor};
+use crate::server_delay::{floored_wait, is_retryable, pushback, server_floor};
 use crate::time::{nanos_saturating, Instant};
 
 /// The shortest adaptive delay (Finagle's floor).
@@ -37,8 +42,13 @@ const SLOW_COPY: AttemptOutcome = AttemptOutcome::Error(AttemptError::new(ErrorK
 enum CopyState {
     /// Not sent.
     Idle,
-    /// In flight since `started`, timing out at `timeout_at` (nanoseconds).
-    InFlight { started: u64, timeout_at: u64 },
+    /// In flight since `started`, timing out at `timeout_at` (nanoseconds); `probe`: the gate
+    /// admitted it as its probe, at this instant.
+    InFlight {
+        started: u64,
+        timeout_at: u64,
+        probe: Option<u64>,
+    },
     /// It answered.
     Ended,
     /// The driver must drop it.
@@ -52,7 +62,8 @@ enum CopyState {
 ///
 /// `R` is the random number generator (only a server-directed floor's spread draws from it),
 /// `B` the shared [`Budget`] every copy after the first is paid from, `L` the [`Latencies`] an
-/// adaptive delay reads and the answers feed.
+/// adaptive delay reads and the answers feed, `G` the origin's [`Gate`] and `RL` the send-rate
+/// [`RateLimiter`] every copy is admitted by (see [`HedgeMachine::with_overload`]).
 ///
 /// # The driver's contract
 ///
@@ -68,6 +79,35 @@ enum CopyState {
 /// request that may not be retried (a method the policy does not retry and no
 /// `Idempotency-Key`, or a body that cannot be sent again) gets one copy, and stops after a
 /// non-final answer with the reason a retry would have been refused.
+///
+/// # Overload control
+///
+/// A machine made by [`HedgeMachine::with_overload`] admits every copy, the first too, before
+/// it asks for its send, in the retry machine's order: the budget pays for a copy after the
+/// first when it is due, then the origin's gate and then the send-rate limiter admit it.
+///
+/// - A copy the gate or the limiter holds back is not sent: it becomes due at the later of its
+///   trigger (the hedging delay after the copy before, a non-final answer, a server floor) and
+///   the end of the hold ([`GateAdmission::Closed`], [`GateAdmission::AwaitProbe`], a
+///   [`GateAdmission::Paced`] slot, which the copy holds and asks with, or the limiter's
+///   instant). A hedging delay and a gate hold combine by their maximum, not their sum: a
+///   backup whose delay ends during a closing goes out at the reopening, not a delay after it.
+///   The copies in flight run on meanwhile; the [`HedgeDecision::Wait`] ends at the earliest
+///   of their timeouts and the held copy's new due time, when it is admitted again.
+/// - A hold that reaches the deadline (or any hold of the first copy, under
+///   [`fail_fast_when_paused`](crate::PolicyBuilder::fail_fast_when_paused)) suppresses the
+///   copy and every later one, with [`StopReason::OriginPaused`] or
+///   [`StopReason::RateLimited`] in [`HedgeOutcome::suppressed_by`]; the budget's grant for it
+///   goes back; with no copy in flight, the operation ends with that reason.
+/// - Every copy's answer is reported as a retry's is: a response to the gate (its back-off:
+///   a `Retry-After` on a 429 or 503, else an exhausted quota's reset, cut at
+///   `max_retry_after`; whether it failed; whether it was the probe) and to the limiter (a 429,
+///   or a 503 with a usable `Retry-After`, throttles), a transient error or a timeout to the
+///   gate as a failure. A copy the machine cancels (another copy won, a fatal error, an abort)
+///   has no answer and is not reported; the caller's abort and a permanent error say nothing
+///   of the server either. But a cancelled copy that was the gate's probe, or a probe admitted
+///   and never sent, is handed back at once ([`Gate::probe_not_sent`]): its lease would hold
+///   every other operation to the origin until it ran out.
 ///
 /// ```
 /// use backstop_core::{HedgeDecision, HedgeEvent, Hedging, Instant, Method, Policy, Request,
@@ -95,11 +135,25 @@ enum CopyState {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug)]
-pub struct HedgeMachine<R, B = Unlimited, L = NoLatencies> {
+pub struct HedgeMachine<R, B = Unlimited, L = NoLatencies, G = NoGate, RL = NoRateLimiter> {
     policy: Policy,
     rng: R,
     budget: B,
     latencies: L,
+    /// The origin's gate, asked before every copy (a no-op [`NoGate`] by default).
+    gate: G,
+    /// The send-rate limiter, asked before every copy after the gate.
+    limiter: RL,
+    /// The gate and the limiter admitted the copy due: its `Send` repeats without asking them
+    /// again until it starts.
+    admitted: bool,
+    /// The copy admitted is the gate's probe, admitted at this instant (nanoseconds).
+    probe_admitted: Option<u64>,
+    /// The slot a reopening gate set aside for the copy due ([`GateAdmission::Paced`]).
+    slot: Option<Slot>,
+    /// The copy due is held back until this instant (0: not held): it is not due before, and
+    /// a new trigger does not bring it forward.
+    hold: u64,
     /// The latest `now` seen, in nanoseconds.
     now: u64,
     started: u64,
@@ -157,6 +211,37 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
         latencies: L,
         now: Instant,
     ) -> Self {
+        HedgeMachine::with_overload(
+            policy,
+            request,
+            rng,
+            budget,
+            latencies,
+            NoGate,
+            NoRateLimiter,
+            now,
+        )
+    }
+}
+
+impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter> HedgeMachine<R, B, L, G, RL> {
+    /// A machine that pays for copies from `budget`, reads (and feeds) `latencies`, and has
+    /// every copy (the first too) admitted by the origin's `gate`, then the send-rate
+    /// `limiter`, before it is sent: see [Overload control](HedgeMachine#overload-control).
+    /// The waits they cause are bounded by the deadline, not by [`Policy::worst_case`]'s
+    /// `wait`, which counts the policy's own waits.
+    // The retry machine's arguments, and the latencies: one more than clippy's default.
+    #[allow(clippy::too_many_arguments)]
+    pub fn with_overload(
+        policy: Policy,
+        request: Request,
+        rng: R,
+        budget: B,
+        latencies: L,
+        gate: G,
+        limiter: RL,
+        now: Instant,
+    ) -> Self {
         let refusal = if request.has_replayable_body {
             policy.retry_refusal(request.method, request.has_idempotency_key)
         } else {
@@ -185,6 +270,12 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
             rng,
             budget,
             latencies,
+            gate,
+            limiter,
+            admitted: false,
+            probe_admitted: None,
+            slot: None,
+            hold: 0,
             now,
             started: now,
             delay,
@@ -246,6 +337,18 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
     #[must_use]
     pub const fn deadline(&self) -> Instant {
         Instant::from_nanos(self.deadline)
+    }
+
+    /// The origin gate this machine consults (see [`HedgeMachine::with_overload`]).
+    #[must_use]
+    pub const fn gate(&self) -> &G {
+        &self.gate
+    }
+
+    /// The send-rate limiter this machine consults.
+    #[must_use]
+    pub const fn rate_limiter(&self) -> &RL {
+        &self.limiter
     }
 
     /// When the driver must poll again at the latest, always later than the latest `now` seen;
@@ -336,12 +439,12 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
                         return self.after_change();
                     }
                 }
+                if self.overload() && !self.admitted && !self.admission(trigger) {
+                    return self.after_change();
+                }
                 return HedgeDecision::Send {
                     copy: self.sent + 1,
-                    timeout: Duration::from_nanos(
-                        self.attempt_timeout
-                            .min(self.deadline.saturating_sub(self.now)),
-                    ),
+                    timeout: self.copy_timeout(),
                     trigger,
                 };
             }
@@ -449,7 +552,9 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
     fn started_copy(&mut self, now: u64, copy: u32) -> Result<(), MisuseError> {
         let due = matches!(self.next, Some((at, _)) if at <= now);
         let paid = self.sent == 0 || self.granted.is_some();
-        if self.done || !due || !paid || now >= self.deadline || copy != self.sent + 1 {
+        let admitted = self.admitted || !self.overload();
+        if self.done || !due || !paid || !admitted || now >= self.deadline || copy != self.sent + 1
+        {
             return Err(MisuseError::NoSendPending);
         }
         self.now = now;
@@ -459,15 +564,19 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
             self.budget.on_operation_start(Instant::from_nanos(now));
             self.first_started = now;
         }
+        let probe = self.probe_admitted.take();
         self.set(
             self.sent as usize,
             CopyState::InFlight {
                 started: now,
                 timeout_at: now.saturating_add(self.attempt_timeout).min(self.deadline),
+                probe,
             },
         );
         self.sent += 1;
         self.granted = None;
+        self.admitted = false;
+        self.hold = 0;
         self.next = None;
         if self.sent < self.max && self.suppressed_by.is_none() {
             if let Some(d) = self.delay {
@@ -480,13 +589,18 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
         Ok(())
     }
 
-    /// Sets the next copy at `at` (not before the latest floor), unless that is at or after
-    /// the deadline: then no copy is coming, and a grant already made for it goes back.
+    /// Sets the next copy at `at` (not before the latest floor, nor before the end of a hold),
+    /// unless that is at or after the deadline: then no copy is coming, and what was granted
+    /// for it goes back.
     fn next_at(&mut self, at: u64, trigger: HedgeTrigger) {
-        let at = at.max(self.not_before);
+        let at = at.max(self.not_before).max(self.hold);
         self.next = (at < self.deadline).then_some((at, trigger));
         if self.next.is_none() {
             self.give_back_grant();
+        } else if at > self.now {
+            // A floor put the copy admitted off: the gate and the limiter are asked again
+            // when it is due (the answer that set the floor may have closed the gate).
+            self.release_admission();
         }
     }
 
@@ -496,6 +610,9 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
         if let Some(success) = budget::response_success(status, retryable) {
             self.budget
                 .on_attempt_end(Instant::from_nanos(self.now), success);
+        }
+        if self.overload() {
+            self.overload_response(i, response, retryable);
         }
         let (retry_after, floor) = server_floor(&self.policy, response, retryable);
         self.last_response = Some((status, retry_after));
@@ -508,6 +625,10 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
     }
 
     fn error_in(&mut self, i: usize, error: AttemptError) {
+        let in_flight = match self.state(i) {
+            CopyState::InFlight { started, probe, .. } => Some((started, probe)),
+            _ => None,
+        };
         if let (0, ErrorKind::Timeout, CopyState::InFlight { timeout_at, .. }) =
             (i, error.kind, self.state(i))
         {
@@ -526,6 +647,9 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
                 self.finish(StopReason::PermanentError);
             }
             ErrorClass::NotSent | ErrorClass::MaybeSent | ErrorClass::Timeout => {
+                if let (true, Some((started, probe))) = (self.overload(), in_flight) {
+                    self.overload_error(started, probe);
+                }
                 self.budget
                     .on_attempt_end(Instant::from_nanos(self.now), false);
                 self.non_final(i, AttemptOutcome::Error(error), None);
@@ -545,9 +669,14 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
     /// Marks every copy in flight for cancelling.
     fn cancel_others(&mut self, reason: CancelReason) {
         for i in 0..self.copies.len() {
-            if let CopyState::InFlight { .. } = self.state(i) {
+            if let CopyState::InFlight { probe, .. } = self.state(i) {
                 self.set(i, CopyState::Cancel(reason));
                 self.cancelled += 1;
+                if let Some(admitted) = probe {
+                    // A dropped copy never answers: its probe's lease would hold every other
+                    // operation to the origin until it ran out.
+                    self.gate.probe_not_sent(Instant::from_nanos(admitted));
+                }
             }
         }
     }
@@ -641,6 +770,7 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
             if let CopyState::InFlight {
                 started,
                 timeout_at,
+                probe,
             } = self.state(i)
             {
                 if now >= timeout_at && !self.done {
@@ -648,6 +778,9 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
                         // The first copy's latency is at least its timeout.
                         debug_assert_eq!(started, self.first_started);
                         self.record_sample(timeout_at);
+                    }
+                    if self.overload() {
+                        self.overload_error(started, probe);
                     }
                     self.set(i, CopyState::Cancel(CancelReason::TimedOut));
                     let error = AttemptError::new(ErrorKind::Timeout);
@@ -671,6 +804,8 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
         }
     }
 
+    /// The copy due will not be sent: the budget's grant for it goes back, and so does the
+    /// gate's probe if it was admitted as one.
     fn give_back_grant(&mut self) {
         if let Some((granted_at, cause)) = self.granted.take() {
             self.budget.on_retry_cancelled(
@@ -679,6 +814,128 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
                 cause,
             );
         }
+        self.release_admission();
+    }
+
+    /// The copy admitted is not sent now: a probe admitted for it goes back to the gate.
+    fn release_admission(&mut self) {
+        self.admitted = false;
+        if let Some(admitted) = self.probe_admitted.take() {
+            self.gate.probe_not_sent(Instant::from_nanos(admitted));
+        }
+    }
+
+    /// Whether this machine has a gate or a limiter to consult: `false` at compile time for
+    /// [`NoGate`] and [`NoRateLimiter`].
+    #[inline(always)]
+    fn overload(&self) -> bool {
+        (G::ACTIVE && self.gate.engaged()) || (RL::ACTIVE && self.limiter.engaged())
+    }
+
+    /// Asks the gate, then the limiter, to admit the copy due (for `trigger`): whether they
+    /// did (a token taken). Else the copy is held until they may (due again then, at the
+    /// earliest), or suppressed when that would reach the deadline.
+    #[cold]
+    #[inline(never)]
+    fn admission(&mut self, trigger: HedgeTrigger) -> bool {
+        let now = Instant::from_nanos(self.now);
+        let mut held = None;
+        let mut probe = false;
+        let mut paced = None;
+        let fail_fast = self.sent == 0 && self.policy.fail_fast_when_paused();
+        if G::ACTIVE && self.gate.engaged() {
+            // Failing fast, the operation can use no slot of a reopening but the present.
+            let deadline = if fail_fast { self.now } else { self.deadline };
+            let ask = Ask::new(self.copy_timeout())
+                .before(Instant::from_nanos(deadline))
+                .holding(self.slot.take());
+            match self.gate.admit(now, ask) {
+                GateAdmission::Probe => probe = true,
+                GateAdmission::Closed(t) | GateAdmission::AwaitProbe(t) => {
+                    held = Some((t, StopReason::OriginPaused));
+                }
+                GateAdmission::Paced(slot) => {
+                    held = Some((slot.at, StopReason::OriginPaused));
+                    paced = Some(slot);
+                }
+                _ => {}
+            }
+        }
+        if held.is_none() && RL::ACTIVE && self.limiter.engaged() {
+            if let Err(t) = self.limiter.acquire(now) {
+                held = Some((t, StopReason::RateLimited));
+                if probe {
+                    // Not sent now: another operation may probe meanwhile.
+                    self.gate.probe_not_sent(now);
+                }
+            }
+        }
+        let Some((until, reason)) = held else {
+            self.admitted = true;
+            self.probe_admitted = probe.then_some(self.now);
+            return true;
+        };
+        // Not before the next nanosecond: a wait ends after `now`.
+        let until = until.nanos().max(self.now.saturating_add(1));
+        if until >= self.deadline || fail_fast {
+            self.suppress(reason);
+        } else {
+            self.slot = paced;
+            self.hold = until;
+            self.next_at(until, trigger);
+        }
+        false
+    }
+
+    /// Tells the gate and the limiter how copy `i` (in flight) ended with `response`.
+    #[cold]
+    #[inline(never)]
+    fn overload_response(&mut self, i: usize, response: &Response<'_>, retryable: bool) {
+        let CopyState::InFlight { started, probe, .. } = self.state(i) else {
+            return;
+        };
+        let now = Instant::from_nanos(self.now);
+        let (back_off, throttled) = pushback(&self.policy, response, retryable);
+        if RL::ACTIVE {
+            self.limiter.on_response(now, throttled);
+        }
+        if G::ACTIVE {
+            self.gate.on_attempt_end(
+                now,
+                GateSignal {
+                    started: Instant::from_nanos(started),
+                    back_off,
+                    failed: retryable,
+                    probe: probe.is_some(),
+                },
+            );
+        }
+    }
+
+    /// Tells the gate that a copy in flight since `started` (its probe, if `probe`) ended with
+    /// a transient error or its timeout.
+    #[cold]
+    #[inline(never)]
+    fn overload_error(&mut self, started: u64, probe: Option<u64>) {
+        if G::ACTIVE {
+            self.gate.on_attempt_end(
+                Instant::from_nanos(self.now),
+                GateSignal {
+                    started: Instant::from_nanos(started),
+                    back_off: None,
+                    failed: true,
+                    probe: probe.is_some(),
+                },
+            );
+        }
+    }
+
+    /// The timeout of a copy sent now: `min(attempt_timeout, deadline - now)`.
+    fn copy_timeout(&self) -> Duration {
+        Duration::from_nanos(
+            self.attempt_timeout
+                .min(self.deadline.saturating_sub(self.now)),
+        )
     }
 
     fn finish(&mut self, reason: StopReason) {

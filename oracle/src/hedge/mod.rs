@@ -41,10 +41,14 @@
 //!   adaptive delay's extra load under its bound);
 //! - after every `handle`/`poll`, `next_deadline()` is `None` or later than the latest `now`;
 //!   polling twice gives the same decision; the same input run twice gives the same decisions.
+//!
+//! The same scenario then runs on a machine that consults an origin gate and/or a send-rate
+//! limiter (set up from its seed), whose every call to them is checked (see `overload`).
 
 mod books;
 mod decode;
 mod model;
+mod overload;
 
 use backstop_core::{HedgeDecision, HedgeMachine, Instant, MisuseError, Policy};
 use rand_core::SeedableRng;
@@ -66,6 +70,10 @@ pub fn check(data: &[u8]) {
         return; // an invalid configuration is refused by `build`, which is all it may do
     };
     crate::twice_alike(|| run(&scenario, policy), "decisions");
+    crate::twice_alike(
+        || overload::run(&scenario, policy),
+        "decisions, calls and shared state",
+    );
 }
 
 /// What a run produced, compared between two runs for determinism.

@@ -76,7 +76,7 @@ pub struct LimiterSetup {
 
 impl LimiterSetup {
     /// The limiter.
-    pub(super) fn build(&self) -> AdaptiveRateLimiter {
+    pub(crate) fn build(&self) -> AdaptiveRateLimiter {
         let mut limiter = AdaptiveRateLimiter::new();
         if let Some(start) = self.start {
             limiter = limiter.with_start(start);
@@ -200,7 +200,7 @@ impl Default for GateSetup {
 
 impl GateSetup {
     /// Whether `OriginGate::new` must accept it, by the documented ranges.
-    pub(super) fn valid(&self) -> bool {
+    pub(crate) fn valid(&self) -> bool {
         const DAY: Duration = Duration::from_secs(86_400);
         let trip = self.trip.is_none_or(|t| {
             (1..=1000).contains(&t.ratio_per_mille)
@@ -234,7 +234,7 @@ fn decode_offset(r: &mut Bytes<'_>) -> Duration {
 
 /// Mostly valid settings near the edges that matter (no spread, short rechecks, a trip that
 /// a few failures reach), sometimes any, invalid ones included.
-fn decode_gate(r: &mut Bytes<'_>) -> GateSetup {
+pub(crate) fn decode_gate(r: &mut Bytes<'_>) -> GateSetup {
     let spread = match r.below(4) {
         0 => Duration::ZERO,
         1 => Duration::from_millis(u64::from(r.u8()) * 4),

@@ -40,8 +40,8 @@
 //! - the same input run twice gives the same decisions, calls, answers and objects' state.
 
 mod decode;
-mod shared;
-mod watch;
+pub(crate) mod shared;
+pub(crate) mod watch;
 
 use std::rc::Rc;
 
@@ -51,6 +51,7 @@ use backstop_core::{
 };
 use rand_core::SeedableRng;
 
+pub(crate) use decode::decode_gate;
 pub use decode::{GateSetup, LimiterSetup, Operation, Scenario, Step, Trip, MAX_OPERATIONS};
 use shared::{Call, Consulted, GateView, LimiterView, Log, Objects, SharedGate, SharedLimiter};
 use watch::{Before, Consulting, Watch};

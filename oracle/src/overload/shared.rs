@@ -16,7 +16,7 @@ use backstop_core::{
 
 /// One call a machine made to a shared object.
 #[derive(Clone, Debug, PartialEq)]
-pub(super) enum Call {
+pub(crate) enum Call {
     /// `Gate::admit`, and the gate just after it.
     Admit {
         now: Instant,
@@ -57,7 +57,7 @@ pub(super) enum Call {
 
 /// What a call is, without what it found or left: what the checks expect a machine to call.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) enum Key {
+pub(crate) enum Key {
     Admit(Instant, Duration),
     AttemptEnd(Instant, GateSignal),
     ProbeNotSent(Instant),
@@ -66,7 +66,7 @@ pub(super) enum Key {
 }
 
 impl Call {
-    pub(super) fn key(&self) -> Key {
+    pub(crate) fn key(&self) -> Key {
         match *self {
             Call::Admit { now, ask, .. } => Key::Admit(now, ask.lease),
             Call::AttemptEnd { now, signal, .. } => Key::AttemptEnd(now, signal),
@@ -79,20 +79,20 @@ impl Call {
 
 /// What a gate's readers say at an instant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct GateView {
+pub(crate) struct GateView {
     /// `state(now)`.
-    pub(super) state: GateState,
+    pub(crate) state: GateState,
     /// The end of the last closing (`state(Instant::ZERO)`'s `until`), unless the gate is
     /// open (or the closing ended at 0).
-    pub(super) until: Option<Instant>,
-    pub(super) closes: u64,
-    pub(super) reopens: u64,
+    pub(crate) until: Option<Instant>,
+    pub(crate) closes: u64,
+    pub(crate) reopens: u64,
     /// `failure_counts(now)`.
-    pub(super) counts: (u64, u64),
+    pub(crate) counts: (u64, u64),
 }
 
 impl GateView {
-    pub(super) fn of(gate: &OriginGate, now: Instant) -> Self {
+    pub(crate) fn of(gate: &OriginGate, now: Instant) -> Self {
         GateView {
             state: gate.state(now),
             until: match gate.state(Instant::ZERO) {
@@ -108,17 +108,17 @@ impl GateView {
 
 /// What a limiter's readers say (the floats compared bit for bit).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct LimiterView {
-    pub(super) enabled_at: Option<Instant>,
-    pub(super) throttles: u64,
-    pub(super) measured: f64,
-    pub(super) fill_rate: f64,
-    pub(super) max_capacity: f64,
-    pub(super) capacity: f64,
+pub(crate) struct LimiterView {
+    pub(crate) enabled_at: Option<Instant>,
+    pub(crate) throttles: u64,
+    pub(crate) measured: f64,
+    pub(crate) fill_rate: f64,
+    pub(crate) max_capacity: f64,
+    pub(crate) capacity: f64,
 }
 
 impl LimiterView {
-    pub(super) fn of(limiter: &AdaptiveRateLimiter) -> Self {
+    pub(crate) fn of(limiter: &AdaptiveRateLimiter) -> Self {
         assert_eq!(
             limiter.is_enabled(),
             limiter.enabled_at().is_some(),
@@ -154,9 +154,9 @@ impl PartialEq for LimiterView {
 /// Every call the machines made since the last `take`, and the muting shared with their
 /// ledgers.
 #[derive(Clone, Default)]
-pub(super) struct Log {
+pub(crate) struct Log {
     calls: Rc<RefCell<Vec<Call>>>,
-    pub(super) muted: Rc<Cell<bool>>,
+    pub(crate) muted: Rc<Cell<bool>>,
 }
 
 impl Log {
@@ -165,7 +165,7 @@ impl Log {
     }
 
     /// The calls since the last `take`.
-    pub(super) fn take(&self) -> Vec<Call> {
+    pub(crate) fn take(&self) -> Vec<Call> {
         core::mem::take(&mut *self.calls.borrow_mut())
     }
 
@@ -175,15 +175,15 @@ impl Log {
 }
 
 /// The scenario's shared objects.
-pub(super) struct Objects {
-    pub(super) gate: Option<Rc<OriginGate>>,
-    pub(super) limiter: Option<Rc<AdaptiveRateLimiter>>,
-    pub(super) log: Log,
+pub(crate) struct Objects {
+    pub(crate) gate: Option<Rc<OriginGate>>,
+    pub(crate) limiter: Option<Rc<AdaptiveRateLimiter>>,
+    pub(crate) log: Log,
 }
 
 /// A gate or a limiter type a machine of the scenario may consult, built from the scenario's
 /// objects.
-pub(super) trait Consulted: Clone + fmt::Debug {
+pub(crate) trait Consulted: Clone + fmt::Debug {
     fn consult(objects: &Objects) -> Self;
 }
 
@@ -201,7 +201,7 @@ impl Consulted for NoRateLimiter {
 
 /// A machine's handle to the scenario's gate.
 #[derive(Clone)]
-pub(super) struct SharedGate {
+pub(crate) struct SharedGate {
     gate: Rc<OriginGate>,
     log: Log,
 }
@@ -268,7 +268,7 @@ impl Gate for SharedGate {
 
 /// A machine's handle to the scenario's limiter.
 #[derive(Clone)]
-pub(super) struct SharedLimiter {
+pub(crate) struct SharedLimiter {
     limiter: Rc<AdaptiveRateLimiter>,
     log: Log,
 }

@@ -57,7 +57,7 @@ pub(super) struct Consulting {
 }
 
 /// The checks' view of the shared objects.
-pub(super) struct Watch {
+pub(crate) struct Watch {
     gate: Option<GateWatch>,
     limiter: Option<LimiterWatch>,
 }
@@ -97,7 +97,7 @@ struct GateWatch {
 }
 
 impl Watch {
-    pub(super) fn new(gate: Option<GateSetup>, limiter: Option<LimiterSetup>) -> Self {
+    pub(crate) fn new(gate: Option<GateSetup>, limiter: Option<LimiterSetup>) -> Self {
         Watch {
             gate: gate.map(|setup| GateWatch {
                 setup,
@@ -122,7 +122,7 @@ impl Watch {
     }
 
     /// Checks every call of a step against the objects' rules, in order.
-    pub(super) fn calls(&mut self, calls: &[Call]) {
+    pub(crate) fn calls(&mut self, calls: &[Call]) {
         for call in calls {
             match call {
                 Call::Admit { .. } | Call::AttemptEnd { .. } | Call::ProbeNotSent { .. } => self
@@ -466,7 +466,7 @@ impl Watch {
     }
 
     /// Checks that hold after every step: what the limiter's readers say.
-    pub(super) fn after(&self, limiter: Option<LimiterView>) {
+    pub(crate) fn after(&self, limiter: Option<LimiterView>) {
         if let Some(v) = limiter {
             assert!(v.capacity >= 0.0, "a negative capacity: {v:?}");
             assert!(
