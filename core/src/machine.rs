@@ -94,6 +94,8 @@ pub struct RetryMachine<R, B = Unlimited, G = NoGate, L = NoRateLimiter> {
     probe: bool,
     /// The slot a reopening gate set aside for the attempt due ([`GateAdmission::Paced`]).
     slot: Option<Slot>,
+    /// The gate's last answer held the operation back: it asks again as a returning caller.
+    gate_held: bool,
     /// When the gate admitted the probe, in nanoseconds (read while `admitted && probe`): an
     /// operation that ends before sending it hands it back.
     probe_admitted: u64,
@@ -314,6 +316,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
             admitted: false,
             probe: false,
             slot: None,
+            gate_held: false,
             probe_admitted: 0,
             granted_at: 0,
             phase: Phase::First,
@@ -604,8 +607,14 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
             let deadline = if fail_fast { self.now } else { self.deadline };
             let ask = Ask::new(self.attempt_timeout())
                 .before(Instant::from_nanos(deadline))
-                .holding(self.slot.take());
-            match self.gate.admit(now, ask) {
+                .holding(self.slot.take())
+                .returning(self.gate_held);
+            let answer = self.gate.admit(now, ask);
+            self.gate_held = matches!(
+                answer,
+                GateAdmission::Closed(_) | GateAdmission::AwaitProbe(_) | GateAdmission::Paced(_)
+            );
+            match answer {
                 GateAdmission::Probe => probe = true,
                 GateAdmission::Closed(t) | GateAdmission::AwaitProbe(t) => {
                     held = Some((t, DelaySource::OriginPaused, StopReason::OriginPaused));

@@ -72,6 +72,10 @@ pub struct Ask {
     pub deadline: Option<Instant>,
     /// The slot an earlier [`GateAdmission::Paced`] gave this operation.
     pub slot: Option<Slot>,
+    /// The gate's last answer to this operation held it back (`Closed`, `AwaitProbe`,
+    /// `Paced`): it asks again, and is not a new caller of the closing (whose pace counts each
+    /// caller once).
+    pub returning: bool,
 }
 
 impl Ask {
@@ -82,6 +86,7 @@ impl Ask {
             lease,
             deadline: None,
             slot: None,
+            returning: false,
         }
     }
 
@@ -96,6 +101,13 @@ impl Ask {
     #[must_use]
     pub const fn holding(mut self, slot: Option<Slot>) -> Self {
         self.slot = slot;
+        self
+    }
+
+    /// The same ask by an operation the gate's last answer held back (`yes`), or not.
+    #[must_use]
+    pub const fn returning(mut self, yes: bool) -> Self {
+        self.returning = yes;
         self
     }
 }

@@ -926,3 +926,29 @@ fn a_reopening_ramp_out_of_range_is_refused() {
         );
     }
 }
+
+#[test]
+fn a_returning_caller_counts_once_in_the_closings_pace() {
+    let gate = OriginGate::new(GateConfig::new().spread(Duration::ZERO)).unwrap();
+    gate.on_attempt_end(at(0), back_off(at(0), ms(10_000)));
+    // 50 callers, each asking twice while closed (the second time returning): 50, not 100.
+    for i in 0..50 {
+        assert_eq!(
+            closed_at(gate.admit(at(i * 10), Ask::new(LEASE))),
+            at(10_000)
+        );
+        let again = Ask::new(LEASE).returning(true);
+        assert_eq!(closed_at(gate.admit(at(i * 10 + 5), again)), at(10_000));
+    }
+    assert_eq!(
+        gate.admit(at(10_000), Ask::new(LEASE)),
+        GateAdmission::Probe
+    );
+    gate.on_attempt_end(at(10_000), probe(ended(at(10_000))));
+    assert_eq!(gate.admit(at(10_000), Ask::new(LEASE)), GateAdmission::Open);
+    // 10 s over 50 callers: 200 ms a slot.
+    assert_eq!(
+        slot_of(gate.admit(at(10_000), Ask::new(LEASE))).at,
+        at(10_200)
+    );
+}

@@ -151,6 +151,8 @@ pub struct HedgeMachine<R, B = Unlimited, L = NoLatencies, G = NoGate, RL = NoRa
     probe_admitted: Option<u64>,
     /// The slot a reopening gate set aside for the copy due ([`GateAdmission::Paced`]).
     slot: Option<Slot>,
+    /// The gate's last answer held the operation back: it asks again as a returning caller.
+    gate_held: bool,
     /// The copy due is held back until this instant (0: not held): it is not due before, and
     /// a new trigger does not bring it forward.
     hold: u64,
@@ -275,6 +277,7 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter> HedgeMachine<R, 
             admitted: false,
             probe_admitted: None,
             slot: None,
+            gate_held: false,
             hold: 0,
             now,
             started: now,
@@ -848,8 +851,14 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter> HedgeMachine<R, 
             let deadline = if fail_fast { self.now } else { self.deadline };
             let ask = Ask::new(self.copy_timeout())
                 .before(Instant::from_nanos(deadline))
-                .holding(self.slot.take());
-            match self.gate.admit(now, ask) {
+                .holding(self.slot.take())
+                .returning(self.gate_held);
+            let answer = self.gate.admit(now, ask);
+            self.gate_held = matches!(
+                answer,
+                GateAdmission::Closed(_) | GateAdmission::AwaitProbe(_) | GateAdmission::Paced(_)
+            );
+            match answer {
                 GateAdmission::Probe => probe = true,
                 GateAdmission::Closed(t) | GateAdmission::AwaitProbe(t) => {
                     held = Some((t, StopReason::OriginPaused));

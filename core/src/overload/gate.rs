@@ -251,8 +251,9 @@ pub struct OriginGate {
     opened_at: AtomicU64,
     /// The next ticket of the spread sequence.
     tickets: AtomicU64,
-    /// When the closing began (from open or reopening), and how many callers were told
-    /// `Closed` since: the starting pace of the reopening.
+    /// When the closing began (from open or reopening), and how many new callers (not
+    /// returning: [`Ask::returning`]) were told `Closed` since: the starting pace of the
+    /// reopening.
     closed_at: AtomicU64,
     askers: AtomicU64,
     /// `true` while reopening at a pace (then `open` is `false`).
@@ -684,7 +685,9 @@ impl Gate for OriginGate {
         }
         let until = self.until.load(Ordering::Relaxed);
         if now < until {
-            self.askers.fetch_add(1, Ordering::Relaxed);
+            if !ask.returning {
+                self.askers.fetch_add(1, Ordering::Relaxed);
+            }
             let spread = self.reopen_spread.load(Ordering::Relaxed);
             let at = until.saturating_add(self.offset(spread));
             return GateAdmission::Closed(Instant::from_nanos(at));

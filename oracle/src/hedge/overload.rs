@@ -238,6 +238,8 @@ struct Consults {
     answered_since: bool,
     /// The slot a `Paced` answer gave the copy due.
     slot: Option<Slot>,
+    /// The gate's last answer held the operation back.
+    gate_held: bool,
     /// A hold suppressed the copies from here on, for this reason.
     suppressed: Option<StopReason>,
     /// The probes handed back (their admissions).
@@ -265,6 +267,7 @@ impl Consults {
             pending_probe: None,
             answered_since: false,
             slot: None,
+            gate_held: false,
             suppressed: None,
             handed_back: Vec::new(),
             done: false,
@@ -429,8 +432,15 @@ impl Consults {
                             .min(self.deadline.saturating_duration_since(now)),
                     )
                     .before(if fail_fast { now } else { self.deadline })
-                    .holding(self.slot.take());
+                    .holding(self.slot.take())
+                    .returning(self.gate_held);
                     assert_eq!(ask, expected, "the ask of copy {}", self.sent() + 1);
+                    self.gate_held = matches!(
+                        answer,
+                        GateAdmission::Closed(_)
+                            | GateAdmission::AwaitProbe(_)
+                            | GateAdmission::Paced(_)
+                    );
                     match answer {
                         GateAdmission::Open => admitted = Some(None),
                         GateAdmission::Probe => {

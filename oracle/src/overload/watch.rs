@@ -54,6 +54,8 @@ pub(super) struct Consulting {
     /// The slot a reopening gate set aside for the operation's attempt due: its next ask
     /// must hold it.
     pub(super) slot: Option<Slot>,
+    /// The gate's last answer held the operation back: its next ask says it returns.
+    pub(super) gate_held: bool,
 }
 
 /// The checks' view of the shared objects.
@@ -274,6 +276,14 @@ impl Watch {
                 ask.slot,
                 core::mem::take(&mut op.slot),
                 "the gate is asked holding the slot it gave, and only it"
+            );
+            assert_eq!(
+                ask.returning, op.gate_held,
+                "an operation returns to the gate exactly when its last answer held it back"
+            );
+            op.gate_held = matches!(
+                answer,
+                GateAdmission::Closed(_) | GateAdmission::AwaitProbe(_) | GateAdmission::Paced(_)
             );
             rest = &rest[1..];
             match answer {

@@ -19,7 +19,8 @@ pub(super) const SLOWEST_START: u64 = 1_000_000_000;
 /// With a pace ([`Linear`](Self::Linear), the default, or [`Doubling`](Self::Doubling)), the
 /// gate admits one operation at a time, each at its own *slot*: the first slot is the
 /// probe's success, the next ones follow at an interval that starts at the closing's measured
-/// pace (its length divided by the operations that asked while it was closed, at most 1 s)
+/// pace (its length divided by the operations that asked while it was closed, each counted
+/// once however often it asked, at most 1 s)
 /// and shrinks as the reopening ages. A caller asking before the next free slot is told that
 /// slot ([`GateAdmission::Paced`](crate::GateAdmission::Paced)) and holds it; a slot at or
 /// past the caller's deadline is not given (the operation gives up at once, with
