@@ -151,6 +151,7 @@ fn simulate<G: Gate>(config: &Config, gates: &[G]) -> Trace {
     let (start, end) = config.window();
     let setup = Setup {
         clients: config.clients,
+        clients_per_process: 1,
         interval: config.interval,
         horizon: config.duration,
         policy: Policy::default(),
