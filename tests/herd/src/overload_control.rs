@@ -86,9 +86,11 @@ pub fn run_variants(
 /// The tables and checks of both experiments, as Markdown.
 #[must_use]
 pub fn markdown(push: &pushback::Config, adapt: &adaptive::Config, r: &Results) -> String {
+    let steady = push.steady_per_bin();
     format!(
-        "## Pushback (seed {}): {} clients at {:.0} requests/s each; 503 `Retry-After: 10` from {} s to {} s\n\n{}\n\
-         Operations by how they ended:\n\n{}\n\
+        "## Pushback (seed {}): {} clients at {:.0} requests/s each; 503 `Retry-After: 10` from {} s to {} s\n\n\
+         The steady offered load is {steady:.0} requests per 100 ms ({:.0} in a second).\n\n{}\n\
+         Operations by how they ended:\n\n{}\n{}\n\
          Expectations:\n\n{}\n\
          ## Adaptive (seed {}): {} clients at {:.0} requests/s each; the server admits {:.0}/s (burst {:.0}), 429 above; measured from {} s to {} s\n\n{}\n\
          Operations started in the window, by how they ended:\n\n{}\n\
@@ -98,8 +100,10 @@ pub fn markdown(push: &pushback::Config, adapt: &adaptive::Config, r: &Results) 
         1.0 / push.interval.as_secs_f64(),
         push.outage_start.as_secs(),
         (push.outage_start + push.outage).as_secs(),
-        report::pushback_table(&r.pushback),
+        steady * 10.0,
+        report::pushback_table(&r.pushback, steady),
         report::pushback_stops_table(&r.pushback),
+        report::why_the_default(&r.pushback, steady),
         report::checks(&r.pushback_checks),
         adapt.seed,
         adapt.clients,

@@ -164,22 +164,25 @@ fn count(stops: &[(&'static str, u32)], reason: &str) -> u32 {
         .map_or(0, |&(_, n)| n)
 }
 
-/// The pushback experiment: one row per variant, the load during and after the outage.
+/// The pushback experiment: one row per variant, the load during and after the outage;
+/// `steady` is the offered load per 100 ms.
 #[must_use]
-pub fn pushback_table(outcomes: &[pushback::Outcome]) -> String {
-    let mut s = String::from(
-        "| variant | requests during the outage | requests in all | peak per 100 ms, 1st s after recovery | peak per 100 ms, first 3 s | requests in the 1st s | gate waits | closings / reopenings | time to an answer, ops started in the outage (mean / max s) |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+pub fn pushback_table(outcomes: &[pushback::Outcome], steady: f64) -> String {
+    let mut s = format!(
+        "| variant | requests during the outage | requests in all | peak per 100 ms, 1st s after recovery | peak per 100 ms, first 3 s (goal: at most {:.0}) | peak / steady | requests in the 1st s | gate waits | closings / reopenings | time to an answer, ops started in the outage (mean / max s) |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        pushback::RECOVERY_PEAK * steady
     );
     for o in outcomes {
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {} | {} / {} | {:.2} / {:.2} |",
+            "| {} | {} | {} | {} | {} | {:.2}x | {} | {} | {} / {} | {:.2} / {:.2} |",
             o.variant.name(),
             o.in_outage,
             o.total,
             o.peak_1s,
             o.peak_3s,
+            f64::from(o.peak_3s) / steady,
             o.first_second,
             o.held,
             o.closes,
@@ -208,6 +211,43 @@ pub fn pushback_stops_table(outcomes: &[pushback::Outcome]) -> String {
             let _ = write!(s, " {} |", count(&o.stops, r));
         }
         s.push('\n');
+    }
+    s
+}
+
+/// The pushback experiment: why the default rule, in the run's numbers: each rule's worst
+/// peak in the first 3 s after the recovery, against the goal.
+#[must_use]
+pub fn why_the_default(outcomes: &[pushback::Outcome], steady: f64) -> String {
+    let mut rules: Vec<backstop_core::Reopening> = Vec::new();
+    for rule in outcomes.iter().filter_map(|o| o.variant.rule()) {
+        if !rules.contains(&rule) {
+            rules.push(rule);
+        }
+    }
+    let mut s = format!(
+        "The reopening rules, by their worst peak per 100 ms in the first 3 s after the recovery (goal: at most {}x the steady load):\n\n",
+        pushback::RECOVERY_PEAK
+    );
+    for rule in rules {
+        let worst = outcomes
+            .iter()
+            .filter(|o| o.variant.rule() == Some(rule))
+            .map(|o| o.peak_3s)
+            .max()
+            .unwrap_or(0);
+        let gave_up: u32 = outcomes
+            .iter()
+            .filter(|o| o.variant.rule() == Some(rule))
+            .map(|o| o.ops - o.succeeded)
+            .max()
+            .unwrap_or(0);
+        let _ = writeln!(
+            s,
+            "- {}: {:.2}x, at most {gave_up} operations without a 200",
+            pushback::rule_name(rule),
+            f64::from(worst) / steady
+        );
     }
     s
 }
