@@ -173,7 +173,7 @@ struct Bucket {
 }
 
 impl Bucket {
-    fn answer(&mut self, t: u64) -> Answer {
+    fn answer(&mut self, t: u64) -> Answer<'static> {
         self.tokens = (self.tokens + (t - self.at) as f64 / SEC as f64 * self.rate).min(self.burst);
         self.at = t;
         if self.tokens >= 1.0 {
@@ -196,6 +196,7 @@ pub fn run_with<L: Watched>(config: &Config, variant: Variant, limiters: &[L]) -
     let (_, end) = config.window();
     let setup = Setup {
         clients: config.clients,
+        clients_per_process: 1,
         interval: config.interval,
         horizon: Duration::from_nanos(end),
         policy: Policy::default(),

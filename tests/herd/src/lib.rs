@@ -16,7 +16,9 @@
 //!   [`overload_control`] through the open-loop driver [`open_loop`]) drive the real
 //!   `RetryMachine` with the overload objects: an [`OriginGate`](backstop_core::OriginGate)
 //!   against a server that answers `503 Retry-After: 10` for 10 s, and the adaptive client
-//!   rate limiter against a server that admits 100 requests/s and answers `429` above it.
+//!   rate limiter against a server that admits 100 requests/s and answers `429` above it;
+//!   [`fleet`] (issue 27) runs a thousand processes, each with its own gate and limiter, told
+//!   one instant by an HTTP-date `Retry-After`.
 //!
 //! Everything is seeded: the same seed gives the same tables and figures, bit for bit.
 
@@ -24,6 +26,7 @@ pub mod adaptive;
 pub mod cli;
 pub mod contention;
 pub mod events;
+pub mod fleet;
 pub mod hedging;
 pub mod net;
 pub mod open_loop;

@@ -10,13 +10,17 @@
 //! flight, so the shared objects see time move forward only, as in a process. Each hop (client
 //! to server, server to client) takes `|Normal(10 ms, 2 ms)|` ([`Network::herd`]), drawn from
 //! one stream in event order. The server is a closure from the arrival instant to the
-//! response; the driver records every arrival and every operation's end.
+//! response; the driver records every arrival and every operation's end. Clients are grouped
+//! into processes of [`Setup::clients_per_process`], each process with its own gate and
+//! limiter (or sharing them, as the caller passes them). Every process's wall clock reads
+//! [`UNIX_AT_ZERO`] plus the virtual time (the clocks of a fleet in perfect step), so an
+//! HTTP-date `Retry-After` names the same virtual instant to every client.
 
 use core::time::Duration;
 
 use backstop_core::{
     Decision, DelaySource, Event, Gate, Instant, Method, Outcome, Policy, RateLimiter, Request,
-    Response, RetryMachine, Unlimited,
+    Response, RetryMachine, UnixTime, Unlimited,
 };
 use rand_pcg::Pcg64Mcg;
 
@@ -26,16 +30,29 @@ use crate::net::{rng, unit, Network, MS};
 /// Nanoseconds per second.
 pub const SEC: u64 = 1_000 * MS;
 
-/// What the server answers: a status and an optional raw `Retry-After`.
+/// The Unix time at virtual time 0: every simulated wall clock reads this plus the virtual
+/// time (2023-11-14 22:13:20 UTC).
+pub const UNIX_AT_ZERO: u64 = 1_700_000_000;
+
+/// The wall clock at virtual time `t` nanoseconds.
+#[must_use]
+pub const fn wall_clock(t: u64) -> UnixTime {
+    UnixTime::from_duration(
+        Duration::from_nanos(t).saturating_add(Duration::from_secs(UNIX_AT_ZERO)),
+    )
+}
+
+/// What the server answers: a status and an optional raw `Retry-After` (delay-seconds, or an
+/// HTTP-date read against the client's wall clock, [`wall_clock`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Answer {
+pub struct Answer<'a> {
     /// The status code.
     pub status: u16,
     /// The raw `Retry-After` value, if any.
-    pub retry_after: Option<&'static [u8]>,
+    pub retry_after: Option<&'a [u8]>,
 }
 
-impl Answer {
+impl<'a> Answer<'a> {
     /// A response with `status` and no `Retry-After`.
     #[must_use]
     pub const fn status(status: u16) -> Self {
@@ -45,12 +62,15 @@ impl Answer {
         }
     }
 
-    /// The response the machine is given.
+    /// The response the machine is given when it arrives at `t` nanoseconds: with the
+    /// client's wall clock, the reference of an HTTP-date `Retry-After` (there is no `Date`
+    /// field, so the date is read against the client's own clock).
     #[must_use]
-    pub fn response(self) -> Response<'static> {
+    pub fn response(self, t: u64) -> Response<'a> {
+        let response = Response::new(self.status).wall_clock(wall_clock(t));
         match self.retry_after {
-            Some(v) => Response::new(self.status).retry_after(v),
-            None => Response::new(self.status),
+            Some(v) => response.retry_after(v),
+            None => response,
         }
     }
 }
@@ -132,6 +152,9 @@ impl Trace {
 pub struct Setup {
     /// Number of clients.
     pub clients: u32,
+    /// Clients per process: clients `p * n .. (p + 1) * n` are process `p`'s (1: one client
+    /// per process, as in the pushback and adaptive experiments).
+    pub clients_per_process: u32,
     /// The time between two operations of one client.
     pub interval: Duration,
     /// Operations start in `[0, horizon)`; the run goes on until every one has ended.
@@ -145,13 +168,13 @@ pub struct Setup {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Ev {
+enum Ev<'a> {
     /// Client `c` starts an operation.
     Start(u32),
     /// An attempt of operation `op` reaches the server.
     AtServer(u32),
     /// The server's answer to operation `op` reaches its client.
-    Reply(u32, Answer),
+    Reply(u32, Answer<'a>),
     /// Operation `op`'s wait ends.
     Wake(u32),
     /// The sampler's turn.
@@ -173,24 +196,25 @@ fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
-/// Runs the clients of `setup` against `server`. Client `c` uses `gates[c % gates.len()]` and
-/// `limiters[c % limiters.len()]` (one element: shared by all; `clients` elements: one each).
+/// Runs the clients of `setup` against `server`. Client `c` belongs to process
+/// `p = c / clients_per_process` and uses `gates[p % gates.len()]` and
+/// `limiters[p % limiters.len()]` (one element: shared by all; one per process: one each).
 /// `sample(t, limiters)` is called every [`Setup::sample_every`] from 0 while operations start.
 ///
 /// # Panics
 ///
 /// If `gates` or `limiters` is empty, or the machine misbehaves (a misplaced event, an
 /// unexpected decision).
-pub fn run<G: Gate, L: RateLimiter>(
+pub fn run<'a, G: Gate, L: RateLimiter>(
     setup: &Setup,
     gates: &[G],
     limiters: &[L],
-    mut server: impl FnMut(u64) -> Answer,
+    mut server: impl FnMut(u64) -> Answer<'a>,
     mut sample: impl FnMut(u64, &[L]),
 ) -> Trace {
     assert!(
-        !gates.is_empty() && !limiters.is_empty(),
-        "a gate and a limiter at least"
+        !gates.is_empty() && !limiters.is_empty() && setup.clients_per_process > 0,
+        "a gate, a limiter and a client per process at least"
     );
     let interval = nanos(setup.interval);
     let horizon = nanos(setup.horizon);
@@ -204,7 +228,8 @@ pub fn run<G: Gate, L: RateLimiter>(
     if sample_every.is_some() {
         queue.at(0, Ev::Sample);
     }
-    let mut live: Vec<Option<Live<'_, G, L>>> = Vec::new();
+    // Boxed: a fleet starts a million operations, and an ended one leaves only a pointer.
+    let mut live: Vec<Option<Box<Live<'_, G, L>>>> = Vec::new();
     let mut trace = Trace {
         arrivals: Vec::new(),
         ops: Vec::new(),
@@ -215,9 +240,12 @@ pub fn run<G: Gate, L: RateLimiter>(
         let id = match ev {
             Ev::Start(c) => {
                 let id = u32::try_from(live.len()).expect("fewer than 2^32 operations");
-                let len = |n: usize| c as usize % n;
-                let (gate, limiter) = (&gates[len(gates.len())], &limiters[len(limiters.len())]);
-                live.push(Some(Live {
+                let process = (c / setup.clients_per_process) as usize;
+                let (gate, limiter) = (
+                    &gates[process % gates.len()],
+                    &limiters[process % limiters.len()],
+                );
+                live.push(Some(Box::new(Live {
                     machine: RetryMachine::with_overload(
                         setup.policy,
                         Request::new(Method::Get),
@@ -230,7 +258,7 @@ pub fn run<G: Gate, L: RateLimiter>(
                     client: c,
                     started: t,
                     held: 0,
-                }));
+                })));
                 ended.push(None);
                 if t + interval < horizon {
                     queue.at(t + interval, Ev::Start(c));
@@ -249,7 +277,7 @@ pub fn run<G: Gate, L: RateLimiter>(
             Ev::Reply(id, answer) => {
                 let op = live_op(&mut live, id);
                 op.machine
-                    .handle(at(t), Event::Response(answer.response()))
+                    .handle(at(t), Event::Response(answer.response(t)))
                     .expect("a reply for the attempt in flight");
                 id
             }
@@ -308,7 +336,7 @@ pub fn run<G: Gate, L: RateLimiter>(
 }
 
 fn live_op<'l, 'a, G, L>(
-    live: &'l mut [Option<Live<'a, G, L>>],
+    live: &'l mut [Option<Box<Live<'a, G, L>>>],
     id: u32,
 ) -> &'l mut Live<'a, G, L> {
     live.get_mut(id as usize)

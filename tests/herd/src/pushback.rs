@@ -1,6 +1,10 @@
 //! Issue 21's pushback experiment: 100 clients at 10 requests/s each against a server that
 //! answers `503` with `Retry-After: 10` for 10 s, then recovers; without an origin gate, with
-//! one [`OriginGate`] per client, and with one gate shared by all.
+//! one [`OriginGate`] per client, and with one gate shared by all, each gate variant under
+//! three reopening rules ([`Reopening`]): at once (no slow start), linear over 10 s (the
+//! default) and doubling every second (TCP's slow start). Issue 27's goal: the outage stays
+//! quiet and the recovery is no herd, at most 1.5 times the steady load per 100 ms in the
+//! first 3 s after it.
 //!
 //! The clients and their operations are [`open_loop`]'s: client `c` starts a `GET` every
 //! 100 ms at its own seeded phase, each a real [`RetryMachine`](backstop_core::RetryMachine)
@@ -8,12 +12,13 @@
 //! honoured as a floor plus a spread of `min(1 s, value / 10)`, ceiling 60 s). The server
 //! answers every request that arrives in `[outage_start, outage_start + outage)` with
 //! `503 Retry-After: 10`, every other one with `200`. The gates have the default
-//! configuration (spread 1 s, await-probe recheck 50 ms), each seeded from the run's seed.
+//! configuration (spread 1 s, await-probe recheck 50 ms) but for the reopening rule, each
+//! seeded from the run's seed (as `OriginGates` seeds each from the operating system).
 
 use core::time::Duration;
 use std::collections::BTreeMap;
 
-use backstop_core::{Gate, GateConfig, NoGate, NoRateLimiter, OriginGate, Policy};
+use backstop_core::{Gate, GateConfig, NoGate, NoRateLimiter, OriginGate, Policy, Reopening};
 
 use crate::net::{mix, MS};
 use crate::open_loop::{self, Answer, Setup, Trace, SEC};
@@ -64,30 +69,91 @@ impl Config {
     pub fn series_end(&self) -> u64 {
         nanos(self.duration) + nanos(Policy::default().max_elapsed()) + SEC
     }
+
+    /// The steady offered load per [`BIN_NS`]: every client's first attempts.
+    #[must_use]
+    pub fn steady_per_bin(&self) -> f64 {
+        f64::from(self.clients) * BIN_NS as f64 / self.interval.as_nanos() as f64
+    }
+
+    /// The operations the clients start: each client one per interval from its phase, which
+    /// is below one interval.
+    #[must_use]
+    pub fn operations(&self) -> u32 {
+        let per_client = nanos(self.duration).div_ceil(nanos(self.interval).max(1));
+        self.clients
+            .saturating_mul(u32::try_from(per_client).unwrap_or(u32::MAX))
+    }
 }
 
-/// Which gate the clients' operations consult.
+/// The most a gate variant's peak per 100 ms in the first 3 s after the recovery may be, as
+/// a multiple of the steady offered load (issue 27's recovery goal).
+pub const RECOVERY_PEAK: f64 = 1.5;
+
+/// The doubling interval of the [`Reopening::Doubling`] rows: a second, TCP's shape on the
+/// time scale of the spread.
+pub const DOUBLING_EVERY: Duration = Duration::from_secs(1);
+
+/// A reopening rule's name in tables and figures.
+#[must_use]
+pub fn rule_name(rule: Reopening) -> String {
+    let default = if rule == Reopening::DEFAULT {
+        " (default)"
+    } else {
+        ""
+    };
+    let name = match rule {
+        Reopening::AtOnce => "at once".to_owned(),
+        Reopening::Linear { ramp } => format!("linear {} s", ramp.as_secs_f64()),
+        Reopening::Doubling { every } => format!("doubling every {} s", every.as_secs_f64()),
+        other => format!("{other:?}"),
+    };
+    format!("{name}{default}")
+}
+
+/// Which gate the clients' operations consult, and how it reopens.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Variant {
     /// No gate: each operation honours its own `Retry-After`, nothing more.
     NoGate,
     /// One [`OriginGate`] per client, shared by that client's operations.
-    PerClient,
+    PerClient(Reopening),
     /// One [`OriginGate`] shared by every client's operations.
-    Shared,
+    Shared(Reopening),
 }
 
 impl Variant {
-    /// Every variant, in table order.
-    pub const ALL: [Variant; 3] = [Variant::NoGate, Variant::PerClient, Variant::Shared];
+    /// Every variant, in table order: no gate, then both gate variants under each rule.
+    pub const ALL: [Variant; 7] = [
+        Variant::NoGate,
+        Variant::PerClient(Reopening::AtOnce),
+        Variant::Shared(Reopening::AtOnce),
+        Variant::PerClient(Reopening::DEFAULT),
+        Variant::Shared(Reopening::DEFAULT),
+        Variant::PerClient(Reopening::Doubling {
+            every: DOUBLING_EVERY,
+        }),
+        Variant::Shared(Reopening::Doubling {
+            every: DOUBLING_EVERY,
+        }),
+    ];
 
     /// The name used in tables and figures.
     #[must_use]
-    pub const fn name(self) -> &'static str {
+    pub fn name(self) -> String {
         match self {
-            Variant::NoGate => "no gate",
-            Variant::PerClient => "gate per client",
-            Variant::Shared => "one shared gate",
+            Variant::NoGate => "no gate".to_owned(),
+            Variant::PerClient(rule) => format!("gate per client, {}", rule_name(rule)),
+            Variant::Shared(rule) => format!("one shared gate, {}", rule_name(rule)),
+        }
+    }
+
+    /// The gates' reopening rule (`None` without a gate).
+    #[must_use]
+    pub const fn rule(self) -> Option<Reopening> {
+        match self {
+            Variant::NoGate => None,
+            Variant::PerClient(rule) | Variant::Shared(rule) => Some(rule),
         }
     }
 }
@@ -133,24 +199,25 @@ fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
-/// The gate of client `c` (or of all, `c = None`) under `seed`.
+/// The gate of client `c` (or of all, `c = None`) under `seed`, reopening by `rule`.
 ///
 /// # Panics
 ///
-/// Never: the default configuration is valid.
+/// If `rule` is out of range (the rules of [`Variant::ALL`] are not).
 #[must_use]
-pub fn gate(seed: u64, c: Option<u32>) -> OriginGate {
+pub fn gate(seed: u64, c: Option<u32>, rule: Reopening) -> OriginGate {
     let seed = match c {
         Some(c) => mix(seed, &[3, u64::from(c)]),
         None => mix(seed, &[3]),
     };
-    OriginGate::new(GateConfig::new().seed(seed)).expect("the default gate is valid")
+    OriginGate::new(GateConfig::new().seed(seed).reopening(rule)).expect("a valid reopening rule")
 }
 
 fn simulate<G: Gate>(config: &Config, gates: &[G]) -> Trace {
     let (start, end) = config.window();
     let setup = Setup {
         clients: config.clients,
+        clients_per_process: 1,
         interval: config.interval,
         horizon: config.duration,
         policy: Policy::default(),
@@ -175,17 +242,17 @@ fn simulate<G: Gate>(config: &Config, gates: &[G]) -> Trace {
 pub fn run(config: &Config, variant: Variant) -> Outcome {
     let (trace, closes, reopens) = match variant {
         Variant::NoGate => (simulate(config, &[NoGate]), 0, 0),
-        Variant::PerClient => {
+        Variant::PerClient(rule) => {
             let gates: Vec<OriginGate> = (0..config.clients)
-                .map(|c| gate(config.seed, Some(c)))
+                .map(|c| gate(config.seed, Some(c), rule))
                 .collect();
             let trace = simulate(config, &gates);
             let closes = gates.iter().map(OriginGate::closes).sum();
             let reopens = gates.iter().map(OriginGate::reopens).sum();
             (trace, closes, reopens)
         }
-        Variant::Shared => {
-            let g = gate(config.seed, None);
+        Variant::Shared(rule) => {
+            let g = gate(config.seed, None, rule);
             let trace = simulate(config, core::slice::from_ref(&g));
             (trace, g.closes(), g.reopens())
         }
@@ -243,53 +310,85 @@ fn summarise(
 }
 
 /// The experiment's expectations, checked against measured outcomes: each entry is the
-/// statement and whether it holds. `outcomes` holds one per [`Variant::ALL`].
+/// statement and whether it holds. `outcomes` holds one per [`Variant::ALL`]. The outage
+/// bounds hold for every rule; the recovery goal is checked for the default rule (the other
+/// rules are there to show why it was chosen).
 #[must_use]
 pub fn checks(config: &Config, outcomes: &[Outcome]) -> Vec<(String, bool)> {
     let get = |v: Variant| outcomes.iter().find(|o| o.variant == v);
-    let (Some(none), Some(per), Some(shared)) = (
-        get(Variant::NoGate),
-        get(Variant::PerClient),
-        get(Variant::Shared),
-    ) else {
+    let Some(none) = get(Variant::NoGate) else {
         return vec![("every variant was run".to_owned(), false)];
     };
     // Every operation started during the outage sends its first attempt into it.
     let offered =
         f64::from(config.clients) * config.outage.as_secs_f64() / config.interval.as_secs_f64();
-    vec![
-        (
-            format!(
-                "no gate: {} requests during the outage, about the {offered:.0} first attempts (within 5 %)",
-                none.in_outage
-            ),
-            (f64::from(none.in_outage) - offered).abs() <= 0.05 * offered,
+    let mut checks = vec![(
+        format!(
+            "no gate: {} requests during the outage, about the {offered:.0} first attempts (within 5 %)",
+            none.in_outage
         ),
-        (
+        (f64::from(none.in_outage) - offered).abs() <= 0.05 * offered,
+    )];
+    let rules: Vec<Reopening> = Variant::ALL.iter().filter_map(|v| v.rule()).collect();
+    for (i, &rule) in rules.iter().enumerate() {
+        if rules[..i].contains(&rule) {
+            continue;
+        }
+        let (Some(per), Some(shared)) = (get(Variant::PerClient(rule)), get(Variant::Shared(rule)))
+        else {
+            return vec![("every variant was run".to_owned(), false)];
+        };
+        checks.push((
             format!(
-                "gate per client: {} requests during the outage, at most 2 per client ({})",
+                "{}: {} requests during the outage, at most 2 per client ({})",
+                per.variant.name(),
                 per.in_outage,
                 2 * config.clients
             ),
             per.in_outage <= 2 * config.clients,
-        ),
-        (
+        ));
+        checks.push((
             format!(
-                "one shared gate: {} requests during the outage, fewer than per client ({}) and at most {}",
+                "{}: {} requests during the outage, fewer than per client ({}) and at most {}",
+                shared.variant.name(),
                 shared.in_outage,
                 per.in_outage,
                 config.clients / 2
             ),
             shared.in_outage < per.in_outage && shared.in_outage <= config.clients / 2,
-        ),
-        (
+        ));
+    }
+    let steady = config.steady_per_bin();
+    for o in outcomes
+        .iter()
+        .filter(|o| o.variant.rule() == Some(Reopening::DEFAULT))
+    {
+        checks.push((
             format!(
-                "every operation ended with a 200 in every variant ({}, {}, {} of {})",
-                none.succeeded, per.succeeded, shared.succeeded, none.ops
+                "{}: peak {} per 100 ms in the first 3 s after the recovery, {:.2}x the steady {steady:.0} (goal: at most {RECOVERY_PEAK}x)",
+                o.variant.name(),
+                o.peak_3s,
+                f64::from(o.peak_3s) / steady
             ),
-            [none, per, shared]
-                .iter()
-                .all(|o| o.succeeded == o.ops && o.ops == none.ops),
+            f64::from(o.peak_3s) <= RECOVERY_PEAK * steady,
+        ));
+    }
+    let expected = config.operations();
+    let ended = |o: &Outcome| o.stops.iter().map(|&(_, n)| n).sum::<u32>();
+    let final_status = |o: &Outcome| {
+        o.stops
+            .iter()
+            .find(|&&(r, _)| r == "final_status")
+            .map_or(0, |&(_, n)| n)
+    };
+    checks.push((
+        format!(
+            "none lost: in every variant all {expected} operations ended, with a 200 or by giving up with a stop reason, each counted"
         ),
-    ]
+        outcomes.len() == Variant::ALL.len()
+            && outcomes.iter().all(|o| {
+                o.ops == expected && ended(o) == expected && final_status(o) == o.succeeded
+            }),
+    ));
+    checks
 }

@@ -4,6 +4,7 @@ use core::fmt::Write as _;
 
 use crate::adaptive;
 use crate::contention::{self, Strategy};
+use crate::fleet;
 use crate::hedging;
 use crate::overload::Outcome;
 use crate::pushback;
@@ -164,22 +165,25 @@ fn count(stops: &[(&'static str, u32)], reason: &str) -> u32 {
         .map_or(0, |&(_, n)| n)
 }
 
-/// The pushback experiment: one row per variant, the load during and after the outage.
+/// The pushback experiment: one row per variant, the load during and after the outage;
+/// `steady` is the offered load per 100 ms.
 #[must_use]
-pub fn pushback_table(outcomes: &[pushback::Outcome]) -> String {
-    let mut s = String::from(
-        "| variant | requests during the outage | requests in all | peak per 100 ms, 1st s after recovery | peak per 100 ms, first 3 s | requests in the 1st s | gate waits | closings / reopenings | time to an answer, ops started in the outage (mean / max s) |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+pub fn pushback_table(outcomes: &[pushback::Outcome], steady: f64) -> String {
+    let mut s = format!(
+        "| variant | requests during the outage | requests in all | peak per 100 ms, 1st s after recovery | peak per 100 ms, first 3 s (goal: at most {:.0}) | peak / steady | requests in the 1st s | gate waits | closings / reopenings | time to an answer, ops started in the outage (mean / max s) |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        pushback::RECOVERY_PEAK * steady
     );
     for o in outcomes {
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {} | {} / {} | {:.2} / {:.2} |",
+            "| {} | {} | {} | {} | {} | {:.2}x | {} | {} | {} / {} | {:.2} / {:.2} |",
             o.variant.name(),
             o.in_outage,
             o.total,
             o.peak_1s,
             o.peak_3s,
+            f64::from(o.peak_3s) / steady,
             o.first_second,
             o.held,
             o.closes,
@@ -211,6 +215,166 @@ pub fn pushback_stops_table(outcomes: &[pushback::Outcome]) -> String {
     }
     s
 }
+
+/// The pushback experiment: why the default rule, in the run's numbers: each rule's worst
+/// peak in the first 3 s after the recovery, against the goal.
+#[must_use]
+pub fn why_the_default(outcomes: &[pushback::Outcome], steady: f64) -> String {
+    let mut rules: Vec<backstop_core::Reopening> = Vec::new();
+    for rule in outcomes.iter().filter_map(|o| o.variant.rule()) {
+        if !rules.contains(&rule) {
+            rules.push(rule);
+        }
+    }
+    let mut s = format!(
+        "The reopening rules, by their worst peak per 100 ms in the first 3 s after the recovery (goal: at most {}x the steady load):\n\n",
+        pushback::RECOVERY_PEAK
+    );
+    for rule in rules {
+        let worst = outcomes
+            .iter()
+            .filter(|o| o.variant.rule() == Some(rule))
+            .map(|o| o.peak_3s)
+            .max()
+            .unwrap_or(0);
+        let gave_up: u32 = outcomes
+            .iter()
+            .filter(|o| o.variant.rule() == Some(rule))
+            .map(|o| o.ops - o.succeeded)
+            .max()
+            .unwrap_or(0);
+        let ratio = f64::from(worst) / steady;
+        let verdict = if ratio <= pushback::RECOVERY_PEAK {
+            "meets the goal"
+        } else {
+            "misses the goal"
+        };
+        let _ = writeln!(
+            s,
+            "- {}: {ratio:.2}x ({verdict}), at most {gave_up} operations without a 200",
+            pushback::rule_name(rule),
+        );
+    }
+    s.push_str(
+        "\nReopening at once hands the recovering server the whole backlog within the gate's spread; \
+         doubling starts at the measured pace but quadruples it within 3 s while the backlog lasts; \
+         linear grows by a tenth of it per second, and pays with the backlog's wait \
+         (operations whose slot falls past their deadline give up `origin_paused` at once).\n",
+    );
+    s
+}
+
+/// Values in rows of `per_row`, each row labelled with its first bin's start in ms relative
+/// to `origin` (bins of `width` ns from `first`).
+fn series_table(values: &[u32], first: i64, width: u64, per_row: usize) -> String {
+    let mut s = String::from("| from (ms) |");
+    for i in 0..per_row {
+        let _ = write!(s, " +{} |", i as u64 * width / 1_000_000);
+    }
+    s.push_str("\n|---:|");
+    s.push_str(&"---:|".repeat(per_row));
+    s.push('\n');
+    for (r, row) in values.chunks(per_row).enumerate() {
+        let start = first + (r * per_row) as i64 * (width / 1_000_000) as i64;
+        let _ = write!(s, "| {start} |");
+        for v in row {
+            let _ = write!(s, " {v} |");
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// The fleet: its rows, its operations by how they ended, the checked row's arrivals per
+/// 10 ms at the reopening and per 100 ms after it, and the goals.
+#[must_use]
+pub fn fleet_section(
+    config: &fleet::Config,
+    outcomes: &[fleet::Outcome],
+    checks_: &[(String, bool)],
+) -> String {
+    let steady = config.steady_per_bin();
+    let (start, end) = config.window();
+    let mut s = format!(
+        "## Fleet (seed {}): {} processes of {} clients at {:.0} requests/s each; 503 with an HTTP-date `Retry-After` naming {} s, from {} s to {} s; capacity {} per 100 ms\n\n\
+         The steady offered load is {steady:.0} requests per 100 ms. The reopening window is [{} s, {} s + 1 s).\n\n\
+         | variant | requests during the outage | requests in all | answered 503 for capacity | peak per 10 ms in the window | mean per 10 ms in the window | peak / mean (goal: at most {}x) | peak per 10 ms / steady | peak per 100 ms, first 3 s (goal: at most {:.0}) | peak / steady | requests in the 1st s | waits per op | closings / reopenings | time to an answer, ops started in the outage (mean / max s) |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        config.seed,
+        config.processes,
+        config.clients_per_process,
+        1.0 / config.interval.as_secs_f64(),
+        end / SEC_NS,
+        start as f64 / SEC_NS as f64,
+        end / SEC_NS,
+        config.capacity_per_bin,
+        end / SEC_NS,
+        end / SEC_NS,
+        fleet::WINDOW_PEAK,
+        pushback::RECOVERY_PEAK * steady,
+    );
+    for o in outcomes {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {:.1} | {:.2}x | {:.2}x | {} | {:.2}x | {} | {:.2} | {} / {} | {:.2} / {:.2} |",
+            o.variant.name(),
+            o.in_outage,
+            o.total,
+            o.over_capacity,
+            o.window_peak,
+            o.window_mean,
+            f64::from(o.window_peak) / o.window_mean.max(f64::MIN_POSITIVE),
+            f64::from(o.window_peak) * fleet::BIN_NS as f64 / fleet::FINE_NS as f64 / steady,
+            o.peak_3s,
+            f64::from(o.peak_3s) / steady,
+            o.first_second,
+            o.held_per_op,
+            o.closes,
+            o.reopens,
+            o.outage_ops_mean_s,
+            o.outage_ops_max_s
+        );
+    }
+    let reasons = reasons(outcomes.iter().map(|o| o.stops.as_slice()));
+    s.push_str("\nOperations by how they ended:\n\n| variant | operations | ended with 200 |");
+    for r in &reasons {
+        let _ = write!(s, " stop: {r} |");
+    }
+    s.push_str("\n|---|---:|---:|");
+    s.push_str(&"---:|".repeat(reasons.len()));
+    s.push('\n');
+    for o in outcomes {
+        let _ = write!(s, "| {} | {} | {} |", o.variant.name(), o.ops, o.succeeded);
+        for r in &reasons {
+            let _ = write!(s, " {} |", count(&o.stops, r));
+        }
+        s.push('\n');
+    }
+    for o in outcomes {
+        let fine = (end - 50 * MS_NS) / fleet::FINE_NS;
+        let fine = o
+            .per_fine
+            .get(fine as usize..fine as usize + 30)
+            .unwrap_or_default();
+        let bins = (end / fleet::BIN_NS) as usize;
+        let bins = o.per_bin.get(bins..bins + 50).unwrap_or_default();
+        let _ = write!(
+            s,
+            "\n{}: requests per 10 ms around the reopening (ms from {} s):\n\n{}\n\
+             {}: requests per 100 ms after it:\n\n{}",
+            o.variant.name(),
+            end / SEC_NS,
+            series_table(fine, -50, fleet::FINE_NS, 10),
+            o.variant.name(),
+            series_table(bins, 0, fleet::BIN_NS, 10),
+        );
+    }
+    let _ = write!(s, "\nThe goals:\n\n{}\n", checks(checks_));
+    s
+}
+
+const MS_NS: u64 = 1_000_000;
+const SEC_NS: u64 = 1_000 * MS_NS;
 
 /// The adaptive experiment: one row per variant, the measured rates beside the goals.
 #[must_use]

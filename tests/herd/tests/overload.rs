@@ -1,14 +1,16 @@
-//! Issue 21's experiments at a small size (pushback: 20 clients; adaptive: 10 clients measured
-//! for 20 s after 10 s of warm-up, without the shared-limiter row, whose thousand waits per
-//! operation would take a minute in debug; the release command runs 100 clients, 60 s and
-//! every row), their expectations and goals, and their determinism. Honest assertions over a
-//! deterministic, seeded simulation; nothing here is timed.
+//! Issues 21 and 27's experiments at a small size (pushback: 20 clients; the fleet: 100
+//! processes of 10 clients; adaptive: 10 clients measured for 20 s after 10 s of warm-up,
+//! without the shared-limiter row, whose thousand waits per operation would take a minute in
+//! debug; the release command runs 100 clients, 1,000 processes, 60 s and every row), their
+//! expectations and goals, and their determinism. Honest assertions over a deterministic,
+//! seeded simulation; nothing here is timed.
 
 use core::time::Duration;
 use std::sync::OnceLock;
 
+use backstop_core::Reopening;
 use backstop_herd::overload_control::{self, Results};
-use backstop_herd::{adaptive, pushback};
+use backstop_herd::{adaptive, fleet, pushback};
 
 const PUSH: pushback::Config = pushback::Config {
     clients: 20,
@@ -16,6 +18,17 @@ const PUSH: pushback::Config = pushback::Config {
     outage_start: Duration::from_secs(2),
     outage: Duration::from_secs(10),
     duration: Duration::from_secs(16),
+    seed: 2021,
+};
+
+const FLEET: fleet::Config = fleet::Config {
+    processes: 100,
+    clients_per_process: 10,
+    interval: Duration::from_millis(100),
+    outage_start: Duration::from_secs(2),
+    outage: Duration::from_secs(5),
+    duration: Duration::from_secs(11),
+    capacity_per_bin: 1_500,
     seed: 2021,
 };
 
@@ -33,7 +46,7 @@ const ADAPT: adaptive::Config = adaptive::Config {
 const ROWS: [adaptive::Variant; 2] = [adaptive::Variant::RetryOnly, adaptive::Variant::Adaptive];
 
 fn run() -> Results {
-    overload_control::run_variants(&PUSH, &ADAPT, &ROWS)
+    overload_control::run_variants(&PUSH, &FLEET, &ADAPT, &ROWS)
 }
 
 /// One run of both experiments, shared by the tests.
@@ -43,7 +56,7 @@ fn results() -> &'static Results {
 }
 
 fn markdown(r: &Results) -> String {
-    overload_control::markdown(&PUSH, &ADAPT, r)
+    overload_control::markdown(&PUSH, &FLEET, &ADAPT, r)
 }
 
 #[test]
@@ -52,6 +65,34 @@ fn the_pushback_expectations_hold() {
     assert_eq!(r.pushback.len(), pushback::Variant::ALL.len());
     for (what, holds) in &r.pushback_checks {
         assert!(holds, "{what}\n{}", markdown(r));
+    }
+}
+
+#[test]
+fn the_fleet_goals_hold() {
+    let r = results();
+    assert_eq!(r.fleet.len(), fleet::Variant::ALL.len());
+    for (what, holds) in &r.fleet_checks {
+        assert!(holds, "{what}\n{}", markdown(r));
+    }
+}
+
+#[test]
+fn a_fleet_told_one_instant_returns_in_step_without_slow_start() {
+    let r = results();
+    let steady = FLEET.steady_per_bin();
+    let at_once = r
+        .fleet
+        .iter()
+        .find(|o| o.variant.rule == Reopening::AtOnce)
+        .expect("the variant ran");
+    // Every gate closed until the same instant and opened for all at once: the herd.
+    assert!(f64::from(at_once.peak_3s) > 5.0 * steady, "{}", markdown(r));
+    for o in &r.fleet {
+        // Nothing reaches the server between the last 503 of the outage and the instant.
+        let (_, told) = FLEET.window();
+        let before = (told / fleet::FINE_NS) as usize;
+        assert_eq!(o.per_fine[before - 5..before], [0; 5], "{}", markdown(r));
     }
 }
 
@@ -65,7 +106,7 @@ fn the_adaptive_goals_hold() {
 }
 
 #[test]
-fn a_gate_holds_back_the_outage_and_releases_it_after_the_recovery() {
+fn a_gate_holds_back_the_outage_and_paces_its_return() {
     let r = results();
     let get = |v: pushback::Variant| {
         r.pushback
@@ -74,13 +115,25 @@ fn a_gate_holds_back_the_outage_and_releases_it_after_the_recovery() {
             .expect("the variant ran")
     };
     let none = get(pushback::Variant::NoGate);
-    for v in [pushback::Variant::PerClient, pushback::Variant::Shared] {
+    let steady = PUSH.steady_per_bin();
+    for v in pushback::Variant::ALL.into_iter().skip(1) {
         let gated = get(v);
         // The operations held back by the gate send after the recovery, so fewer requests in
-        // all (no 503 to retry), and a burst in the first second above the ungated one.
+        // all (no 503 to retry).
         assert!(gated.total < none.total, "{}", markdown(r));
-        assert!(gated.peak_1s > none.peak_1s, "{}", markdown(r));
         assert!(gated.held > 0 && gated.closes > 0, "{}", markdown(r));
+        match v.rule() {
+            // Without slow start, the backlog returns as one burst, above the ungated one.
+            Some(Reopening::AtOnce) => {
+                assert!(gated.peak_1s > none.peak_1s, "{}", markdown(r));
+                assert!(f64::from(gated.peak_1s) > 5.0 * steady, "{}", markdown(r));
+            }
+            // Doubling reaches four times the starting pace within 3 s.
+            Some(Reopening::Doubling { .. }) => {
+                assert!(f64::from(gated.peak_3s) > 2.0 * steady, "{}", markdown(r));
+            }
+            _ => {}
+        }
     }
     assert_eq!((none.held, none.closes), (0, 0));
 }
@@ -91,7 +144,8 @@ fn the_tables_have_a_row_per_variant() {
     for name in pushback::Variant::ALL
         .iter()
         .map(|v| v.name())
-        .chain(ROWS.iter().map(|v| v.name()))
+        .chain(fleet::Variant::ALL.iter().map(|v| v.name()))
+        .chain(ROWS.iter().map(|v| v.name().to_owned()))
     {
         assert!(
             md.lines()
@@ -108,14 +162,12 @@ fn a_run_is_deterministic_for_a_seed() {
     let again = run();
     assert_eq!(markdown(results()), markdown(&again));
     assert_eq!(results(), &again);
-    let other = pushback::run(
-        &pushback::Config { seed: 7, ..PUSH },
-        pushback::Variant::Shared,
-    );
+    let variant = pushback::Variant::Shared(Reopening::DEFAULT);
+    let other = pushback::run(&pushback::Config { seed: 7, ..PUSH }, variant);
     let shared = results()
         .pushback
         .iter()
-        .find(|o| o.variant == pushback::Variant::Shared)
+        .find(|o| o.variant == variant)
         .expect("the variant ran");
     assert_ne!(other.per_bin, shared.per_bin);
 }

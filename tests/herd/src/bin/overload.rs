@@ -1,17 +1,20 @@
-//! `cargo run --release -p backstop-herd --bin overload [-- --seed S --burst B --out DIR]`: runs issue
-//! 21's two overload-control experiments (pushback and adaptive), prints their tables and
-//! goals, and writes them with the SVG figures.
+//! `cargo run --release -p backstop-herd --bin overload [-- --seed S --burst B --processes P --out DIR]`:
+//! runs the overload-control experiments of issues 21 and 27 (pushback, the fleet and
+//! adaptive), prints their tables and goals, and writes them with the SVG figures.
 
 use std::path::PathBuf;
 use std::time::Instant as WallClock;
 
+const MS: u64 = 1_000_000;
+
 use backstop_herd::overload_control::{self, Results};
 use backstop_herd::plot::{self, Axes, Corner, Line};
-use backstop_herd::{adaptive, cli, pushback};
+use backstop_herd::{adaptive, cli, fleet, pushback};
 
 struct Args {
     seed: u64,
     burst: f64,
+    processes: u32,
     out: PathBuf,
 }
 
@@ -19,6 +22,7 @@ fn args() -> Result<Args, String> {
     let mut a = Args {
         seed: 2021,
         burst: adaptive::Config::default().server_burst,
+        processes: fleet::Config::default().processes,
         out: cli::docs_dir("overload"),
     };
     for (flag, value) in cli::flags()? {
@@ -31,8 +35,18 @@ fn args() -> Result<Args, String> {
                     .filter(|b| *b >= 1.0 && b.is_finite())
                     .ok_or_else(|| format!("{flag} {value}: a number of tokens, at least 1"))?;
             }
+            "--processes" => {
+                a.processes = cli::number(&flag, &value)?;
+                if a.processes == 0 {
+                    return Err(format!("{flag} {value}: at least one process"));
+                }
+            }
             "--out" => a.out = PathBuf::from(value),
-            _ => return Err(format!("unknown flag {flag}; flags: --seed --burst --out")),
+            _ => {
+                return Err(format!(
+                    "unknown flag {flag}; flags: --seed --burst --processes --out"
+                ))
+            }
         }
     }
     Ok(a)
@@ -45,16 +59,25 @@ fn main() {
         seed: args.seed,
         ..pushback::Config::default()
     };
+    let defaults = fleet::Config::default();
+    let fleet = fleet::Config {
+        seed: args.seed,
+        processes: args.processes,
+        // The same capacity per client.
+        capacity_per_bin: (u64::from(defaults.capacity_per_bin) * u64::from(args.processes)
+            / u64::from(defaults.processes)) as u32,
+        ..defaults
+    };
     let adapt = adaptive::Config {
         seed: args.seed,
         server_burst: args.burst,
         ..adaptive::Config::default()
     };
-    let results = overload_control::run(&push, &adapt);
-    let md = overload_control::markdown(&push, &adapt, &results);
+    let results = overload_control::run(&push, &fleet, &adapt);
+    let md = overload_control::markdown(&push, &fleet, &adapt, &results);
     print!("{md}");
 
-    let written = figures(&args, &push, &results, &md);
+    let written = figures(&args, &push, &fleet, &results, &md);
     cli::finish(
         &args.out,
         t0,
@@ -102,6 +125,7 @@ fn fill_lines(results: &Results) -> Vec<Line> {
 fn figures(
     args: &Args,
     push: &pushback::Config,
+    fleet: &fleet::Config,
     results: &Results,
     md: &str,
 ) -> Result<(), Box<dyn std::error::Error>> {
@@ -129,13 +153,49 @@ fn figures(
             .pushback
             .iter()
             .map(|o| Line {
-                label: o.variant.name().to_owned(),
+                label: o.variant.name(),
                 points: o
                     .per_bin
                     .iter()
                     .take(bins)
                     .enumerate()
                     .map(|(b, &n)| (b as f64 * bin_s, f64::from(n)))
+                    .collect(),
+            })
+            .collect::<Vec<_>>(),
+    )?;
+    let (_, told) = fleet.window();
+    let fine_s = fleet::FINE_NS as f64 / 1e9;
+    let (from, to) = (
+        (told - 500 * MS) / fleet::FINE_NS,
+        (told + 3_000 * MS) / fleet::FINE_NS,
+    );
+    let title = format!(
+        "Fleet: requests reaching the server per 10 ms ({} processes of {} clients; every gate told {} s)",
+        fleet.processes,
+        fleet.clients_per_process,
+        told / 1_000_000_000
+    );
+    plot::lines(
+        &args.out.join("fleet-arrivals.svg"),
+        Axes {
+            title: &title,
+            x: "time (s)",
+            y: "requests per 10 ms (log scale)",
+            log_x: false,
+            log_y: true,
+            legend: Corner::UpperRight,
+        },
+        &results
+            .fleet
+            .iter()
+            .map(|o| Line {
+                label: o.variant.name(),
+                points: (from..to)
+                    .filter_map(|b| {
+                        let n = *o.per_fine.get(b as usize)?;
+                        (n > 0).then(|| (b as f64 * fine_s, f64::from(n)))
+                    })
                     .collect(),
             })
             .collect::<Vec<_>>(),
@@ -181,8 +241,8 @@ fn figures(
     std::fs::write(
         args.out.join("tables.md"),
         format!(
-            "<!-- Written by `cargo run --release -p backstop-herd --bin overload -- --seed {} --burst {}`. -->\n\n{md}",
-            args.seed, args.burst
+            "<!-- Written by `cargo run --release -p backstop-herd --bin overload -- --seed {} --burst {} --processes {}`. -->\n\n{md}",
+            args.seed, args.burst, args.processes
         ),
     )?;
     Ok(())
