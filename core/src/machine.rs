@@ -605,9 +605,10 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
         if G::ACTIVE && self.gate.engaged() {
             // Failing fast, the operation can use no slot of a reopening but the present.
             let deadline = if fail_fast { self.now } else { self.deadline };
+            let held_slot = self.slot.take();
             let ask = Ask::new(self.attempt_timeout())
                 .before(Instant::from_nanos(deadline))
-                .holding(self.slot.take())
+                .holding(held_slot)
                 .returning(self.gate_held);
             let answer = self.gate.admit(now, ask);
             self.gate_held = matches!(
@@ -623,7 +624,8 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
                     held = Some((slot.at, DelaySource::OriginPaused, StopReason::OriginPaused));
                     paced = Some(slot);
                 }
-                _ => {}
+                // Admitted: a slot it held stays its own if the limiter holds it back now.
+                _ => paced = held_slot,
             }
         }
         if held.is_none() && L::ACTIVE && self.limiter.engaged() {

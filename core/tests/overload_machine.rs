@@ -318,3 +318,56 @@ fn an_operation_whose_slot_is_past_its_deadline_gives_up_at_once_and_takes_no_sl
     };
     assert!(next > before && next.saturating_duration_since(before) < Duration::from_millis(100));
 }
+
+/// Refuses its first `refusals` asks (for 10 ms each), then gives every token.
+struct RefusesFirst(core::cell::Cell<u32>);
+
+impl backstop_core::RateLimiter for RefusesFirst {
+    fn acquire(&self, now: Instant) -> Result<(), Instant> {
+        match self.0.get() {
+            0 => Ok(()),
+            n => {
+                self.0.set(n - 1);
+                Err(now.saturating_add(Duration::from_millis(10)))
+            }
+        }
+    }
+    fn on_response(&self, _: Instant, _: bool) {}
+}
+
+#[test]
+fn a_slot_the_limiter_holds_back_stays_the_operations_own() {
+    let gate = gate();
+    let mut held = reopening(&gate, 100);
+    // Slots for 20 operations, 100 ms apart.
+    let slots: Vec<Instant> = held
+        .iter_mut()
+        .take(20)
+        .map(|m| match m.poll(secs(10)) {
+            Decision::Wait { until, .. } => until,
+            Decision::Send { .. } => secs(10),
+            other => panic!("{other}"),
+        })
+        .collect();
+    // An operation holding the slot at 10.1 s is held back by a limiter at it.
+    let limiter = RefusesFirst(core::cell::Cell::new(1));
+    let mut m = RetryMachine::with_overload(
+        policy(),
+        Request::new(Method::Get),
+        Pcg64Mcg::seed_from_u64(99),
+        Unlimited,
+        &gate,
+        &limiter,
+        secs(10),
+    );
+    let Decision::Wait { until: slot, .. } = m.poll(secs(10)) else {
+        panic!("a slot behind the 20")
+    };
+    assert!(slot > slots[19], "{slot:?}");
+    let Decision::Wait { until, reason, .. } = m.poll(slot) else {
+        panic!("the limiter holds it at its slot")
+    };
+    assert_eq!(reason.source, DelaySource::RateLimited);
+    // It goes when the limiter gives the token, on its own slot, not behind the queue.
+    assert!(matches!(m.poll(until), Decision::Send { attempt: 1, .. }));
+}

@@ -849,9 +849,10 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter> HedgeMachine<R, 
         if G::ACTIVE && self.gate.engaged() {
             // Failing fast, the operation can use no slot of a reopening but the present.
             let deadline = if fail_fast { self.now } else { self.deadline };
+            let held_slot = self.slot.take();
             let ask = Ask::new(self.copy_timeout())
                 .before(Instant::from_nanos(deadline))
-                .holding(self.slot.take())
+                .holding(held_slot)
                 .returning(self.gate_held);
             let answer = self.gate.admit(now, ask);
             self.gate_held = matches!(
@@ -867,7 +868,8 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter> HedgeMachine<R, 
                     held = Some((slot.at, StopReason::OriginPaused));
                     paced = Some(slot);
                 }
-                _ => {}
+                // Admitted: a slot it held stays its own if the limiter holds it back now.
+                _ => paced = held_slot,
             }
         }
         if held.is_none() && RL::ACTIVE && self.limiter.engaged() {

@@ -426,13 +426,14 @@ impl Consults {
                     asked = true;
                     assert_eq!(at, now, "asked at another time");
                     let fail_fast = self.sent() == 0 && self.policy.fail_fast_when_paused();
+                    let held_slot = self.slot.take();
                     let expected = Ask::new(
                         self.policy
                             .attempt_timeout()
                             .min(self.deadline.saturating_duration_since(now)),
                     )
                     .before(if fail_fast { now } else { self.deadline })
-                    .holding(self.slot.take())
+                    .holding(held_slot)
                     .returning(self.gate_held);
                     assert_eq!(ask, expected, "the ask of copy {}", self.sent() + 1);
                     self.gate_held = matches!(
@@ -442,7 +443,11 @@ impl Consults {
                             | GateAdmission::Paced(_)
                     );
                     match answer {
-                        GateAdmission::Open => admitted = Some(None),
+                        GateAdmission::Open => {
+                            admitted = Some(None);
+                            // A slot it held stays its own if the limiter holds it back.
+                            self.slot = held_slot;
+                        }
                         GateAdmission::Probe => {
                             admitted = Some(Some(now));
                             probe_now = Some(now);

@@ -272,9 +272,9 @@ impl Watch {
                 Some(deadline),
                 "the gate is told the operation's deadline (now, failing fast)"
             );
+            let held_slot = core::mem::take(&mut op.slot);
             assert_eq!(
-                ask.slot,
-                core::mem::take(&mut op.slot),
+                ask.slot, held_slot,
                 "the gate is asked holding the slot it gave, and only it"
             );
             assert_eq!(
@@ -287,7 +287,8 @@ impl Watch {
             );
             rest = &rest[1..];
             match answer {
-                GateAdmission::Open => {}
+                // A slot it held stays its own if the limiter holds it back now.
+                GateAdmission::Open => paced = held_slot,
                 GateAdmission::Probe => probe = true,
                 GateAdmission::Closed(t) | GateAdmission::AwaitProbe(t) => {
                     held = Some((t, DelaySource::OriginPaused, StopReason::OriginPaused));
