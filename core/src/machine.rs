@@ -16,9 +16,7 @@ use crate::decision::{
 };
 use crate::event::{Event, MisuseError, Request, Response};
 use crate::jitter::{uniform_nanos, uniform_nanos_nonzero, Jitter};
-use crate::overload::{
-    Ask, Gate, GateAdmission, GateSignal, NoGate, NoRateLimiter, RateLimiter, Slot,
-};
+use crate::overload::{Gate, GateSaid, GateSignal, NoGate, NoRateLimiter, RateLimiter, Standing};
 use crate::policy::Policy;
 use crate::server_delay::{floored_wait, has_reset_field, is_retryable, pushback, server_floor};
 use crate::time::{nanos_saturating, Instant};
@@ -92,10 +90,8 @@ pub struct RetryMachine<R, B = Unlimited, G = NoGate, L = NoRateLimiter> {
     admitted: bool,
     /// The attempt admitted (or in flight) is the gate's probe.
     probe: bool,
-    /// The slot a reopening gate set aside for the attempt due ([`GateAdmission::Paced`]).
-    slot: Option<Slot>,
-    /// The gate's last answer held the operation back: it asks again as a returning caller.
-    gate_held: bool,
+    /// Its standing with the gate: the slot a reopening gave it, whether it was held back.
+    standing: Standing,
     /// When the gate admitted the probe, in nanoseconds (read while `admitted && probe`): an
     /// operation that ends before sending it hands it back.
     probe_admitted: u64,
@@ -315,8 +311,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
             limiter,
             admitted: false,
             probe: false,
-            slot: None,
-            gate_held: false,
+            standing: Standing::default(),
             probe_admitted: 0,
             granted_at: 0,
             phase: Phase::First,
@@ -600,32 +595,19 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
         let now = Instant::from_nanos(self.now);
         let mut held = None;
         let mut probe = false;
-        let mut paced = None;
         let fail_fast = self.attempts == 0 && self.policy.fail_fast_when_paused();
         if G::ACTIVE && self.gate.engaged() {
             // Failing fast, the operation can use no slot of a reopening but the present.
             let deadline = if fail_fast { self.now } else { self.deadline };
-            let held_slot = self.slot.take();
-            let ask = Ask::new(self.attempt_timeout())
-                .before(Instant::from_nanos(deadline))
-                .holding(held_slot)
-                .returning(self.gate_held);
-            let answer = self.gate.admit(now, ask);
-            self.gate_held = matches!(
-                answer,
-                GateAdmission::Closed(_) | GateAdmission::AwaitProbe(_) | GateAdmission::Paced(_)
-            );
-            match answer {
-                GateAdmission::Probe => probe = true,
-                GateAdmission::Closed(t) | GateAdmission::AwaitProbe(t) => {
-                    held = Some((t, DelaySource::OriginPaused, StopReason::OriginPaused));
+            let lease = self.attempt_timeout();
+            match self
+                .standing
+                .ask(&self.gate, now, lease, Instant::from_nanos(deadline))
+            {
+                GateSaid::Admitted { probe: p } => probe = p,
+                GateSaid::Held(t) => {
+                    held = Some((t, DelaySource::OriginPaused, StopReason::OriginPaused))
                 }
-                GateAdmission::Paced(slot) => {
-                    held = Some((slot.at, DelaySource::OriginPaused, StopReason::OriginPaused));
-                    paced = Some(slot);
-                }
-                // Admitted: a slot it held stays its own if the limiter holds it back now.
-                _ => paced = held_slot,
             }
         }
         if held.is_none() && L::ACTIVE && self.limiter.engaged() {
@@ -638,6 +620,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
             }
         }
         let Some((until, source, reason)) = held else {
+            self.standing.spend();
             self.admitted = true;
             self.probe = probe;
             self.probe_admitted = self.now;
@@ -646,10 +629,10 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
         // Not before the next nanosecond: a wait ends after `now`.
         let until = until.nanos().max(self.now.saturating_add(1));
         if until >= self.deadline || fail_fast {
+            self.standing.spend();
             self.stop(reason);
         } else {
             // A retry keeps its cause (and its budget grant); a first attempt has none.
-            self.slot = paced;
             self.phase = Phase::Waiting;
             self.delay = until - self.now;
             self.at = until;

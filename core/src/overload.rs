@@ -128,6 +128,65 @@ pub struct GateSignal {
     pub probe: bool,
 }
 
+/// An operation's standing with its origin's gate between two asks, kept by both machines:
+/// the slot a reopening gave it, and whether the gate's last answer held it back (then it
+/// asks again as [`Ask::returning`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) struct Standing {
+    slot: Option<Slot>,
+    held: bool,
+}
+
+/// What the gate said to an operation's ask, as a machine acts on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum GateSaid {
+    /// Send (as the probe, or not), unless the limiter holds the attempt back.
+    Admitted { probe: bool },
+    /// Not before this instant.
+    Held(Instant),
+}
+
+impl Standing {
+    /// Asks `gate` at `now` for an attempt with a probe `lease` that must go before
+    /// `deadline`, holding the slot the gate gave, if any.
+    pub(crate) fn ask<G: Gate + ?Sized>(
+        &mut self,
+        gate: &G,
+        now: Instant,
+        lease: Duration,
+        deadline: Instant,
+    ) -> GateSaid {
+        let held_slot = self.slot.take();
+        let ask = Ask::new(lease)
+            .before(deadline)
+            .holding(held_slot)
+            .returning(self.held);
+        let answer = gate.admit(now, ask);
+        self.held = matches!(
+            answer,
+            GateAdmission::Closed(_) | GateAdmission::AwaitProbe(_) | GateAdmission::Paced(_)
+        );
+        match answer {
+            GateAdmission::Probe => GateSaid::Admitted { probe: true },
+            GateAdmission::Closed(t) | GateAdmission::AwaitProbe(t) => GateSaid::Held(t),
+            GateAdmission::Paced(slot) => {
+                self.slot = Some(slot);
+                GateSaid::Held(slot.at)
+            }
+            // Admitted: a slot it held stays its own if the limiter holds it back now.
+            _ => {
+                self.slot = held_slot;
+                GateSaid::Admitted { probe: false }
+            }
+        }
+    }
+
+    /// The attempt asked for goes now, or never: the slot is spent.
+    pub(crate) fn spend(&mut self) {
+        self.slot = None;
+    }
+}
+
 /// A gate for one origin (scheme, host, port), shared by every operation to it.
 pub trait Gate {
     /// Whether the machine consults this gate at all: `false` only for [`NoGate`], so that a

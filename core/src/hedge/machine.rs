@@ -23,9 +23,7 @@ use crate::budget::{self, Budget, Unlimited};
 use crate::classify::{AttemptError, ErrorClass, ErrorKind};
 use crate::decision::{AttemptOutcome, DelaySource, Outcome, StopReason};
 use crate::event::{MisuseError, Request, Response};
-use crate::overload::{
-    Ask, Gate, GateAdmission, GateSignal, NoGate, NoRateLimiter, RateLimiter, Slot,
-};
+use crate::overload::{Gate, GateSaid, GateSignal, NoGate, NoRateLimiter, RateLimiter, Standing};
 use crate::policy::Policy;
 use crate::server_delay::{floored_wait, is_retryable, pushback, server_floor};
 use crate::time::{nanos_saturating, Instant};
@@ -88,8 +86,8 @@ enum CopyState {
 ///
 /// - A copy the gate or the limiter holds back is not sent: it becomes due at the later of its
 ///   trigger (the hedging delay after the copy before, a non-final answer, a server floor) and
-///   the end of the hold ([`GateAdmission::Closed`], [`GateAdmission::AwaitProbe`], a
-///   [`GateAdmission::Paced`] slot, which the copy holds and asks with, or the limiter's
+///   the end of the hold ([`GateAdmission::Closed`](crate::GateAdmission::Closed), [`GateAdmission::AwaitProbe`](crate::GateAdmission::AwaitProbe), a
+///   [`GateAdmission::Paced`](crate::GateAdmission::Paced) slot, which the copy holds and asks with, or the limiter's
 ///   instant). A hedging delay and a gate hold combine by their maximum, not their sum: a
 ///   backup whose delay ends during a closing goes out at the reopening, not a delay after it.
 ///   The copies in flight run on meanwhile; the [`HedgeDecision::Wait`] ends at the earliest
@@ -149,10 +147,8 @@ pub struct HedgeMachine<R, B = Unlimited, L = NoLatencies, G = NoGate, RL = NoRa
     admitted: bool,
     /// The copy admitted is the gate's probe, admitted at this instant (nanoseconds).
     probe_admitted: Option<u64>,
-    /// The slot a reopening gate set aside for the copy due ([`GateAdmission::Paced`]).
-    slot: Option<Slot>,
-    /// The gate's last answer held the operation back: it asks again as a returning caller.
-    gate_held: bool,
+    /// Its standing with the gate: the slot a reopening gave it, whether it was held back.
+    standing: Standing,
     /// The copy due is held back until this instant (0: not held): it is not due before, and
     /// a new trigger does not bring it forward.
     hold: u64,
@@ -276,8 +272,7 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter> HedgeMachine<R, 
             limiter,
             admitted: false,
             probe_admitted: None,
-            slot: None,
-            gate_held: false,
+            standing: Standing::default(),
             hold: 0,
             now,
             started: now,
@@ -844,32 +839,17 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter> HedgeMachine<R, 
         let now = Instant::from_nanos(self.now);
         let mut held = None;
         let mut probe = false;
-        let mut paced = None;
         let fail_fast = self.sent == 0 && self.policy.fail_fast_when_paused();
         if G::ACTIVE && self.gate.engaged() {
             // Failing fast, the operation can use no slot of a reopening but the present.
             let deadline = if fail_fast { self.now } else { self.deadline };
-            let held_slot = self.slot.take();
-            let ask = Ask::new(self.copy_timeout())
-                .before(Instant::from_nanos(deadline))
-                .holding(held_slot)
-                .returning(self.gate_held);
-            let answer = self.gate.admit(now, ask);
-            self.gate_held = matches!(
-                answer,
-                GateAdmission::Closed(_) | GateAdmission::AwaitProbe(_) | GateAdmission::Paced(_)
-            );
-            match answer {
-                GateAdmission::Probe => probe = true,
-                GateAdmission::Closed(t) | GateAdmission::AwaitProbe(t) => {
-                    held = Some((t, StopReason::OriginPaused));
-                }
-                GateAdmission::Paced(slot) => {
-                    held = Some((slot.at, StopReason::OriginPaused));
-                    paced = Some(slot);
-                }
-                // Admitted: a slot it held stays its own if the limiter holds it back now.
-                _ => paced = held_slot,
+            let lease = self.copy_timeout();
+            match self
+                .standing
+                .ask(&self.gate, now, lease, Instant::from_nanos(deadline))
+            {
+                GateSaid::Admitted { probe: p } => probe = p,
+                GateSaid::Held(t) => held = Some((t, StopReason::OriginPaused)),
             }
         }
         if held.is_none() && RL::ACTIVE && self.limiter.engaged() {
@@ -882,6 +862,7 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter> HedgeMachine<R, 
             }
         }
         let Some((until, reason)) = held else {
+            self.standing.spend();
             self.admitted = true;
             self.probe_admitted = probe.then_some(self.now);
             return true;
@@ -889,9 +870,9 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter> HedgeMachine<R, 
         // Not before the next nanosecond: a wait ends after `now`.
         let until = until.nanos().max(self.now.saturating_add(1));
         if until >= self.deadline || fail_fast {
+            self.standing.spend();
             self.suppress(reason);
         } else {
-            self.slot = paced;
             self.hold = until;
             self.next_at(until, trigger);
         }
