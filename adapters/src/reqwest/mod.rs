@@ -148,6 +148,9 @@ pub use crate::tokio::TokioRuntime;
 pub use crate::{http, Abort, Metrics, OperationName, Retrier, RetryError, RetryEvent};
 pub use error::{error_kind, retry_error, Error};
 pub use middleware::RetryMiddleware;
+/// The reqwest-middleware crate backstop's middleware is built for (its `ClientBuilder`,
+/// `ClientWithMiddleware`): use it through here and its version always matches.
+pub use reqwest_middleware;
 
 #[doc(no_inline)]
 pub use crate::Outcome;
