@@ -173,11 +173,10 @@ impl Standing {
                 self.slot = Some(slot);
                 GateSaid::Held(slot.at)
             }
-            // Admitted: a slot it held stays its own if the limiter holds it back now.
-            _ => {
-                self.slot = held_slot;
-                GateSaid::Admitted { probe: false }
-            }
+            // Admitted: a slot it held is spent, even if the limiter holds the attempt back
+            // now (it then queues again: kept, the limiter's waiters would go past the
+            // gate's pace, all at once when the limiter has tokens).
+            _ => GateSaid::Admitted { probe: false },
         }
     }
 

@@ -335,21 +335,18 @@ impl backstop_core::RateLimiter for RefusesFirst {
     fn on_response(&self, _: Instant, _: bool) {}
 }
 
+/// A slot is spent when the gate admits its holder, even if the limiter then holds the
+/// attempt back: the operation queues again for a new slot. Kept instead, the limiter's
+/// waiters went past the gate's pace whenever the limiter had tokens (the fleet experiment
+/// with the limiter: 161,309 requests answered 503 for capacity and 72.7 waits per operation,
+/// against 17,828 and 1.55).
 #[test]
-fn a_slot_the_limiter_holds_back_stays_the_operations_own() {
+fn a_slot_the_limiter_holds_back_is_spent_and_the_operation_queues_again() {
     let gate = gate();
     let mut held = reopening(&gate, 100);
-    // Slots for 20 operations, 100 ms apart.
-    let slots: Vec<Instant> = held
-        .iter_mut()
-        .take(20)
-        .map(|m| match m.poll(secs(10)) {
-            Decision::Wait { until, .. } => until,
-            Decision::Send { .. } => secs(10),
-            other => panic!("{other}"),
-        })
-        .collect();
-    // An operation holding the slot at 10.1 s is held back by a limiter at it.
+    for m in held.iter_mut().take(20) {
+        let _ = m.poll(secs(10));
+    }
     let limiter = RefusesFirst(core::cell::Cell::new(1));
     let mut m = RetryMachine::with_overload(
         policy(),
@@ -363,11 +360,23 @@ fn a_slot_the_limiter_holds_back_stays_the_operations_own() {
     let Decision::Wait { until: slot, .. } = m.poll(secs(10)) else {
         panic!("a slot behind the 20")
     };
-    assert!(slot > slots[19], "{slot:?}");
     let Decision::Wait { until, reason, .. } = m.poll(slot) else {
         panic!("the limiter holds it at its slot")
     };
     assert_eq!(reason.source, DelaySource::RateLimited);
-    // It goes when the limiter gives the token, on its own slot, not behind the queue.
-    assert!(matches!(m.poll(until), Decision::Send { attempt: 1, .. }));
+    // When the limiter would give the token, it is behind the slots given meanwhile.
+    let another = held.get_mut(20).map(|m| m.poll(secs(10)));
+    let Some(Decision::Wait { until: other, .. }) = another else {
+        panic!("the queue goes on")
+    };
+    let Decision::Wait {
+        until: again,
+        reason,
+        ..
+    } = m.poll(until)
+    else {
+        panic!("queued again for a new slot")
+    };
+    assert_eq!(reason.source, DelaySource::OriginPaused);
+    assert!(again > other, "{again:?} after {other:?}");
 }

@@ -443,11 +443,8 @@ impl Consults {
                             | GateAdmission::Paced(_)
                     );
                     match answer {
-                        GateAdmission::Open => {
-                            admitted = Some(None);
-                            // A slot it held stays its own if the limiter holds it back.
-                            self.slot = held_slot;
-                        }
+                        // A slot it held is spent, whatever the limiter says.
+                        GateAdmission::Open => admitted = Some(None),
                         GateAdmission::Probe => {
                             admitted = Some(Some(now));
                             probe_now = Some(now);

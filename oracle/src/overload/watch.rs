@@ -287,8 +287,8 @@ impl Watch {
             );
             rest = &rest[1..];
             match answer {
-                // A slot it held stays its own if the limiter holds it back now.
-                GateAdmission::Open => paced = held_slot,
+                // A slot it held is spent, whatever the limiter says.
+                GateAdmission::Open => {}
                 GateAdmission::Probe => probe = true,
                 GateAdmission::Closed(t) | GateAdmission::AwaitProbe(t) => {
                     held = Some((t, DelaySource::OriginPaused, StopReason::OriginPaused));
