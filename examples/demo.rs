@@ -86,7 +86,7 @@ fn seed_demo(explain: bool) -> Result<(), String> {
         busy(2).into(),
         Reply::status(200)
             .header("Content-Type", "application/json")
-            .body(r#"{"message":"Запит успішно виконано","attempt":3}"#)
+            .body(r#"{"message":"request completed","attempt":3}"#)
             .into(),
     ]);
     // The classic settings: 4 attempts, backoff 100 ms..1 s, 5 s in total, 1 s per attempt.
@@ -110,6 +110,10 @@ fn seed_demo(explain: bool) -> Result<(), String> {
     let retrier = Retrier::new(policy).on_event(print_human);
     let url = server.url("/data");
     println!("GET {url} (server answers 503 + Retry-After: 0.1 twice, then 200)");
+    println!(
+        "  (0.1 is the source tutorial's value: HTTP's delay-seconds are whole seconds, but \
+         servers send fractions, so backstop reads it as 100 ms)"
+    );
     let request = http::Request::get(url)
         .extension(OperationName::new("seed-demo"))
         .body(())
