@@ -238,6 +238,95 @@ mod tests {
         }
     }
 
+    /// Counts each counter's increments by name; ignores the rest.
+    #[derive(Default)]
+    struct Counters(std::sync::Mutex<Vec<(String, Arc<AtomicU64>)>>);
+
+    impl Counters {
+        fn get(&self, name: &str) -> u64 {
+            let counters = self.0.lock().expect("not poisoned");
+            let of_name = counters.iter().filter(|(n, _)| n == name);
+            of_name.map(|(_, c)| c.load(Ordering::Relaxed)).sum()
+        }
+    }
+
+    impl ::metrics::Recorder for Counters {
+        fn describe_counter(&self, _: ::metrics::KeyName, _: Option<Unit>, _: SharedString) {}
+        fn describe_gauge(&self, _: ::metrics::KeyName, _: Option<Unit>, _: SharedString) {}
+        fn describe_histogram(&self, _: ::metrics::KeyName, _: Option<Unit>, _: SharedString) {}
+        fn register_counter(
+            &self,
+            key: &::metrics::Key,
+            _: &::metrics::Metadata<'_>,
+        ) -> ::metrics::Counter {
+            let counter = Arc::new(AtomicU64::new(0));
+            let mut counters = self.0.lock().expect("not poisoned");
+            counters.push((key.name().to_owned(), Arc::clone(&counter)));
+            ::metrics::Counter::from_arc(counter)
+        }
+        fn register_gauge(
+            &self,
+            _: &::metrics::Key,
+            _: &::metrics::Metadata<'_>,
+        ) -> ::metrics::Gauge {
+            ::metrics::Gauge::noop()
+        }
+        fn register_histogram(
+            &self,
+            _: &::metrics::Key,
+            _: &::metrics::Metadata<'_>,
+        ) -> ::metrics::Histogram {
+            ::metrics::Histogram::noop()
+        }
+    }
+
+    fn finished(reason: StopReason) -> EventKind {
+        EventKind::Finished {
+            outcome: crate::Outcome {
+                attempts: 2,
+                elapsed: Duration::ZERO,
+                reason,
+                last: Some(AttemptOutcome::Response(503)),
+                retry_after: None,
+            },
+        }
+    }
+
+    #[test]
+    fn a_budget_denial_counts_once_per_operation_and_pauses_and_throttles_each_time() {
+        let counters = Counters::default();
+        ::metrics::with_local_recorder(&counters, || {
+            let uri = http::Uri::from_static("http://example.com/");
+            // A plain operation the budget stopped; a hedged one whose copy the budget refused
+            // and that then ran out of copies, for the budget too.
+            let plain = Series::new(&http::Method::GET, &uri);
+            plain.record(&EventKind::GateClosed {
+                attempt: 1,
+                reopens_in: Duration::from_secs(1),
+                elapsed: Duration::ZERO,
+            });
+            plain.record(&EventKind::RateLimiterEnabled {
+                attempt: 2,
+                elapsed: Duration::ZERO,
+            });
+            plain.record(&finished(StopReason::Budget));
+            let hedged = Series::new(&http::Method::GET, &uri);
+            hedged.record(&EventKind::Hedged {
+                winner: None,
+                cancelled: 0,
+                suppressed: 1,
+                suppressed_by: Some(StopReason::Budget),
+            });
+            hedged.record(&finished(StopReason::Budget));
+            // An operation that ran out of attempts was not denied.
+            Series::new(&http::Method::GET, &uri).record(&finished(StopReason::Attempts));
+        });
+        assert_eq!(counters.get(BUDGET_DENIALS), 2);
+        assert_eq!(counters.get(ORIGIN_PAUSES), 1);
+        assert_eq!(counters.get(RATE_LIMITER_ENABLED), 1);
+        assert_eq!(counters.get(OPERATIONS), 3);
+    }
+
     #[test]
     fn an_invented_method_is_other() {
         let method = http::Method::from_bytes(b"PURGE").expect("a method");
