@@ -13,7 +13,9 @@
 //! | (the root) | any | any: a [`Transport`] (one `send` per attempt; a closure is one) given to [`run`] | the [`Runtime`] trait ([`VirtualTime`] for tests) |
 //!
 //! Other features: `tracing` (every retry event as a `tracing` event, target `backstop`,
-//! redacted), `rustls` (TLS for the clients backstop builds, and TLS failures found by type).
+//! redacted), `metrics` (every attempt and operation as series of the `metrics` facade, with
+//! OpenTelemetry's HTTP names: the table is in [`Metrics`]' docs), `rustls` (TLS for the
+//! clients backstop builds, and TLS failures found by type).
 //! None is on by default. (For JSON lines, format the [`RetryEvent`]s an
 //! [`on_event`](Retrier::on_event) observer receives with your own serializer.)
 //!
@@ -277,7 +279,8 @@
 //! succeeded at its first attempt logs at DEBUG only; a wait before a retry and an operation
 //! that needed retries are INFO; an operation that gave up is WARN. [`Metrics`] counts the
 //! share of operations that retried, mean attempts, successes after a retry, operations that
-//! hit a limit, and 429/503/504 responses. Bodies, query strings, userinfo and every header
+//! hit a limit, and 429/503/504 responses; with the `metrics` feature, the same facts go to the
+//! `metrics` facade's recorder as OpenTelemetry-named series. Bodies, query strings, userinfo and every header
 //! (`Authorization`, `Cookie`, `Proxy-Authorization`, the raw `Idempotency-Key`) are never
 //! emitted; the logs of your own hyper-util or reqwest client are yours (hyper-util's pool logs
 //! its key, userinfo included, at debug level).

@@ -82,6 +82,8 @@ impl Retrier {
     /// Operations under `policy`, with the system wall clock, no observers, and random seeds.
     #[must_use]
     pub fn new(policy: Policy) -> Self {
+        #[cfg(feature = "metrics")]
+        crate::observe::otel_metrics::describe();
         Retrier {
             policy,
             observers: Vec::new(),
@@ -340,11 +342,12 @@ impl Retrier {
         crate::observe::reported(&self.observers)
     }
 
-    /// Whether an operation started now reads its request's URI: for its events, or for the
-    /// response hook. A front door passes the URI to the loop only then (copying it costs
-    /// more than the rest of the request's facts).
+    /// Whether an operation started now reads its request's URI: for its events, for the
+    /// response hook, or for the `metrics` feature's `server.address` and `server.port`. A
+    /// front door passes the URI to the loop only then (copying it costs more than the rest
+    /// of the request's facts).
     pub(crate) fn needs_uri(&self) -> bool {
-        self.reports_events() || self.classify_response.is_some()
+        self.reports_events() || self.classify_response.is_some() || cfg!(feature = "metrics")
     }
 
     /// Seeds the jitter: operation `n` (counting from 0) of this retrier uses seed

@@ -21,6 +21,52 @@ use crate::observe::events::EventKind;
 /// assert_eq!(snapshot.operations, 0);
 /// assert_eq!(snapshot.retried_share(), 0.0);
 /// ```
+///
+/// These counters need no dependency and no exporter: a test, a CLI or a service without a
+/// metrics pipeline reads them. A service that exports its metrics turns on the `metrics`
+/// feature instead (or as well): every operation of every [`Retrier`](crate::Retrier) then
+/// goes to the recorder of the [`metrics`](https://docs.rs/metrics/0.24) facade (Prometheus,
+/// OpenTelemetry, StatsD, …), each attempt under OpenTelemetry's HTTP client name, as these
+/// series:
+///
+/// | name | kind (unit) | labels | one per |
+/// |---|---|---|---|
+/// | `http.client.request.duration` | histogram (seconds) | `http.request.method`, `server.address`, `server.port`, `http.response.status_code` (a response), `error.type` (an error: its kind, `timeout`, `connection_refused`, …), `http.request.resend_count` (attempt − 1, after the first) | attempt (hedge copy) |
+/// | `backstop.operations` | counter | `http.request.method`, `server.address`, `server.port`, `backstop.stop_reason` (`final_status`, `attempts`, `deadline`, …), `backstop.retried` (`true` after more than one attempt), and the last attempt's `http.response.status_code` or `error.type` | operation |
+/// | `backstop.operation.attempts` | histogram (attempts) | method, address, port | operation |
+/// | `backstop.operation.wait.duration` | histogram (seconds): the time slept between attempts | method, address, port | operation |
+/// | `backstop.waits` | counter | method, address, port, `backstop.wait.source` (`backoff`, `retry_after`, `origin_paused`, `rate_limited`, …) | wait |
+/// | `backstop.budget.denials` | counter | method, address, port | operation a retry budget refused a retry or hedge copy |
+/// | `backstop.origin.pauses` | counter | method, address, port | closing of an origin's gate |
+/// | `backstop.rate_limiter.enabled` | counter | method, address, port | switching on of the send-rate limiter |
+///
+/// What to watch, from these series:
+///
+/// - share of operations retried: `backstop.operations{backstop.retried="true"}` over all
+///   `backstop.operations`;
+/// - mean attempts: the sum of `backstop.operation.attempts` over its count;
+/// - successes after a retry: `backstop.operations{backstop.retried="true"}` with a 2xx or 3xx
+///   `http.response.status_code`;
+/// - operations that exhausted a limit: `backstop.operations` whose `backstop.stop_reason` is
+///   `attempts`, `deadline`, `retry_after_above_max`, `budget`, `origin_paused` or
+///   `rate_limited`;
+/// - 429, 503 and 504 responses: the count of `http.client.request.duration` with that
+///   `http.response.status_code`.
+///
+/// The units and descriptions go to the recorder installed when a `Retrier` is built: install
+/// it first. Without a recorder, each series costs what the `metrics` macros cost (a look for
+/// the recorder, a few labels built).
+///
+/// One GET answered 503, then 200 after a backoff of 0.2 s, gives:
+///
+/// ```text
+/// http.client.request.duration{http.request.method="GET",server.address="api.example.com",server.port="443",http.response.status_code="503"} 0.012
+/// http.client.request.duration{…,http.response.status_code="200",http.request.resend_count="1"} 0.010
+/// backstop.waits{…,backstop.wait.source="backoff"} +1
+/// backstop.operations{…,backstop.stop_reason="final_status",backstop.retried="true",http.response.status_code="200"} +1
+/// backstop.operation.attempts{…} 2
+/// backstop.operation.wait.duration{…} 0.2
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct Metrics(Arc<Counters>);
 

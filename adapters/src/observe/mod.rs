@@ -9,6 +9,8 @@
 
 pub(crate) mod events;
 pub(crate) mod metrics;
+#[cfg(feature = "metrics")]
+pub(crate) mod otel_metrics;
 pub(crate) mod redact;
 #[cfg(feature = "tracing")]
 mod trace;
@@ -37,10 +39,13 @@ fn trace_enabled() -> bool {
     false
 }
 
-/// Sends one operation's events to the observers, the metrics and `tracing`.
+/// Sends one operation's events to the observers, the metrics, the `metrics` facade and
+/// `tracing`.
 pub(crate) struct Emitter<'r> {
     observers: &'r [Observer],
     metrics: Option<&'r Metrics>,
+    #[cfg(feature = "metrics")]
+    series: otel_metrics::Series,
     operation: String,
     method: http::Method,
     url: String,
@@ -64,6 +69,8 @@ impl<'r> Emitter<'r> {
         Emitter {
             observers,
             metrics,
+            #[cfg(feature = "metrics")]
+            series: otel_metrics::Series::new(method, uri),
             operation: name.unwrap_or_default().to_owned(),
             method: method.clone(),
             url,
@@ -89,6 +96,8 @@ impl<'r> Emitter<'r> {
         if let Some(metrics) = self.metrics {
             metrics.record(&kind);
         }
+        #[cfg(feature = "metrics")]
+        self.series.record(&kind);
         if !self.active {
             return;
         }

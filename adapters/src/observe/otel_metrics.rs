@@ -1,0 +1,336 @@
+//! The `metrics` sink (feature `metrics`): every attempt and operation as series of the
+//! [`metrics`](::metrics) facade, for the recorder the service installed (Prometheus,
+//! OpenTelemetry, StatsD, …).
+//!
+//! Rule: a dashboard reads retries in the names it already knows. Each attempt is an
+//! OpenTelemetry HTTP client request (`http.client.request.duration`, with the HTTP semantic
+//! conventions' attributes); what those conventions have no name for is under `backstop.`.
+//! Labels hold nothing secret (the host and port, never the userinfo, path or query) and take
+//! few values: the method is one of RFC 9110's or `_OTHER`, a status, an error kind's or a stop
+//! reason's name, a resend count below `max_attempts`; no operation name, no URL.
+//!
+//! The series, their labels and what to read from them are in [`Metrics`](crate::Metrics)'s docs.
+
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::time::Duration;
+use std::sync::Arc;
+
+use ::metrics::{Label, SharedString, Unit};
+
+use crate::observe::events::EventKind;
+use crate::{AttemptOutcome, StopReason};
+
+const REQUEST_DURATION: &str = "http.client.request.duration";
+const OPERATIONS: &str = "backstop.operations";
+const ATTEMPTS: &str = "backstop.operation.attempts";
+const WAIT_DURATION: &str = "backstop.operation.wait.duration";
+const WAITS: &str = "backstop.waits";
+const BUDGET_DENIALS: &str = "backstop.budget.denials";
+const ORIGIN_PAUSES: &str = "backstop.origin.pauses";
+const RATE_LIMITER_ENABLED: &str = "backstop.rate_limiter.enabled";
+
+/// Gives the recorder installed now each series' unit and description.
+pub(crate) fn describe() {
+    ::metrics::describe_histogram!(
+        REQUEST_DURATION,
+        Unit::Seconds,
+        "Duration of each HTTP attempt (a retry or hedge copy included)."
+    );
+    ::metrics::describe_counter!(
+        OPERATIONS,
+        Unit::Count,
+        "Operations finished, by why they stopped and whether they retried."
+    );
+    ::metrics::describe_histogram!(
+        ATTEMPTS,
+        Unit::Count,
+        "Attempts per operation, the first included."
+    );
+    ::metrics::describe_histogram!(
+        WAIT_DURATION,
+        Unit::Seconds,
+        "Time an operation slept between its attempts."
+    );
+    ::metrics::describe_counter!(
+        WAITS,
+        Unit::Count,
+        "Waits before an attempt, by what set their length."
+    );
+    ::metrics::describe_counter!(
+        BUDGET_DENIALS,
+        Unit::Count,
+        "Operations whose retry budget refused a retry or a hedge copy."
+    );
+    ::metrics::describe_counter!(
+        ORIGIN_PAUSES,
+        Unit::Count,
+        "Closings of an origin's gate: every operation to it waits."
+    );
+    ::metrics::describe_counter!(
+        RATE_LIMITER_ENABLED,
+        Unit::Count,
+        "Switchings on of the send-rate limiter after a throttled attempt."
+    );
+}
+
+/// One operation's series: its labels, and what it sums until it finishes.
+pub(crate) struct Series {
+    /// `http.request.method`, `server.address`, `server.port`.
+    labels: [Label; 3],
+    /// Nanoseconds slept between attempts so far.
+    waited: AtomicU64,
+    /// Whether a budget refused a hedge copy (the operation may still end otherwise).
+    denied: AtomicBool,
+}
+
+impl Series {
+    pub(crate) fn new(method: &http::Method, uri: &http::Uri) -> Self {
+        let (address, port) = server(uri);
+        Series {
+            labels: [
+                Label::new("http.request.method", method_name(method)),
+                Label::new("server.address", address),
+                Label::new("server.port", port),
+            ],
+            waited: AtomicU64::new(0),
+            denied: AtomicBool::new(false),
+        }
+    }
+
+    /// The operation's labels and `more`.
+    fn with<const N: usize>(&self, more: [Option<Label>; N]) -> Vec<Label> {
+        let mut labels = Vec::with_capacity(3 + N);
+        labels.extend_from_slice(&self.labels);
+        labels.extend(more.into_iter().flatten());
+        labels
+    }
+
+    fn count(&self, name: &'static str) {
+        ::metrics::counter!(name, self.labels.iter()).increment(1);
+    }
+
+    pub(crate) fn record(&self, kind: &EventKind) {
+        match *kind {
+            EventKind::AttemptEnded {
+                attempt,
+                result,
+                took,
+                ..
+            } => {
+                let resend = attempt.saturating_sub(1);
+                let labels = self.with([
+                    result_label(result),
+                    (resend > 0)
+                        .then(|| Label::new("http.request.resend_count", resend.to_string())),
+                ]);
+                ::metrics::histogram!(REQUEST_DURATION, labels).record(took.as_secs_f64());
+            }
+            EventKind::WaitStarted { source, .. } => {
+                let labels = self.with([Some(Label::new("backstop.wait.source", source.as_str()))]);
+                ::metrics::counter!(WAITS, labels).increment(1);
+            }
+            EventKind::WaitEnded { slept, .. } => {
+                let nanos = u64::try_from(slept.as_nanos()).unwrap_or(u64::MAX);
+                self.waited.fetch_add(nanos, Ordering::Relaxed);
+            }
+            EventKind::Hedged {
+                suppressed_by: Some(StopReason::Budget),
+                ..
+            } => self.denied.store(true, Ordering::Relaxed),
+            EventKind::GateClosed { .. } => self.count(ORIGIN_PAUSES),
+            EventKind::RateLimiterEnabled { .. } => self.count(RATE_LIMITER_ENABLED),
+            EventKind::Finished { outcome } => {
+                let retried = if outcome.attempts > 1 {
+                    "true"
+                } else {
+                    "false"
+                };
+                let labels = self.with([
+                    Some(Label::new("backstop.stop_reason", outcome.reason.as_str())),
+                    Some(Label::new("backstop.retried", retried)),
+                    outcome.last.and_then(result_label),
+                ]);
+                ::metrics::counter!(OPERATIONS, labels).increment(1);
+                ::metrics::histogram!(ATTEMPTS, self.labels.iter())
+                    .record(f64::from(outcome.attempts));
+                let waited = Duration::from_nanos(self.waited.load(Ordering::Relaxed));
+                ::metrics::histogram!(WAIT_DURATION, self.labels.iter())
+                    .record(waited.as_secs_f64());
+                if outcome.reason == StopReason::Budget || self.denied.load(Ordering::Relaxed) {
+                    self.count(BUDGET_DENIALS);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `http.response.status_code` of a response, `error.type` of an error.
+fn result_label(result: AttemptOutcome) -> Option<Label> {
+    Some(match result {
+        AttemptOutcome::Response(status) => {
+            Label::new("http.response.status_code", status.to_string())
+        }
+        AttemptOutcome::Error(error) => Label::new("error.type", error.kind.as_str()),
+    })
+}
+
+/// The method as OpenTelemetry names it: one of RFC 9110's (and PATCH), else `_OTHER`, so that
+/// a client sending invented methods cannot grow the series without bound.
+fn method_name(method: &http::Method) -> &'static str {
+    match method.as_str() {
+        "GET" => "GET",
+        "HEAD" => "HEAD",
+        "POST" => "POST",
+        "PUT" => "PUT",
+        "DELETE" => "DELETE",
+        "CONNECT" => "CONNECT",
+        "OPTIONS" => "OPTIONS",
+        "TRACE" => "TRACE",
+        "PATCH" => "PATCH",
+        _ => "_OTHER",
+    }
+}
+
+/// `server.address` and `server.port` of `uri`: its host (never its userinfo) and its port, or
+/// the scheme's when it names none; empty when the URI has no authority.
+fn server(uri: &http::Uri) -> (SharedString, SharedString) {
+    let Some(authority) = uri.authority() else {
+        return (SharedString::const_str(""), SharedString::const_str(""));
+    };
+    let port = authority.port_u16().or(match uri.scheme_str() {
+        Some("http") => Some(80),
+        Some("https") => Some(443),
+        _ => None,
+    });
+    // An IPv6 address without the brackets a URI needs around it, as OpenTelemetry writes it.
+    let host = authority.host();
+    let host: Arc<str> = Arc::from(
+        host.strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(host),
+    );
+    let port = port.map_or(SharedString::const_str(""), |p| {
+        SharedString::from_shared(Arc::from(p.to_string()))
+    });
+    (SharedString::from_shared(host), port)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_server_labels_never_hold_the_userinfo() {
+        for (uri, address, port) in [
+            (
+                "https://user:secret@api.example.com/v1?token=abc",
+                "api.example.com",
+                "443",
+            ),
+            ("http://127.0.0.1:8080/a", "127.0.0.1", "8080"),
+            ("http://[::1]/x", "::1", "80"),
+            ("/relative", "", ""),
+        ] {
+            let uri: http::Uri = uri.parse().expect("a URI");
+            let (a, p) = server(&uri);
+            assert_eq!((&*a, &*p), (address, port), "{uri}");
+        }
+    }
+
+    /// Counts each counter's increments by name; ignores the rest.
+    #[derive(Default)]
+    struct Counters(std::sync::Mutex<Vec<(String, Arc<AtomicU64>)>>);
+
+    impl Counters {
+        fn get(&self, name: &str) -> u64 {
+            let counters = self.0.lock().expect("not poisoned");
+            let of_name = counters.iter().filter(|(n, _)| n == name);
+            of_name.map(|(_, c)| c.load(Ordering::Relaxed)).sum()
+        }
+    }
+
+    impl ::metrics::Recorder for Counters {
+        fn describe_counter(&self, _: ::metrics::KeyName, _: Option<Unit>, _: SharedString) {}
+        fn describe_gauge(&self, _: ::metrics::KeyName, _: Option<Unit>, _: SharedString) {}
+        fn describe_histogram(&self, _: ::metrics::KeyName, _: Option<Unit>, _: SharedString) {}
+        fn register_counter(
+            &self,
+            key: &::metrics::Key,
+            _: &::metrics::Metadata<'_>,
+        ) -> ::metrics::Counter {
+            let counter = Arc::new(AtomicU64::new(0));
+            let mut counters = self.0.lock().expect("not poisoned");
+            counters.push((key.name().to_owned(), Arc::clone(&counter)));
+            ::metrics::Counter::from_arc(counter)
+        }
+        fn register_gauge(
+            &self,
+            _: &::metrics::Key,
+            _: &::metrics::Metadata<'_>,
+        ) -> ::metrics::Gauge {
+            ::metrics::Gauge::noop()
+        }
+        fn register_histogram(
+            &self,
+            _: &::metrics::Key,
+            _: &::metrics::Metadata<'_>,
+        ) -> ::metrics::Histogram {
+            ::metrics::Histogram::noop()
+        }
+    }
+
+    fn finished(reason: StopReason) -> EventKind {
+        EventKind::Finished {
+            outcome: crate::Outcome {
+                attempts: 2,
+                elapsed: Duration::ZERO,
+                reason,
+                last: Some(AttemptOutcome::Response(503)),
+                retry_after: None,
+            },
+        }
+    }
+
+    #[test]
+    fn a_budget_denial_counts_once_per_operation_and_pauses_and_throttles_each_time() {
+        let counters = Counters::default();
+        ::metrics::with_local_recorder(&counters, || {
+            let uri = http::Uri::from_static("http://example.com/");
+            // A plain operation the budget stopped; a hedged one whose copy the budget refused
+            // and that then ran out of copies, for the budget too.
+            let plain = Series::new(&http::Method::GET, &uri);
+            plain.record(&EventKind::GateClosed {
+                attempt: 1,
+                reopens_in: Duration::from_secs(1),
+                elapsed: Duration::ZERO,
+            });
+            plain.record(&EventKind::RateLimiterEnabled {
+                attempt: 2,
+                elapsed: Duration::ZERO,
+            });
+            plain.record(&finished(StopReason::Budget));
+            let hedged = Series::new(&http::Method::GET, &uri);
+            hedged.record(&EventKind::Hedged {
+                winner: None,
+                cancelled: 0,
+                suppressed: 1,
+                suppressed_by: Some(StopReason::Budget),
+            });
+            hedged.record(&finished(StopReason::Budget));
+            // An operation that ran out of attempts was not denied.
+            Series::new(&http::Method::GET, &uri).record(&finished(StopReason::Attempts));
+        });
+        assert_eq!(counters.get(BUDGET_DENIALS), 2);
+        assert_eq!(counters.get(ORIGIN_PAUSES), 1);
+        assert_eq!(counters.get(RATE_LIMITER_ENABLED), 1);
+        assert_eq!(counters.get(OPERATIONS), 3);
+    }
+
+    #[test]
+    fn an_invented_method_is_other() {
+        let method = http::Method::from_bytes(b"PURGE").expect("a method");
+        assert_eq!(method_name(&method), "_OTHER");
+        assert_eq!(method_name(&http::Method::PATCH), "PATCH");
+    }
+}
