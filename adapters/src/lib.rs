@@ -410,8 +410,8 @@ pub use progress::{mark_connected, mark_connecting};
 pub use read::StatusError;
 pub use replay::ReplayBody;
 pub use request::{
-    ensure_idempotency_key, needs_idempotency_key, new_idempotency_key, Attempt, OperationName,
-    IDEMPOTENCY_KEY,
+    ensure_idempotency_key, needs_idempotency_key, new_idempotency_key, Attempt, AttemptNumber,
+    OperationName, IDEMPOTENCY_KEY,
 };
 pub use response_view::{ClassifyResponse, ResponseView};
 pub use retrier::{ClassifyOverride, Retrier};
