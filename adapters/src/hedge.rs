@@ -25,6 +25,7 @@ use futures_lite::future;
 
 use crate::abort::Abort;
 use crate::observe::events::EventKind;
+use crate::observe::spans::InSpan;
 use crate::observe::Emitter;
 use crate::outcome::{Retried, RetryError};
 use crate::overload::{Marks, SharedGate, SharedLimiter};
@@ -116,11 +117,15 @@ where
                     let _ = machine.handle(now, HedgeEvent::Abort);
                     continue;
                 }
-                let future = Box::pin(send(Attempt {
-                    number: copy,
-                    timeout,
-                    request: http::Request::new(()),
-                }));
+                let span = emitter.attempt_span(copy);
+                let future = InSpan {
+                    future: Box::pin(send(Attempt {
+                        number: copy,
+                        timeout,
+                        request: http::Request::new(()),
+                    })),
+                    span,
+                };
                 // Cannot fail: the machine has just decided to send this copy.
                 let _ = machine.handle(now, HedgeEvent::Started { copy });
                 copies[copy as usize - 1] = Some(InFlight {
@@ -137,7 +142,9 @@ where
             }
             HedgeDecision::Cancel { copy, reason } => {
                 // Dropping the future cancels its request.
-                copies[copy as usize - 1] = None;
+                if let Some(cancelled) = copies[copy as usize - 1].take() {
+                    cancelled.future.span.cancelled(reason.as_str());
+                }
                 // Cannot fail: the machine has just asked for this cancel.
                 let _ = machine.handle(now, HedgeEvent::Cancelled { copy });
                 emitter.emit(EventKind::CopyCancelled {
@@ -173,7 +180,8 @@ where
                         let _ = machine.handle(ended, HedgeEvent::Abort);
                     }
                     Race::Answered(i, result) => {
-                        let sent = copies[i].take().map_or(ended, |c| c.sent);
+                        let answered = copies[i].take();
+                        let sent = answered.as_ref().map_or(ended, |c| c.sent);
                         let copy = i as u32 + 1;
                         let marks = Marks::of(machine.gate(), machine.rate_limiter());
                         let outcome = match result {
@@ -204,6 +212,9 @@ where
                                 AttemptOutcome::Error(e)
                             }
                         };
+                        if let Some(answered) = answered {
+                            answered.future.span.ended(&outcome);
+                        }
                         emitter.emit(EventKind::AttemptEnded {
                             attempt: copy,
                             result: outcome,
@@ -233,6 +244,7 @@ where
                                     ErrorKind::Timeout,
                                     &AttemptTimedOut::new(copy, timed_out.timeout),
                                 );
+                                timed_out.future.span.ended(&AttemptOutcome::Error(e));
                                 let marks = Marks::of(machine.gate(), machine.rate_limiter());
                                 let _ = machine.handle(ended, HedgeEvent::Error { copy, error: e });
                                 emitter.emit(EventKind::AttemptEnded {
@@ -272,9 +284,9 @@ where
 /// One copy's place: the copy while it is in flight.
 type Slot<Fut> = Option<InFlight<Fut>>;
 
-/// A copy in flight: its future, when it was sent and its timeout.
+/// A copy in flight: its future (polled inside its span), when it was sent and its timeout.
 struct InFlight<Fut> {
-    future: Pin<Box<Fut>>,
+    future: InSpan<Pin<Box<Fut>>>,
     sent: Instant,
     timeout: core::time::Duration,
 }
@@ -343,7 +355,7 @@ where
     future::poll_fn(|cx| loop {
         for (i, slot) in copies.iter_mut().enumerate() {
             if let Some(copy) = slot {
-                if let Poll::Ready(output) = copy.future.as_mut().poll(cx) {
+                if let Poll::Ready(output) = Pin::new(&mut copy.future).poll(cx) {
                     return Poll::Ready(Race::Answered(i, output));
                 }
             }

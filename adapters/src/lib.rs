@@ -13,9 +13,10 @@
 //! | (the root) | any | any: a [`Transport`] (one `send` per attempt; a closure is one) given to [`run`] | the [`Runtime`] trait ([`VirtualTime`] for tests) |
 //!
 //! Other features: `tracing` (every retry event as a `tracing` event, target `backstop`,
-//! redacted), `metrics` (every attempt and operation as series of the `metrics` facade, with
-//! OpenTelemetry's HTTP names: the table is in [`Metrics`]' docs), `rustls` (TLS for the
-//! clients backstop builds, and TLS failures found by type).
+//! redacted, and a span per operation and per attempt with OpenTelemetry's HTTP names:
+//! [Traces](#traces-feature-tracing)), `metrics` (every attempt and operation as series of the
+//! `metrics` facade, with OpenTelemetry's HTTP names: the table is in [`Metrics`]' docs),
+//! `rustls` (TLS for the clients backstop builds, and TLS failures found by type).
 //! None is on by default. (For JSON lines, format the [`RetryEvent`]s an
 //! [`on_event`](Retrier::on_event) observer receives with your own serializer.)
 //!
@@ -285,6 +286,36 @@
 //! emitted; the logs of your own hyper-util or reqwest client are yours (hyper-util's pool logs
 //! its key, userinfo included, at debug level).
 //!
+//! ### Traces (feature `tracing`)
+//!
+//! Each operation is a span, and each attempt (or hedged copy) a span under it, with the names
+//! of OpenTelemetry's HTTP client conventions, so that `tracing-opentelemetry` exports them as
+//! any instrumented client's. Both are INFO, target `backstop`, and are made only when a
+//! subscriber wants them. The tracing names are `operation` and `attempt`; `otel.name` names
+//! both after the method, as the conventions name a client span. A dashboard receives, for a
+//! GET answered 503 (`Retry-After: 0`) then 200:
+//!
+//! ```text
+//! GET  (internal)  http.request.method=GET  server.address=127.0.0.1  server.port=8080
+//!   url.full=http://127.0.0.1:8080/items           (no query, no userinfo, no fragment)
+//!   backstop.operation=list-items  backstop.attempts=2  backstop.stop_reason=final_status
+//!   http.response.status_code=200
+//!   event "retrying after a wait"  next_attempt=2 delay_us=0 cause="status 503" source="retry_after"
+//!   event "operation finished"     attempts=2 reason="final_status" elapsed_us=…
+//! ├─ GET  (client)  http.request.method=GET  server.address=127.0.0.1  server.port=8080
+//! │    url.full=http://127.0.0.1:8080/items
+//! │    http.response.status_code=503  error.type=503  status=Error
+//! └─ GET  (client)  … the same request attributes …  http.request.resend_count=1
+//!      http.response.status_code=200
+//! ```
+//!
+//! An attempt that failed without a response has `error.type` set to its
+//! [`ErrorKind`] (`connection_refused`, `timeout`, …); a hedged copy cancelled in flight has
+//! `backstop.cancelled` (`superseded`, `fatal`, `aborted`). The events go to the operation's span as span events
+//! at their own levels (the waits are INFO). Each attempt's request also carries its
+//! [`AttemptNumber`] in its extensions, for a layer below backstop to record
+//! `http.request.resend_count` on its own spans.
+//!
 //! ```
 //! use backstop::{Metrics, Retrier};
 //!
@@ -413,8 +444,8 @@ pub use progress::{mark_connected, mark_connecting};
 pub use read::StatusError;
 pub use replay::ReplayBody;
 pub use request::{
-    ensure_idempotency_key, needs_idempotency_key, new_idempotency_key, Attempt, OperationName,
-    IDEMPOTENCY_KEY,
+    ensure_idempotency_key, needs_idempotency_key, new_idempotency_key, Attempt, AttemptNumber,
+    OperationName, IDEMPOTENCY_KEY,
 };
 pub use response_view::{ClassifyResponse, ResponseView};
 pub use retrier::{ClassifyOverride, Retrier};

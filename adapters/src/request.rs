@@ -100,6 +100,41 @@ impl OperationName {
     }
 }
 
+/// Which attempt of its operation a request is (the first is 1; a hedged copy is numbered
+/// like an attempt), in that attempt's request extensions.
+///
+/// Every front door puts it there, so that a layer below backstop can record OpenTelemetry's
+/// `http.request.resend_count` itself ([`resend_count`](Self::resend_count)), or log it: in
+/// the copy each attempt sends ([`run`](crate::run), ureq's `Client::run`, where a ureq
+/// middleware reads it), in the request the tower layer gives the inner service (tower-http's
+/// `TraceLayer` and any layer below), and in the extensions the reqwest middleware passes down
+/// the rest of the chain (any middleware after backstop's; the caller's extensions keep the
+/// last attempt's).
+///
+/// ```
+/// use backstop::AttemptNumber;
+///
+/// // In a layer below backstop:
+/// fn resend_count<B>(request: &http::Request<B>) -> Option<u32> {
+///     let attempt = request.extensions().get::<AttemptNumber>()?;
+///     // OpenTelemetry's convention sets the attribute on resends only.
+///     (attempt.resend_count() > 0).then(|| attempt.resend_count())
+/// }
+/// let mut request = http::Request::new(());
+/// request.extensions_mut().insert(AttemptNumber(2));
+/// assert_eq!(resend_count(&request), Some(1));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct AttemptNumber(pub u32);
+
+impl AttemptNumber {
+    /// How many times the request was sent before this attempt: 0 for the first.
+    #[must_use]
+    pub const fn resend_count(self) -> u32 {
+        self.0.saturating_sub(1)
+    }
+}
+
 /// Gives a request with `method` and `headers` a new `Idempotency-Key` when its method is
 /// retried only with one (POST, PATCH) and it has none: what a "generate a key" option of a
 /// middleware or layer does to each request, once, before its first attempt. The key is

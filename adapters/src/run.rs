@@ -22,11 +22,12 @@ use futures_lite::future;
 use crate::abort::Abort;
 use crate::drain::{announced_too_long, DrainLimits};
 use crate::observe::events::EventKind;
+use crate::observe::spans::{AttemptSpan, InSpan};
 use crate::observe::Emitter;
 use crate::outcome::{Retried, RetryError};
 use crate::overload::{Marks, SharedGate, SharedLimiter};
 use crate::progress::Progress;
-use crate::request::{copy_for_attempt, Attempt, OperationName, Plan};
+use crate::request::{copy_for_attempt, Attempt, AttemptNumber, OperationName, Plan};
 use crate::response_view::ResponseView;
 use crate::retrier::{LazyRng, Retrier, SharedBudget};
 use crate::runtime::{Runtime, Sleep};
@@ -87,7 +88,11 @@ where
         retrier,
         runtime,
         plan,
-        move || copy_for_attempt(&request),
+        move |number| {
+            let mut copy = copy_for_attempt(&request);
+            copy.extensions_mut().insert(AttemptNumber(number));
+            copy
+        },
         transport,
     )
 }
@@ -106,10 +111,16 @@ where
     RT: Runtime + ?Sized,
     T: Transport<()>,
 {
-    drive(retrier, runtime, plan, || http::Request::new(()), transport)
+    drive(
+        retrier,
+        runtime,
+        plan,
+        |_| http::Request::new(()),
+        transport,
+    )
 }
 
-/// The loop: `plan` says what the operation is, `next_request` makes each attempt's request.
+/// The loop: `plan` says what the operation is, `next_request` makes attempt `n`'s request.
 // Not an `async fn`, whose future would hold the request and the transport twice (the
 // arguments, and the bindings they move to): the block works on what it captured.
 #[allow(clippy::manual_async_fn)]
@@ -122,7 +133,7 @@ fn drive<'a, RT, B, N, T>(
 ) -> impl Future<Output = Result<Retried<T::Body>, RetryError<T::Error>>> + use<'a, RT, B, N, T>
 where
     RT: Runtime + ?Sized,
-    N: FnMut() -> http::Request<B>,
+    N: FnMut(u32) -> http::Request<B>,
     T: Transport<B>,
 {
     async move {
@@ -225,20 +236,24 @@ where
                     }
                     is_ready = false;
                     // Pinned here, where it lives until it ends; dropped before its error is read
-                    // (the transport is lent to it meanwhile).
-                    let raced = {
+                    // (the transport is lent to it meanwhile). It runs inside the attempt's span.
+                    let span = operation.emitter.attempt_span(attempt);
+                    let (raced, span) = {
                         let future = pin!(transport.send(Attempt {
                             number: attempt,
                             timeout,
-                            request: next_request(),
+                            request: next_request(attempt),
                         }));
-                        operation.attempt(now, timeout, future).await
+                        let mut traced = InSpan { future, span };
+                        let raced = operation.attempt(now, timeout, Pin::new(&mut traced)).await;
+                        (raced, traced.span)
                     };
                     match raced {
                         Some(raced) => operation.attempt_ended::<B, T>(
                             now,
                             (attempt, timeout),
                             raced,
+                            &span,
                             &transport,
                             &mut last,
                         ),
@@ -343,13 +358,14 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
     }
 
     /// Reports how attempt `number` with its `timeout`, sent at `now`, ended (`raced`, the
-    /// clock read `ended` after it), its error's kind from `transport`. Returns the clock
-    /// after.
+    /// clock read `ended` after it; recorded on its `span` too), its error's kind from
+    /// `transport`. Returns the clock after.
     fn attempt_ended<B, T: Transport<B>>(
         &mut self,
         now: Instant,
         (number, timeout): (u32, Duration),
         (raced, ended): (Sent<T::Body, T::Error>, Instant),
+        span: &AttemptSpan,
         transport: &T,
         last: &mut Last<T::Body, T::Error>,
     ) -> Instant {
@@ -357,6 +373,7 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         let (gate, limiter) = (self.machine.gate(), self.machine.rate_limiter());
         let marks = Marks::of(gate, limiter);
         let result = self.report(classify, (number, timeout), ended, raced, last);
+        span.ended(&result);
         self.emitter.emit(EventKind::AttemptEnded {
             attempt: number,
             result,

@@ -12,6 +12,7 @@ pub(crate) mod metrics;
 #[cfg(feature = "metrics")]
 pub(crate) mod otel_metrics;
 pub(crate) mod redact;
+pub(crate) mod spans;
 #[cfg(feature = "tracing")]
 mod trace;
 
@@ -19,6 +20,7 @@ use std::sync::Arc;
 
 use crate::observe::events::{EventKind, RetryEvent};
 use crate::observe::metrics::Metrics;
+use crate::observe::spans::{AttemptSpan, OperationSpan};
 use crate::runtime::Runtime;
 
 /// A callback that receives every event (attempts, waits, outcomes).
@@ -50,6 +52,8 @@ pub(crate) struct Emitter<'r> {
     method: http::Method,
     url: String,
     active: bool,
+    /// The operation's span (none unless reported and a subscriber wants it).
+    span: OperationSpan,
 }
 
 impl<'r> Emitter<'r> {
@@ -66,6 +70,11 @@ impl<'r> Emitter<'r> {
         } else {
             String::new()
         };
+        let span = if active {
+            OperationSpan::new(name, method, uri, &url)
+        } else {
+            OperationSpan::default()
+        };
         Emitter {
             observers,
             metrics,
@@ -75,7 +84,16 @@ impl<'r> Emitter<'r> {
             method: method.clone(),
             url,
             active,
+            span,
         }
+    }
+
+    /// The span of attempt (or copy) `number`: a child of the operation's, or none.
+    pub(crate) fn attempt_span(&self, number: u32) -> AttemptSpan {
+        if !self.active {
+            return AttemptSpan::default();
+        }
+        self.span.attempt(number, &self.method, &self.url)
     }
 
     /// The clock after an event was emitted at `read`: `read` itself when no callback ran
@@ -108,7 +126,7 @@ impl<'r> Emitter<'r> {
             kind,
         };
         #[cfg(feature = "tracing")]
-        trace::emit(&event);
+        self.span.emit(&event);
         // The events are plain data; nothing else is done with them here.
         for observer in self.observers {
             observer(&event);

@@ -15,8 +15,8 @@ use crate::request::Plan;
 use crate::run::run_planned;
 use crate::tokio::TokioRuntime;
 use crate::{
-    drain_body, ensure_idempotency_key, Attempt, DrainLimits, ErrorKind, Retried, Retrier, Runtime,
-    Transport,
+    drain_body, ensure_idempotency_key, Attempt, AttemptNumber, DrainLimits, ErrorKind, Retried,
+    Retrier, Runtime, Transport,
 };
 use http::Extensions;
 use reqwest::{Body, Request, Response};
@@ -239,10 +239,11 @@ async fn hedged<RT: Runtime>(
     };
     let next = sends.next.clone();
     let extensions = sends.extensions.clone();
-    let copies = move |_: Attempt<()>| {
+    let copies = move |attempt: Attempt<()>| {
         let copy = copy(&request);
         let next = next.clone();
         let mut own = extensions.clone();
+        own.insert(AttemptNumber(attempt.number));
         async move {
             let copy =
                 copy.ok_or_else(|| reqwest_middleware::Error::middleware(BodyNotReplayableError))?;
@@ -334,7 +335,7 @@ impl Transport<()> for &mut Sends<'_> {
 
     fn send(
         &mut self,
-        _: Attempt<()>,
+        attempt: Attempt<()>,
     ) -> impl Future<Output = Result<http::Response<Response>, reqwest_middleware::Error>> {
         let request = self.next_request();
         let Sends {
@@ -344,6 +345,7 @@ impl Transport<()> for &mut Sends<'_> {
             ..
         } = &mut **self;
         *own = extensions.clone();
+        own.insert(AttemptNumber(attempt.number));
         let call = request.map(|request| next.clone().run(request, own));
         async move {
             let call =

@@ -18,8 +18,8 @@ use crate::hedge::{hedges, run_hedged};
 use crate::request::Plan;
 use crate::run::run_planned;
 use crate::{
-    drain_body, ensure_idempotency_key, Attempt, DrainLimits, Retrier, RetryError, Runtime,
-    Transport, UnsupportedUri,
+    drain_body, ensure_idempotency_key, Attempt, AttemptNumber, DrainLimits, Retrier, RetryError,
+    Runtime, Transport, UnsupportedUri,
 };
 use tower_layer::Layer;
 use tower_service::Service;
@@ -158,9 +158,10 @@ where
     RT: Runtime,
 {
     let unservable = port_out_of_range(request.uri());
-    let copy = move |_: Attempt<()>| {
+    let copy = move |copy: Attempt<()>| {
         let mut service = inner.clone();
-        let request = request.clone();
+        let mut request = request.clone();
+        request.extensions_mut().insert(AttemptNumber(copy.number));
         async move {
             if unservable {
                 return Err(ServiceError::new(UnsupportedUri));
@@ -212,7 +213,7 @@ where
     /// is called only when the attempt's future is first polled.
     fn send(
         &mut self,
-        _: Attempt<()>,
+        attempt: Attempt<()>,
     ) -> impl Future<Output = Result<http::Response<R>, ServiceError>> {
         // The loop readies the transport before every send, so `ready` is always filled here.
         let readied = if self.unservable {
@@ -220,7 +221,10 @@ where
         } else {
             self.ready.take().unwrap_or(Ok(()))
         };
-        let request = self.request.clone();
+        let mut request = self.request.clone();
+        request
+            .extensions_mut()
+            .insert(AttemptNumber(attempt.number));
         let service = &mut self.inner;
         async move {
             readied?;

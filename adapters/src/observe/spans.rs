@@ -1,0 +1,246 @@
+//! The spans (feature `tracing`): one per operation, and under it one per attempt (or hedged
+//! copy), with the attributes of OpenTelemetry's HTTP client semantic conventions.
+//!
+//! Rule: a trace shows each request a client sent as an HTTP client span, as that convention
+//! has it: each attempt is a span of kind `client` named after the method (`otel.name`), with
+//! `http.request.method`, `server.address`, `server.port`, `url.full` (redacted: no userinfo,
+//! no query, no fragment), its `http.response.status_code` or `error.type`, and
+//! `http.request.resend_count` on every attempt after the first; the operation that repeats it
+//! is their parent, with the same request attributes and why it ended
+//! (`backstop.stop_reason`, `backstop.attempts`). The events (waits, gate changes, the end) are
+//! emitted inside the operation's span. Both spans are INFO, target `backstop`: a subscriber
+//! that keeps INFO from backstop gets the spans; none is made when the operation reports to
+//! nobody, nor when no subscriber wants them (`tracing`'s interest, per callsite). Without the
+//! feature these types are empty and cost nothing.
+
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+
+#[cfg(feature = "tracing")]
+use crate::observe::events::RetryEvent;
+#[cfg(feature = "tracing")]
+use crate::{AttemptOutcome, Outcome};
+
+/// An operation's span, and what its attempts' spans repeat of the request.
+pub(crate) struct OperationSpan {
+    #[cfg(feature = "tracing")]
+    span: tracing::Span,
+    /// The request's host and port, for the attempts' spans (empty when no span is made).
+    #[cfg(feature = "tracing")]
+    server: (String, Option<u16>),
+}
+
+/// An attempt's span: a child of its operation's, closed when dropped.
+pub(crate) struct AttemptSpan {
+    #[cfg(feature = "tracing")]
+    span: tracing::Span,
+}
+
+/// No span.
+impl Default for OperationSpan {
+    fn default() -> Self {
+        OperationSpan {
+            #[cfg(feature = "tracing")]
+            span: tracing::Span::none(),
+            #[cfg(feature = "tracing")]
+            server: (String::new(), None),
+        }
+    }
+}
+
+/// No span.
+impl Default for AttemptSpan {
+    fn default() -> Self {
+        AttemptSpan {
+            #[cfg(feature = "tracing")]
+            span: tracing::Span::none(),
+        }
+    }
+}
+
+impl OperationSpan {
+    /// The span of the operation `name` (empty: none) sending `method` to `uri`, whose
+    /// redacted text is `url`. Call only when the operation is reported.
+    #[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
+    pub(crate) fn new(
+        name: Option<&str>,
+        method: &http::Method,
+        uri: &http::Uri,
+        url: &str,
+    ) -> Self {
+        #[cfg(feature = "tracing")]
+        {
+            let span = tracing::info_span!(
+                target: "backstop",
+                "operation",
+                "otel.name" = method.as_str(),
+                "http.request.method" = method.as_str(),
+                "server.address" = tracing::field::Empty,
+                "server.port" = tracing::field::Empty,
+                "url.full" = url,
+                "backstop.operation" = name,
+                "backstop.attempts" = tracing::field::Empty,
+                "backstop.stop_reason" = tracing::field::Empty,
+                "http.response.status_code" = tracing::field::Empty,
+                "error.type" = tracing::field::Empty,
+                "otel.status_code" = tracing::field::Empty,
+            );
+            if span.is_disabled() {
+                return OperationSpan::default();
+            }
+            let server = server(uri);
+            record_server(&span, &server);
+            OperationSpan { span, server }
+        }
+        #[cfg(not(feature = "tracing"))]
+        OperationSpan::default()
+    }
+
+    /// The span of attempt (or copy) `number`, a child of this one; `url` is the redacted URL.
+    #[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
+    pub(crate) fn attempt(&self, number: u32, method: &http::Method, url: &str) -> AttemptSpan {
+        #[cfg(feature = "tracing")]
+        {
+            if self.span.is_disabled() {
+                return AttemptSpan::default();
+            }
+            let span = tracing::info_span!(
+                target: "backstop",
+                parent: &self.span,
+                "attempt",
+                "otel.name" = method.as_str(),
+                "otel.kind" = "client",
+                "http.request.method" = method.as_str(),
+                "server.address" = tracing::field::Empty,
+                "server.port" = tracing::field::Empty,
+                "url.full" = url,
+                // The convention's attribute is on resends only: the first attempt has none.
+                "http.request.resend_count" = (number > 1).then(|| i64::from(number - 1)),
+                "http.response.status_code" = tracing::field::Empty,
+                "error.type" = tracing::field::Empty,
+                "otel.status_code" = tracing::field::Empty,
+                "backstop.cancelled" = tracing::field::Empty,
+            );
+            record_server(&span, &self.server);
+            AttemptSpan { span }
+        }
+        #[cfg(not(feature = "tracing"))]
+        AttemptSpan::default()
+    }
+
+    /// Emits `event` to `tracing` inside this span; the operation's end is also recorded on
+    /// the span.
+    #[cfg(feature = "tracing")]
+    pub(crate) fn emit(&self, event: &RetryEvent<'_>) {
+        if let crate::EventKind::Finished { outcome } = event.kind {
+            self.finished(&outcome);
+        }
+        let _inside = self.span.enter();
+        crate::observe::trace::emit(event);
+    }
+
+    #[cfg(feature = "tracing")]
+    fn finished(&self, outcome: &Outcome) {
+        let span = &self.span;
+        if span.is_disabled() {
+            return;
+        }
+        span.record("backstop.attempts", i64::from(outcome.attempts));
+        span.record("backstop.stop_reason", outcome.reason.as_str());
+        if let Some(last) = outcome.last {
+            record_result(span, last);
+        }
+    }
+}
+
+impl AttemptSpan {
+    /// Records how the attempt ended.
+    #[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
+    pub(crate) fn ended(&self, result: &crate::AttemptOutcome) {
+        #[cfg(feature = "tracing")]
+        if !self.span.is_disabled() {
+            record_result(&self.span, *result);
+        }
+    }
+}
+
+impl AttemptSpan {
+    /// Records why a hedged copy was dropped in flight (another copy won, a fatal error, an
+    /// abort): it has no answer of its own.
+    #[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
+    #[cfg_attr(not(any(feature = "tower", feature = "reqwest")), allow(dead_code))]
+    pub(crate) fn cancelled(&self, reason: &'static str) {
+        #[cfg(feature = "tracing")]
+        self.span.record("backstop.cancelled", reason);
+    }
+}
+
+/// The host (an IPv6 address without its brackets) and port of `uri`: its own, else its
+/// scheme's.
+#[cfg(feature = "tracing")]
+fn server(uri: &http::Uri) -> (String, Option<u16>) {
+    let host = uri.host().unwrap_or_default();
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    let port = uri.port_u16().or(match uri.scheme_str() {
+        Some("https") => Some(443),
+        Some("http") => Some(80),
+        _ => None,
+    });
+    (host.to_owned(), port)
+}
+
+#[cfg(feature = "tracing")]
+fn record_server(span: &tracing::Span, (host, port): &(String, Option<u16>)) {
+    if !host.is_empty() {
+        span.record("server.address", host.as_str());
+    }
+    if let Some(port) = port {
+        span.record("server.port", i64::from(*port));
+    }
+}
+
+// Integers are recorded as `i64`: `tracing-opentelemetry` keeps those as integer attributes,
+// and records unsigned ones as text.
+
+/// A response's status; a status of 400 or more, or a client error, as `error.type` (the
+/// status as text, or the error's kind) with the span's status `ERROR`, as the convention
+/// says of client spans.
+#[cfg(feature = "tracing")]
+fn record_result(span: &tracing::Span, result: AttemptOutcome) {
+    match result {
+        AttemptOutcome::Response(status) => {
+            span.record("http.response.status_code", i64::from(status));
+            if status >= 400 {
+                span.record("error.type", status.to_string().as_str());
+                span.record("otel.status_code", "ERROR");
+            }
+        }
+        AttemptOutcome::Error(error) => {
+            span.record("error.type", error.kind.as_str());
+            span.record("otel.status_code", "ERROR");
+        }
+    }
+}
+
+/// A future polled inside an attempt's span, so that what the client traces of the attempt
+/// is its child. Only for futures that need no pinning of their own (boxed, or pinned in
+/// place): the wrapper then needs no projection.
+pub(crate) struct InSpan<F> {
+    pub(crate) future: F,
+    pub(crate) span: AttemptSpan,
+}
+
+impl<F: Future + Unpin> Future for InSpan<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.get_mut();
+        #[cfg(feature = "tracing")]
+        let _inside = this.span.span.enter();
+        Pin::new(&mut this.future).poll(cx)
+    }
+}
