@@ -18,6 +18,7 @@ use std::sync::Arc;
 use ::metrics::{Label, SharedString, Unit};
 
 use crate::observe::events::EventKind;
+use crate::observe::redact;
 use crate::{AttemptOutcome, StopReason};
 
 const REQUEST_DURATION: &str = "http.client.request.duration";
@@ -192,28 +193,13 @@ fn method_name(method: &http::Method) -> &'static str {
     }
 }
 
-/// `server.address` and `server.port` of `uri`: its host (never its userinfo) and its port, or
-/// the scheme's when it names none; empty when the URI has no authority.
+/// `server.address` and `server.port` of `uri` as labels (see [`redact::server`]).
 fn server(uri: &http::Uri) -> (SharedString, SharedString) {
-    let Some(authority) = uri.authority() else {
-        return (SharedString::const_str(""), SharedString::const_str(""));
-    };
-    let port = authority.port_u16().or(match uri.scheme_str() {
-        Some("http") => Some(80),
-        Some("https") => Some(443),
-        _ => None,
-    });
-    // An IPv6 address without the brackets a URI needs around it, as OpenTelemetry writes it.
-    let host = authority.host();
-    let host: Arc<str> = Arc::from(
-        host.strip_prefix('[')
-            .and_then(|h| h.strip_suffix(']'))
-            .unwrap_or(host),
-    );
+    let (host, port) = redact::server(uri);
     let port = port.map_or(SharedString::const_str(""), |p| {
         SharedString::from_shared(Arc::from(p.to_string()))
     });
-    (SharedString::from_shared(host), port)
+    (SharedString::from_shared(Arc::from(host)), port)
 }
 
 #[cfg(test)]

@@ -6,6 +6,25 @@
 
 use core::fmt;
 
+/// The `server.address` and `server.port` of `uri` (OpenTelemetry's HTTP names): its host,
+/// never its userinfo, an IPv6 address without the brackets a URI needs around it (empty
+/// without a host); its port, else the scheme's (none for another scheme). Shared by the
+/// spans and the metrics.
+#[cfg(any(feature = "tracing", feature = "metrics"))]
+pub(crate) fn server(uri: &http::Uri) -> (&str, Option<u16>) {
+    let host = uri.host().unwrap_or_default();
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    let port = uri.port_u16().or(match uri.scheme_str() {
+        Some("https") => Some(443),
+        Some("http") => Some(80),
+        _ => None,
+    });
+    (host, port)
+}
+
 /// The URI as `scheme://host[:port]/path`: no userinfo, no query, no fragment.
 ///
 /// ```

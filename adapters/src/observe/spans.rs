@@ -20,6 +20,8 @@ use core::task::{Context, Poll};
 #[cfg(feature = "tracing")]
 use crate::observe::events::RetryEvent;
 #[cfg(feature = "tracing")]
+use crate::observe::redact;
+#[cfg(feature = "tracing")]
 use crate::{AttemptOutcome, Outcome};
 
 /// An operation's span, and what its attempts' spans repeat of the request.
@@ -176,20 +178,11 @@ impl AttemptSpan {
     }
 }
 
-/// The host (an IPv6 address without its brackets) and port of `uri`: its own, else its
-/// scheme's.
+/// The host and port of `uri` (see [`redact::server`]), owned: the attempts' spans record
+/// them too.
 #[cfg(feature = "tracing")]
 fn server(uri: &http::Uri) -> (String, Option<u16>) {
-    let host = uri.host().unwrap_or_default();
-    let host = host
-        .strip_prefix('[')
-        .and_then(|h| h.strip_suffix(']'))
-        .unwrap_or(host);
-    let port = uri.port_u16().or(match uri.scheme_str() {
-        Some("https") => Some(443),
-        Some("http") => Some(80),
-        _ => None,
-    });
+    let (host, port) = redact::server(uri);
     (host.to_owned(), port)
 }
 
