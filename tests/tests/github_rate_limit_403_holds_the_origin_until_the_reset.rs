@@ -55,19 +55,14 @@ fn twenty_operations_are_held_by_the_gate_until_the_quota_resets() {
         };
 
         let first = run(&retrier);
-        let waited = Instant::now();
-        while !events
-            .all()
-            .iter()
-            .any(|e| matches!(e, EventKind::GateClosed { attempt: 1, .. }))
-        {
-            assert!(
-                waited.elapsed() < Duration::from_secs(10),
-                "{adapter:?}: the 403 never closed the gate: {:?}",
-                events.all()
-            );
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        let closed_gate = events.wait_for(Duration::from_secs(10), |e| {
+            matches!(e, EventKind::GateClosed { attempt: 1, .. })
+        });
+        assert!(
+            closed_gate,
+            "{adapter:?}: the 403 never closed the gate: {:?}",
+            events.all()
+        );
         let closed = Instant::now();
         let others: Vec<_> = (1..TASKS).map(|_| run(&retrier)).collect();
         // Half-way to the reset: the 403 is all that reached the server.

@@ -30,6 +30,7 @@ fn held_operations_are_released_one_by_one_at_the_pace_the_closing_measured() {
         let gates = OriginGates::new(GateConfig::new().spread(Duration::ZERO)).expect("valid");
         let log: Log = Arc::default();
         let sink = log.clone();
+        let (closes, gate_closed) = std::sync::mpsc::channel();
         let policy = Policy::builder()
             .max_elapsed(Duration::from_secs(20))
             .build()
@@ -39,6 +40,9 @@ fn held_operations_are_released_one_by_one_at_the_pace_the_closing_measured() {
             .on_event(move |e| {
                 let entry = (Instant::now(), e.operation.to_owned(), e.kind);
                 sink.lock().expect("log").push(entry);
+                if matches!(e.kind, EventKind::GateClosed { .. }) {
+                    let _ = closes.send(());
+                }
             });
 
         let names: Vec<&'static str> = ["first", "h0", "h1", "h2", "h3", "h4", "h5", "h6", "h7"]
@@ -53,19 +57,8 @@ fn held_operations_are_released_one_by_one_at_the_pace_the_closing_measured() {
         };
         // The first operation's 503 closes the gate; the others start while it is closed.
         let first = run(names[0]);
-        let closed = || {
-            let log = log.lock().expect("log");
-            log.iter()
-                .any(|(_, _, k)| matches!(k, EventKind::GateClosed { .. }))
-        };
-        let waited = Instant::now();
-        while !closed() {
-            assert!(
-                waited.elapsed() < Duration::from_secs(10),
-                "{adapter:?}: no 503"
-            );
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        let closed = gate_closed.recv_timeout(Duration::from_secs(10));
+        assert!(closed.is_ok(), "{adapter:?}: no 503");
         let held: Vec<_> = names[1..].iter().map(|n| run(n)).collect();
         for (name, handle) in names.iter().zip(std::iter::once(first).chain(held)) {
             let run = handle.join().expect("the operation's thread");
