@@ -21,8 +21,13 @@ use backstop_tests::TestRequest;
 const HEDGING: [Adapter; 3] = [Adapter::TowerSmol, Adapter::TowerTokio, Adapter::Reqwest];
 
 fn hedging(delay: Duration, copies: u32) -> Policy {
+    hedging_with_timeout(Duration::from_secs(10), delay, copies)
+}
+
+/// Hedged `copies` times `delay` apart, each copy timing out after `timeout`, 20 s in all.
+fn hedging_with_timeout(timeout: Duration, delay: Duration, copies: u32) -> Policy {
     Policy::builder()
-        .attempt_timeout(Duration::from_secs(10))
+        .attempt_timeout(timeout)
         .max_elapsed(Duration::from_secs(20))
         .hedging(Hedging::fixed(delay).max_attempts(copies))
         .build()
@@ -236,12 +241,7 @@ fn a_hedged_copys_timeout_goes_through_the_classification_override() {
     for adapter in HEDGING {
         let server = Server::always(Action::Hang);
         // The backup's delay is past the timeout: only an answer (the timeout) could send it.
-        let policy = Policy::builder()
-            .attempt_timeout(Duration::from_millis(200))
-            .max_elapsed(Duration::from_secs(20))
-            .hedging(Hedging::fixed(Duration::from_secs(5)).max_attempts(3))
-            .build()
-            .expect("a valid policy");
+        let policy = hedging_with_timeout(Duration::from_millis(200), Duration::from_secs(5), 3);
         let retrier = Retrier::new(policy).classify(|kind, _| {
             (kind == backstop::ErrorKind::Timeout).then_some(backstop::ErrorClass::Permanent)
         });
@@ -263,12 +263,7 @@ fn a_hedged_copys_timeout_goes_through_the_classification_override() {
 fn every_hedged_copy_that_times_out_ends_with_an_attempt_ended_event() {
     for adapter in HEDGING {
         let server = Server::always(Action::Hang);
-        let policy = Policy::builder()
-            .attempt_timeout(Duration::from_millis(100))
-            .max_elapsed(Duration::from_secs(20))
-            .hedging(Hedging::fixed(Duration::from_secs(5)).max_attempts(2))
-            .build()
-            .expect("a valid policy");
+        let policy = hedging_with_timeout(Duration::from_millis(100), Duration::from_secs(5), 2);
         let (retrier, events) = recorded(Retrier::new(policy));
         let run = adapter.run(&retrier, TestRequest::get(server.url("/slow")), Clock::Real);
 
