@@ -215,16 +215,14 @@ where
                         if let Some(answered) = answered {
                             answered.future.span.ended(&outcome);
                         }
-                        emitter.emit(EventKind::AttemptEnded {
-                            attempt: copy,
-                            result: outcome,
-                            took: ended.saturating_duration_since(sent),
-                            elapsed: ended.saturating_duration_since(start),
-                        });
-                        if let Some(marks) = marks {
-                            let (gate, limiter) = (machine.gate(), machine.rate_limiter());
-                            marks.emit_changes(gate, limiter, &emitter, copy, ended, start);
-                        }
+                        let (gate, limiter) = (machine.gate(), machine.rate_limiter());
+                        let end = CopyEnd {
+                            copy,
+                            outcome,
+                            sent,
+                            ended,
+                        };
+                        end.announce(&emitter, marks, (gate, limiter), start);
                     }
                     Race::Aborted => {
                         let _ = machine.handle(ended, HedgeEvent::Abort);
@@ -233,31 +231,27 @@ where
                     // caller's override, as on the retry path); else the next copy is due.
                     Race::Timer => {
                         for (i, slot) in copies.iter_mut().enumerate() {
-                            if slot.as_ref().is_some_and(|c| c.timeout_at() <= ended) {
-                                let copy = i as u32 + 1;
-                                // Dropping the future cancels its request.
-                                let Some(timed_out) = slot.take() else {
-                                    continue;
-                                };
-                                let e = classified(
-                                    retrier,
-                                    ErrorKind::Timeout,
-                                    &AttemptTimedOut::new(copy, timed_out.timeout),
-                                );
-                                timed_out.future.span.ended(&AttemptOutcome::Error(e));
-                                let marks = Marks::of(machine.gate(), machine.rate_limiter());
-                                let _ = machine.handle(ended, HedgeEvent::Error { copy, error: e });
-                                emitter.emit(EventKind::AttemptEnded {
-                                    attempt: copy,
-                                    result: AttemptOutcome::Error(e),
-                                    took: ended.saturating_duration_since(timed_out.sent),
-                                    elapsed: ended.saturating_duration_since(start),
-                                });
-                                if let Some(marks) = marks {
-                                    let (gate, limiter) = (machine.gate(), machine.rate_limiter());
-                                    marks.emit_changes(gate, limiter, &emitter, copy, ended, start);
-                                }
-                            }
+                            // Dropping the future cancels its request.
+                            let Some(timed_out) = slot.take_if(|c| c.timeout_at() <= ended) else {
+                                continue;
+                            };
+                            let copy = i as u32 + 1;
+                            let e = classified(
+                                retrier,
+                                ErrorKind::Timeout,
+                                &AttemptTimedOut::new(copy, timed_out.timeout),
+                            );
+                            timed_out.future.span.ended(&AttemptOutcome::Error(e));
+                            let marks = Marks::of(machine.gate(), machine.rate_limiter());
+                            let _ = machine.handle(ended, HedgeEvent::Error { copy, error: e });
+                            let (gate, limiter) = (machine.gate(), machine.rate_limiter());
+                            let end = CopyEnd {
+                                copy,
+                                outcome: AttemptOutcome::Error(e),
+                                sent: timed_out.sent,
+                                ended,
+                            };
+                            end.announce(&emitter, marks, (gate, limiter), start);
                         }
                     }
                 }
@@ -278,6 +272,36 @@ where
             // The machine has no other decision today; a new one is polled again.
             _ => now,
         };
+    }
+}
+
+/// How a copy ended, once the machine has heard of it.
+struct CopyEnd {
+    copy: u32,
+    outcome: AttemptOutcome,
+    sent: Instant,
+    ended: Instant,
+}
+
+impl CopyEnd {
+    /// Tells the observers: the copy's `AttemptEnded`, then what its report did to the gate and
+    /// the limiter (`marks`, read before the report) of an operation started at `start`.
+    fn announce(
+        self,
+        emitter: &Emitter<'_>,
+        marks: Option<Marks>,
+        (gate, limiter): (&SharedGate, &SharedLimiter<'_>),
+        start: Instant,
+    ) {
+        emitter.emit(EventKind::AttemptEnded {
+            attempt: self.copy,
+            result: self.outcome,
+            took: self.ended.saturating_duration_since(self.sent),
+            elapsed: self.ended.saturating_duration_since(start),
+        });
+        if let Some(marks) = marks {
+            marks.emit_changes(gate, limiter, emitter, self.copy, self.ended, start);
+        }
     }
 }
 
