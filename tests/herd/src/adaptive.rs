@@ -17,12 +17,11 @@
 //! every arrival (first attempts and retries), the 429 share their share of it.
 
 use core::time::Duration;
-use std::collections::BTreeMap;
 
 use backstop_core::{AdaptiveRateLimiter, NoGate, NoRateLimiter, Policy, RateLimiter};
 
 use crate::net::MS;
-use crate::open_loop::{self, Answer, Setup, Trace, SEC};
+use crate::open_loop::{self, nanos, Answer, Setup, Trace, SEC};
 
 /// The width of one bin of the send-rate-over-time series.
 pub const BIN_NS: u64 = SEC;
@@ -75,10 +74,6 @@ impl Config {
     pub fn series_end(&self) -> u64 {
         self.window().1 + nanos(Policy::default().max_elapsed()) + SEC
     }
-}
-
-fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// How the clients pace their sends.
@@ -259,10 +254,6 @@ fn summarise(
         .iter()
         .filter(|o| (start..end).contains(&o.started))
         .collect();
-    let mut stops = BTreeMap::new();
-    for op in &ops {
-        *stops.entry(op.outcome.reason.as_str()).or_insert(0u32) += 1;
-    }
     let n = ops.len().max(1) as f64;
     let in_window: Vec<f64> = fill
         .iter()
@@ -277,7 +268,7 @@ fn summarise(
         successes_per_s: ok / secs,
         ops: u32::try_from(ops.len()).unwrap_or(u32::MAX),
         succeeded: u32::try_from(ops.iter().filter(|o| o.succeeded()).count()).unwrap_or(u32::MAX),
-        stops: stops.into_iter().collect(),
+        stops: open_loop::stops(ops.iter().copied()),
         attempts_per_op: ops
             .iter()
             .map(|o| f64::from(o.outcome.attempts))

@@ -15,14 +15,13 @@
 //! ([`Config::capacity_per_bin`]); a request beyond it gets `503` without `Retry-After`.
 
 use core::time::Duration;
-use std::collections::BTreeMap;
 
 use backstop_core::{
     AdaptiveRateLimiter, GateConfig, NoRateLimiter, OriginGate, Policy, RateLimiter, Reopening,
 };
 
 use crate::net::{mix, MS};
-use crate::open_loop::{self, Answer, Setup, Trace, SEC, UNIX_AT_ZERO};
+use crate::open_loop::{self, nanos, Answer, Setup, Trace, SEC, UNIX_AT_ZERO};
 use crate::pushback::{rule_name, RECOVERY_PEAK};
 
 /// The bins around the reopening.
@@ -200,10 +199,6 @@ pub struct Outcome {
     pub reopens: u64,
 }
 
-fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
-}
-
 /// An IMF-fixdate (RFC 9110, section 5.6.7) for `unix` seconds since the epoch.
 #[must_use]
 pub fn http_date(unix: u64) -> String {
@@ -315,16 +310,7 @@ fn summarise(
             .to_vec()
     };
     let window = slice(&per_fine, end, end + WINDOW_NS, FINE_NS);
-    let mut stops = BTreeMap::new();
-    for op in &trace.ops {
-        *stops.entry(op.outcome.reason.as_str()).or_insert(0u32) += 1;
-    }
-    let during: Vec<f64> = trace
-        .ops
-        .iter()
-        .filter(|o| (start..end).contains(&o.started))
-        .map(|o| (o.ended - o.started) as f64 / SEC as f64)
-        .collect();
+    let during = trace.durations_s(start, end);
     let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
     Outcome {
         variant,
@@ -334,7 +320,7 @@ fn summarise(
             + trace.arrivals_in(0, start, |a| a.status == 503),
         ops: count(trace.ops.len()),
         succeeded: count(trace.ops.iter().filter(|o| o.succeeded()).count()),
-        stops: stops.into_iter().collect(),
+        stops: trace.stops(),
         window_peak: window.iter().copied().max().unwrap_or(0),
         window_mean: window.iter().map(|&n| f64::from(n)).sum::<f64>() / window.len().max(1) as f64,
         peak_3s: slice(&per_bin, end, end + 3 * SEC, BIN_NS)

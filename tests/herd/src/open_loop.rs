@@ -17,6 +17,7 @@
 //! HTTP-date `Retry-After` names the same virtual instant to every client.
 
 use core::time::Duration;
+use std::collections::BTreeMap;
 
 use backstop_core::{
     Decision, DelaySource, Event, Gate, Instant, Method, Outcome, Policy, RateLimiter, Request,
@@ -145,6 +146,34 @@ impl Trace {
             .count();
         u32::try_from(n).unwrap_or(u32::MAX)
     }
+
+    /// The operations by stop reason ([`StopReason::as_str`](backstop_core::StopReason::as_str)),
+    /// in name order.
+    #[must_use]
+    pub fn stops(&self) -> Vec<(&'static str, u32)> {
+        stops(&self.ops)
+    }
+
+    /// The time from start to end, in seconds, of each operation started in `[from, to)`.
+    #[must_use]
+    pub fn durations_s(&self, from: u64, to: u64) -> Vec<f64> {
+        self.ops
+            .iter()
+            .filter(|o| (from..to).contains(&o.started))
+            .map(|o| (o.ended - o.started) as f64 / SEC as f64)
+            .collect()
+    }
+}
+
+/// `ops` by stop reason ([`StopReason::as_str`](backstop_core::StopReason::as_str)), in name
+/// order.
+#[must_use]
+pub fn stops<'o>(ops: impl IntoIterator<Item = &'o Op>) -> Vec<(&'static str, u32)> {
+    let mut stops = BTreeMap::new();
+    for op in ops {
+        *stops.entry(op.outcome.reason.as_str()).or_insert(0u32) += 1;
+    }
+    stops.into_iter().collect()
 }
 
 /// A run's fixed parameters.
@@ -192,7 +221,9 @@ fn at(t: u64) -> Instant {
     Instant::from_nanos(t)
 }
 
-fn nanos(d: Duration) -> u64 {
+/// `d` in nanoseconds, saturating.
+#[must_use]
+pub fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 

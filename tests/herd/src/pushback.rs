@@ -16,12 +16,11 @@
 //! seeded from the run's seed (as `OriginGates` seeds each from the operating system).
 
 use core::time::Duration;
-use std::collections::BTreeMap;
 
 use backstop_core::{Gate, GateConfig, NoGate, NoRateLimiter, OriginGate, Policy, Reopening};
 
 use crate::net::{mix, MS};
-use crate::open_loop::{self, Answer, Setup, Trace, SEC};
+use crate::open_loop::{self, nanos, Answer, Setup, Trace, SEC};
 
 /// The width of one bin of the arrivals-over-time series.
 pub const BIN_NS: u64 = 100 * MS;
@@ -195,10 +194,6 @@ pub struct Outcome {
     pub reopens: u64,
 }
 
-fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
-}
-
 /// The gate of client `c` (or of all, `c = None`) under `seed`, reopening by `rule`.
 ///
 /// # Panics
@@ -279,16 +274,7 @@ fn summarise(
             .max()
             .unwrap_or(0)
     };
-    let mut stops = BTreeMap::new();
-    for op in &trace.ops {
-        *stops.entry(op.outcome.reason.as_str()).or_insert(0u32) += 1;
-    }
-    let during: Vec<f64> = trace
-        .ops
-        .iter()
-        .filter(|o| (start..end).contains(&o.started))
-        .map(|o| (o.ended - o.started) as f64 / SEC as f64)
-        .collect();
+    let during = trace.durations_s(start, end);
     let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
     Outcome {
         variant,
@@ -296,7 +282,7 @@ fn summarise(
         total: count(trace.arrivals.len()),
         ops: count(trace.ops.len()),
         succeeded: count(trace.ops.iter().filter(|o| o.succeeded()).count()),
-        stops: stops.into_iter().collect(),
+        stops: trace.stops(),
         peak_1s: peak(1),
         peak_3s: peak(3),
         first_second: trace.arrivals_in(end, end + SEC, |_| true),

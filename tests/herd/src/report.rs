@@ -6,6 +6,8 @@ use crate::adaptive;
 use crate::contention::{self, Strategy};
 use crate::fleet;
 use crate::hedging;
+use crate::net::MS;
+use crate::open_loop::SEC;
 use crate::overload::Outcome;
 use crate::pushback;
 
@@ -198,7 +200,21 @@ pub fn pushback_table(outcomes: &[pushback::Outcome], steady: f64) -> String {
 /// The pushback experiment: the operations of each variant by how they ended.
 #[must_use]
 pub fn pushback_stops_table(outcomes: &[pushback::Outcome]) -> String {
-    let reasons = reasons(outcomes.iter().map(|o| o.stops.as_slice()));
+    stops_table(
+        &outcomes
+            .iter()
+            .map(|o| (o.variant.name(), o.ops, o.succeeded, o.stops.as_slice()))
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// One row of [`stops_table`]: the variant, its operations, those that ended with a `200`,
+/// and its stops.
+type StopsRow<'a> = (String, u32, u32, &'a [(&'static str, u32)]);
+
+/// The operations of each row by how they ended, one column per stop reason.
+fn stops_table(rows: &[StopsRow<'_>]) -> String {
+    let reasons = reasons(rows.iter().map(|&(_, _, _, stops)| stops));
     let mut s = String::from("| variant | operations | ended with 200 |");
     for r in &reasons {
         let _ = write!(s, " stop: {r} |");
@@ -206,10 +222,10 @@ pub fn pushback_stops_table(outcomes: &[pushback::Outcome]) -> String {
     s.push_str("\n|---|---:|---:|");
     s.push_str(&"---:|".repeat(reasons.len()));
     s.push('\n');
-    for o in outcomes {
-        let _ = write!(s, "| {} | {} | {} |", o.variant.name(), o.ops, o.succeeded);
+    for (name, ops, succeeded, stops) in rows {
+        let _ = write!(s, "| {name} | {ops} | {succeeded} |");
         for r in &reasons {
-            let _ = write!(s, " {} |", count(&o.stops, r));
+            let _ = write!(s, " {} |", count(stops, r));
         }
         s.push('\n');
     }
@@ -269,13 +285,13 @@ pub fn why_the_default(outcomes: &[pushback::Outcome], steady: f64) -> String {
 fn series_table(values: &[u32], first: i64, width: u64, per_row: usize) -> String {
     let mut s = String::from("| from (ms) |");
     for i in 0..per_row {
-        let _ = write!(s, " +{} |", i as u64 * width / 1_000_000);
+        let _ = write!(s, " +{} |", i as u64 * width / MS);
     }
     s.push_str("\n|---:|");
     s.push_str(&"---:|".repeat(per_row));
     s.push('\n');
     for (r, row) in values.chunks(per_row).enumerate() {
-        let start = first + (r * per_row) as i64 * (width / 1_000_000) as i64;
+        let start = first + (r * per_row) as i64 * (width / MS) as i64;
         let _ = write!(s, "| {start} |");
         for v in row {
             let _ = write!(s, " {v} |");
@@ -304,12 +320,12 @@ pub fn fleet_section(
         config.processes,
         config.clients_per_process,
         1.0 / config.interval.as_secs_f64(),
-        end / SEC_NS,
-        start as f64 / SEC_NS as f64,
-        end / SEC_NS,
+        end / SEC,
+        start as f64 / SEC as f64,
+        end / SEC,
         config.capacity_per_bin,
-        end / SEC_NS,
-        end / SEC_NS,
+        end / SEC,
+        end / SEC,
         fleet::WINDOW_PEAK,
         pushback::RECOVERY_PEAK * steady,
     );
@@ -335,23 +351,15 @@ pub fn fleet_section(
             o.outage_ops_max_s
         );
     }
-    let reasons = reasons(outcomes.iter().map(|o| o.stops.as_slice()));
-    s.push_str("\nOperations by how they ended:\n\n| variant | operations | ended with 200 |");
-    for r in &reasons {
-        let _ = write!(s, " stop: {r} |");
-    }
-    s.push_str("\n|---|---:|---:|");
-    s.push_str(&"---:|".repeat(reasons.len()));
-    s.push('\n');
+    s.push_str("\nOperations by how they ended:\n\n");
+    s.push_str(&stops_table(
+        &outcomes
+            .iter()
+            .map(|o| (o.variant.name(), o.ops, o.succeeded, o.stops.as_slice()))
+            .collect::<Vec<_>>(),
+    ));
     for o in outcomes {
-        let _ = write!(s, "| {} | {} | {} |", o.variant.name(), o.ops, o.succeeded);
-        for r in &reasons {
-            let _ = write!(s, " {} |", count(&o.stops, r));
-        }
-        s.push('\n');
-    }
-    for o in outcomes {
-        let fine = (end - 50 * MS_NS) / fleet::FINE_NS;
+        let fine = (end - 50 * MS) / fleet::FINE_NS;
         let fine = o
             .per_fine
             .get(fine as usize..fine as usize + 30)
@@ -363,7 +371,7 @@ pub fn fleet_section(
             "\n{}: requests per 10 ms around the reopening (ms from {} s):\n\n{}\n\
              {}: requests per 100 ms after it:\n\n{}",
             o.variant.name(),
-            end / SEC_NS,
+            end / SEC,
             series_table(fine, -50, fleet::FINE_NS, 10),
             o.variant.name(),
             series_table(bins, 0, fleet::BIN_NS, 10),
@@ -372,9 +380,6 @@ pub fn fleet_section(
     let _ = write!(s, "\nThe goals:\n\n{}\n", checks(checks_));
     s
 }
-
-const MS_NS: u64 = 1_000_000;
-const SEC_NS: u64 = 1_000 * MS_NS;
 
 /// The adaptive experiment: one row per variant, the measured rates beside the goals.
 #[must_use]

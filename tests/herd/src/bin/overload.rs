@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 use std::time::Instant as WallClock;
 
-const MS: u64 = 1_000_000;
-
+use backstop_herd::net::MS;
+use backstop_herd::open_loop::SEC;
 use backstop_herd::overload_control::{self, Results};
 use backstop_herd::plot::{self, Axes, Corner, Line};
 use backstop_herd::{adaptive, cli, fleet, pushback};
@@ -174,7 +174,7 @@ fn figures(
         "Fleet: requests reaching the server per 10 ms ({} processes of {} clients; every gate told {} s)",
         fleet.processes,
         fleet.clients_per_process,
-        told / 1_000_000_000
+        told / SEC
     );
     plot::lines(
         &args.out.join("fleet-arrivals.svg"),
