@@ -16,7 +16,7 @@ use crate::decision::{
 };
 use crate::event::{Event, MisuseError, Request, Response};
 use crate::jitter::{uniform_nanos, uniform_nanos_nonzero, Jitter};
-use crate::overload::{Gate, GateSaid, GateSignal, NoGate, NoRateLimiter, RateLimiter, Standing};
+use crate::overload::{Gate, GateSignal, Held, NoGate, NoRateLimiter, RateLimiter, Standing};
 use crate::policy::Policy;
 use crate::server_delay::{floored_wait, has_reset_field, is_retryable, pushback, server_floor};
 use crate::time::{nanos_saturating, Instant};
@@ -593,38 +593,27 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
     #[inline(never)]
     fn admission(&mut self) -> Option<Decision> {
         let now = Instant::from_nanos(self.now);
-        let mut held = None;
-        let mut probe = false;
         let fail_fast = self.attempts == 0 && self.policy.fail_fast_when_paused();
-        if G::ACTIVE && self.gate.engaged() {
-            // Failing fast, the operation can use no slot of a reopening but the present.
-            let deadline = if fail_fast { self.now } else { self.deadline };
-            let lease = self.attempt_timeout();
-            match self
-                .standing
-                .ask(&self.gate, now, lease, Instant::from_nanos(deadline))
-            {
-                GateSaid::Admitted { probe: p } => probe = p,
-                GateSaid::Held(t) => {
-                    held = Some((t, DelaySource::OriginPaused, StopReason::OriginPaused))
-                }
+        // Failing fast, the operation can use no slot of a reopening but the present.
+        let deadline = if fail_fast { self.now } else { self.deadline };
+        let lease = self.attempt_timeout();
+        let admitted = self.standing.admit(
+            &self.gate,
+            &self.limiter,
+            now,
+            lease,
+            Instant::from_nanos(deadline),
+        );
+        let (until, source, reason) = match admitted {
+            Ok(probe) => {
+                self.standing.spend();
+                self.admitted = true;
+                self.probe = probe;
+                self.probe_admitted = self.now;
+                return None;
             }
-        }
-        if held.is_none() && L::ACTIVE && self.limiter.engaged() {
-            if let Err(t) = self.limiter.acquire(now) {
-                held = Some((t, DelaySource::RateLimited, StopReason::RateLimited));
-                if probe {
-                    // Not sent now: another operation may probe meanwhile.
-                    self.gate.probe_not_sent(now);
-                }
-            }
-        }
-        let Some((until, source, reason)) = held else {
-            self.standing.spend();
-            self.admitted = true;
-            self.probe = probe;
-            self.probe_admitted = self.now;
-            return None;
+            Err(Held::Gate(t)) => (t, DelaySource::OriginPaused, StopReason::OriginPaused),
+            Err(Held::Limiter(t)) => (t, DelaySource::RateLimited, StopReason::RateLimited),
         };
         // Not before the next nanosecond: a wait ends after `now`.
         let until = until.nanos().max(self.now.saturating_add(1));

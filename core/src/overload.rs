@@ -184,6 +184,45 @@ impl Standing {
     pub(crate) fn spend(&mut self) {
         self.slot = None;
     }
+
+    /// Asks the gate (when engaged), then the limiter (when engaged), to admit an attempt due
+    /// at `now`: `Ok(probe)` to send it, as the gate's probe or not, else who holds it back
+    /// until when. A probe the limiter holds back is handed back at once: another operation
+    /// may probe meanwhile.
+    pub(crate) fn admit<G: Gate, L: RateLimiter>(
+        &mut self,
+        gate: &G,
+        limiter: &L,
+        now: Instant,
+        lease: Duration,
+        deadline: Instant,
+    ) -> Result<bool, Held> {
+        let mut probe = false;
+        if G::ACTIVE && gate.engaged() {
+            match self.ask(gate, now, lease, deadline) {
+                GateSaid::Admitted { probe: p } => probe = p,
+                GateSaid::Held(t) => return Err(Held::Gate(t)),
+            }
+        }
+        if L::ACTIVE && limiter.engaged() {
+            if let Err(t) = limiter.acquire(now) {
+                if probe {
+                    gate.probe_not_sent(now);
+                }
+                return Err(Held::Limiter(t));
+            }
+        }
+        Ok(probe)
+    }
+}
+
+/// Who held an attempt back, and until when.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Held {
+    /// The origin's gate (closed, or another operation's probe in flight).
+    Gate(Instant),
+    /// The send-rate limiter.
+    Limiter(Instant),
 }
 
 /// A gate for one origin (scheme, host, port), shared by every operation to it.

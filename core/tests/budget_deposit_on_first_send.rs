@@ -6,11 +6,14 @@ use core::time::Duration;
 
 use backstop_core::{
     AttemptOutcome, Budget, Decision, Event, Gate, GateConfig, GateSignal, HedgeDecision,
-    HedgeEvent, HedgeMachine, Hedging, Instant, Method, NoLatencies, NoRateLimiter, OriginGate,
-    Policy, RatioBudget, Request, Response, RetryMachine, StopReason,
+    HedgeEvent, HedgeMachine, Hedging, Instant, Method, NoLatencies, OriginGate, Policy,
+    RatioBudget, Request, Response, StopReason,
 };
 use rand_core::SeedableRng;
 use rand_pcg::Pcg64Mcg;
+
+mod support;
+use support::gated_with_budget as retry_machine;
 
 const CAUSE: AttemptOutcome = AttemptOutcome::Response(503);
 
@@ -31,24 +34,6 @@ fn closed_gate() -> OriginGate {
         },
     );
     gate
-}
-
-fn retry_machine<'a>(
-    policy: Policy,
-    budget: &'a RatioBudget,
-    gate: &'a OriginGate,
-    now: Instant,
-    seed: u64,
-) -> RetryMachine<Pcg64Mcg, &'a RatioBudget, &'a OriginGate, NoRateLimiter> {
-    RetryMachine::with_overload(
-        policy,
-        Request::new(Method::Get),
-        Pcg64Mcg::seed_from_u64(seed),
-        budget,
-        gate,
-        NoRateLimiter,
-        now,
-    )
 }
 
 #[test]

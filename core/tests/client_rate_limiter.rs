@@ -107,26 +107,7 @@ fn vector_cubic_success_rates_from_t_5_to_11() {
 /// [`Cubic::throttle`] does: see the sending-rate table below, which checks that path).
 #[test]
 fn vector_cubic_rates_with_throttles_at_7_and_8() {
-    let mut cubic = Cubic::new(10.0, 5.0);
-    let expected = [
-        (false, 5.0, 7.0),
-        (false, 6.0, 9.648_936_009_66),
-        (true, 7.0, 6.754_255_206_761_999),
-        (true, 8.0, 4.727_978_644_733_399),
-        (false, 9.0, 4.670_125_557_970_046),
-        (false, 10.0, 4.770_870_456_867_401),
-        (false, 11.0, 6.011_819_748_005_445),
-        (false, 12.0, 10.792_973_431_384_178),
-    ];
-    let mut calculated = 0.0;
-    for (throttled, t, rate) in expected {
-        if throttled {
-            calculated = cubic.throttle(calculated, t);
-            // The SDKs' test step: the reduced rate becomes `last_max`.
-            cubic = Cubic::new(calculated, t);
-        } else {
-            calculated = cubic.success(t);
-        }
+    for (_, rate, calculated) in table_with_throttles() {
         assert_close(rate, calculated);
     }
     report("cubic with throttles");
@@ -177,9 +158,18 @@ fn the_cubic_curve_gives_the_sdks_vectors_bit_for_bit() {
         );
     }
     // The table with throttles, stepped as `vector_cubic_rates_with_throttles_at_7_and_8`.
+    for (t, rate, calculated) in table_with_throttles() {
+        exact(rate, calculated, &format!("with throttles, t = {t}"));
+    }
+}
+
+/// The SDKs' table with throttles at 7 and 8, stepped as their tests step it (a throttle
+/// reduces the rate just computed, and the reduced rate becomes `last_max`): each row's time,
+/// the SDKs' rate, and the curve's.
+fn table_with_throttles() -> [(f64, f64, f64); 8] {
     let mut cubic = Cubic::new(10.0, 5.0);
     let mut calculated = 0.0;
-    for (throttled, t, rate) in [
+    [
         (false, 5.0, 7.0),
         (false, 6.0, 9.648_936_009_66),
         (true, 7.0, 6.754_255_206_761_999),
@@ -188,15 +178,17 @@ fn the_cubic_curve_gives_the_sdks_vectors_bit_for_bit() {
         (false, 10.0, 4.770_870_456_867_401),
         (false, 11.0, 6.011_819_748_005_445),
         (false, 12.0, 10.792_973_431_384_178),
-    ] {
+    ]
+    .map(|(throttled, t, rate)| {
         if throttled {
             calculated = cubic.throttle(calculated, t);
+            // The SDKs' test step: the reduced rate becomes `last_max`.
             cubic = Cubic::new(calculated, t);
         } else {
             calculated = cubic.success(t);
         }
-        exact(rate, calculated, &format!("with throttles, t = {t}"));
-    }
+        (t, rate, calculated)
+    })
 }
 
 /// aws-sdk-go-v2 `TestAdaptiveRateLimit_Update`, smithy-rs `test_client_sending_rates`: the

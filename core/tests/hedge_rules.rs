@@ -179,6 +179,18 @@ impl Budget for &Books {
     }
 }
 
+impl<'b> Sim<&'b Books> {
+    /// A GET hedged every `delay` ms up to `copies` copies, whose budget keeps `books`.
+    fn booked(books: &'b Books, delay: u64, copies: u32) -> Self {
+        Sim::with(
+            hedged(delay, copies),
+            Request::new(Method::Get),
+            books,
+            NoLatencies,
+        )
+    }
+}
+
 // --- Policy -----------------------------------------------------------------------------
 
 #[test]
@@ -1003,12 +1015,7 @@ fn a_first_copy_that_timed_out_is_recorded_at_its_timeout_and_once() {
 #[test]
 fn every_copy_after_the_first_withdraws_from_the_retry_budget() {
     let books = Books::granting(10);
-    let mut sim = Sim::with(
-        hedged(10, 3),
-        Request::new(Method::Get),
-        &books,
-        NoLatencies,
-    );
+    let mut sim = Sim::booked(&books, 10, 3);
     assert_eq!(books.started.get(), 0, "nothing sent yet");
     sim.send();
     assert_eq!(
@@ -1047,12 +1054,7 @@ fn every_copy_after_the_first_withdraws_from_the_retry_budget() {
 #[test]
 fn a_budget_denial_suppresses_the_new_copy_and_later_ones_while_copies_in_flight_run_on() {
     let books = Books::granting(1);
-    let mut sim = Sim::with(
-        hedged(10, 4),
-        Request::new(Method::Get),
-        &books,
-        NoLatencies,
-    );
+    let mut sim = Sim::booked(&books, 10, 4);
     sim.send();
     sim.at(10).send();
     sim.at(20);
@@ -1082,12 +1084,7 @@ fn a_budget_denial_suppresses_the_new_copy_and_later_ones_while_copies_in_flight
     );
     // Every copy failing after a denial: the reason is the budget.
     let books = Books::granting(0);
-    let mut sim = Sim::with(
-        hedged(10, 2),
-        Request::new(Method::Get),
-        &books,
-        NoLatencies,
-    );
+    let mut sim = Sim::booked(&books, 10, 2);
     sim.send();
     sim.at(10);
     assert_eq!(sim.wait(), (at(5_000), 1));
@@ -1101,12 +1098,7 @@ fn a_budget_denial_suppresses_the_new_copy_and_later_ones_while_copies_in_flight
 fn a_grant_for_a_copy_never_sent_is_given_back() {
     // An abort between the grant (the Send) and the start.
     let books = Books::granting(10);
-    let mut sim = Sim::with(
-        hedged(10, 2),
-        Request::new(Method::Get),
-        &books,
-        NoLatencies,
-    );
+    let mut sim = Sim::booked(&books, 10, 2);
     sim.send();
     sim.at(10);
     assert!(matches!(sim.poll(), HedgeDecision::Send { copy: 2, .. }));
@@ -1132,12 +1124,7 @@ fn a_grant_for_a_copy_never_sent_is_given_back() {
     assert_eq!((books.asked.get(), books.given_back.get()), (1, 1));
     // The winner arriving before the start.
     let books = Books::granting(10);
-    let mut sim = Sim::with(
-        hedged(10, 2),
-        Request::new(Method::Get),
-        &books,
-        NoLatencies,
-    );
+    let mut sim = Sim::booked(&books, 10, 2);
     sim.send();
     sim.at(10);
     assert!(matches!(sim.poll(), HedgeDecision::Send { copy: 2, .. }));
@@ -1149,12 +1136,7 @@ fn a_grant_for_a_copy_never_sent_is_given_back() {
 #[test]
 fn the_budget_hears_of_server_outcomes_but_not_of_aborts_or_permanent_errors() {
     let books = Books::granting(10);
-    let mut sim = Sim::with(
-        hedged(10, 4),
-        Request::new(Method::Get),
-        &books,
-        NoLatencies,
-    );
+    let mut sim = Sim::booked(&books, 10, 4);
     sim.send();
     sim.at(1).status(1, 503);
     sim.send();
@@ -1164,12 +1146,7 @@ fn the_budget_hears_of_server_outcomes_but_not_of_aborts_or_permanent_errors() {
     assert_eq!(sim.returned().outcome.reason, StopReason::PermanentError);
     assert_eq!(*books.ends.borrow(), [false, false]);
     let books = Books::granting(10);
-    let mut sim = Sim::with(
-        hedged(10, 2),
-        Request::new(Method::Get),
-        &books,
-        NoLatencies,
-    );
+    let mut sim = Sim::booked(&books, 10, 2);
     sim.send();
     sim.at(10).send();
     sim.m.handle(sim.now, HedgeEvent::Abort).unwrap();
@@ -1184,12 +1161,7 @@ fn the_budget_hears_of_server_outcomes_but_not_of_aborts_or_permanent_errors() {
 #[test]
 fn a_winning_404_is_neither_a_success_nor_a_failure_for_the_budget() {
     let books = Books::granting(10);
-    let mut sim = Sim::with(
-        hedged(10, 3),
-        Request::new(Method::Get),
-        &books,
-        NoLatencies,
-    );
+    let mut sim = Sim::booked(&books, 10, 3);
     sim.send();
     sim.at(1).status(1, 503);
     sim.send();
@@ -1200,12 +1172,7 @@ fn a_winning_404_is_neither_a_success_nor_a_failure_for_the_budget() {
     );
     assert_eq!(*books.ends.borrow(), [false]);
     let books = Books::granting(10);
-    let mut sim = Sim::with(
-        hedged(10, 3),
-        Request::new(Method::Get),
-        &books,
-        NoLatencies,
-    );
+    let mut sim = Sim::booked(&books, 10, 3);
     sim.send();
     sim.at(1).status(1, 200);
     sim.returned();
@@ -1215,12 +1182,7 @@ fn a_winning_404_is_neither_a_success_nor_a_failure_for_the_budget() {
 #[test]
 fn the_outcome_says_how_many_copies_were_sent_which_won_which_were_suppressed_and_why() {
     let books = Books::granting(1);
-    let mut sim = Sim::with(
-        hedged(10, 5),
-        Request::new(Method::Get),
-        &books,
-        NoLatencies,
-    );
+    let mut sim = Sim::booked(&books, 10, 5);
     sim.send();
     sim.at(10).send();
     sim.at(20);

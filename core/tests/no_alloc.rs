@@ -87,9 +87,7 @@ fn a_whole_operation_allocates_nothing() {
 
 #[test]
 fn a_hedged_operation_with_a_tracker_allocates_nothing() {
-    use backstop_core::{
-        HedgeDecision, HedgeEvent, HedgeMachine, Hedging, LatencyTracker, RatioBudget,
-    };
+    use backstop_core::{HedgeMachine, Hedging, LatencyTracker, RatioBudget};
     use core::time::Duration;
 
     // Made before counting: a static would be too, and the test measures the operation.
@@ -101,7 +99,7 @@ fn a_hedged_operation_with_a_tracker_allocates_nothing() {
         .build()
         .expect("valid");
     let rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
-    let mut now = Instant::ZERO;
+    let now = Instant::ZERO;
     let mut m = HedgeMachine::with_budget(
         policy,
         Request::new(Method::Get),
@@ -112,29 +110,7 @@ fn a_hedged_operation_with_a_tracker_allocates_nothing() {
     );
     // Copy 1 stalls, copy 2 gets a 503 with Retry-After, copy 3 answers 200: copy 1 is
     // cancelled.
-    let outcome = loop {
-        match m.poll(now) {
-            HedgeDecision::Send { copy, .. } => {
-                m.handle(now, HedgeEvent::Started { copy }).expect("due");
-                if copy == 2 {
-                    let response = Response::new(503).retry_after(b"0.05");
-                    m.handle(now, HedgeEvent::Response { copy, response })
-                        .expect("in flight");
-                } else if copy == 3 {
-                    let response = Response::new(200);
-                    m.handle(now, HedgeEvent::Response { copy, response })
-                        .expect("in flight");
-                }
-            }
-            HedgeDecision::Cancel { copy, .. } => {
-                m.handle(now, HedgeEvent::Cancelled { copy })
-                    .expect("asked");
-            }
-            HedgeDecision::Wait { until, .. } => now = until,
-            HedgeDecision::Return(o) | HedgeDecision::GiveUp(o) => break o,
-            other => panic!("unexpected {other:?}"),
-        }
-    };
+    let outcome = stall_503_then_200(&mut m, now);
     assert_eq!(allocations(), before, "the hedged operation allocated");
     assert_eq!((outcome.winner, outcome.cancelled), (Some(3), 1));
 }
@@ -187,8 +163,8 @@ fn an_operation_through_a_gate_and_a_rate_limiter_allocates_nothing() {
 #[test]
 fn a_hedged_operation_through_a_gate_and_a_rate_limiter_allocates_nothing() {
     use backstop_core::{
-        AdaptiveRateLimiter, GateConfig, HedgeDecision, HedgeEvent, HedgeMachine, Hedging,
-        LatencyTracker, OriginGate, RatioBudget,
+        AdaptiveRateLimiter, GateConfig, HedgeMachine, Hedging, LatencyTracker, OriginGate,
+        RatioBudget,
     };
     use core::time::Duration;
 
@@ -202,7 +178,7 @@ fn a_hedged_operation_through_a_gate_and_a_rate_limiter_allocates_nothing() {
         .build()
         .expect("valid");
     let rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
-    let mut now = Instant::ZERO;
+    let now = Instant::ZERO;
     let mut m = HedgeMachine::with_overload(
         policy,
         Request::new(Method::Get),
@@ -215,7 +191,33 @@ fn a_hedged_operation_through_a_gate_and_a_rate_limiter_allocates_nothing() {
     );
     // Copy 1 stalls, copy 2 gets a 503 with Retry-After (the gate closes, the limiter turns
     // on), copy 3 waits for both, is the gate's probe and answers 200: copy 1 is cancelled.
-    let outcome = loop {
+    let outcome = stall_503_then_200(&mut m, now);
+    assert_eq!(
+        allocations(),
+        before,
+        "the gated, paced hedged operation allocated"
+    );
+    assert_eq!((outcome.winner, outcome.cancelled), (Some(3), 1));
+    assert!(limiter.is_enabled());
+    assert_eq!((gate.closes(), gate.reopens()), (1, 1));
+}
+
+/// Drives a hedged operation of three copies to its end: copy 1 stalls, copy 2 gets a 503 with
+/// `Retry-After: 0.05`, copy 3 answers 200.
+fn stall_503_then_200<R, B, L, G, RL>(
+    m: &mut backstop_core::HedgeMachine<R, B, L, G, RL>,
+    mut now: Instant,
+) -> backstop_core::HedgeOutcome
+where
+    R: rand_core::Rng,
+    B: backstop_core::Budget,
+    L: backstop_core::Latencies,
+    G: backstop_core::Gate,
+    RL: backstop_core::RateLimiter,
+{
+    use backstop_core::{HedgeDecision, HedgeEvent};
+
+    loop {
         match m.poll(now) {
             HedgeDecision::Send { copy, .. } => {
                 m.handle(now, HedgeEvent::Started { copy }).expect("due");
@@ -234,16 +236,8 @@ fn a_hedged_operation_through_a_gate_and_a_rate_limiter_allocates_nothing() {
                     .expect("asked");
             }
             HedgeDecision::Wait { until, .. } => now = until,
-            HedgeDecision::Return(o) | HedgeDecision::GiveUp(o) => break o,
+            HedgeDecision::Return(o) | HedgeDecision::GiveUp(o) => return o,
             other => panic!("unexpected {other:?}"),
         }
-    };
-    assert_eq!(
-        allocations(),
-        before,
-        "the gated, paced hedged operation allocated"
-    );
-    assert_eq!((outcome.winner, outcome.cancelled), (Some(3), 1));
-    assert!(limiter.is_enabled());
-    assert_eq!((gate.closes(), gate.reopens()), (1, 1));
+    }
 }

@@ -5,25 +5,14 @@
 use core::time::Duration;
 
 use backstop_core::{
-    Decision, DelaySource, Event, GateConfig, Instant, Method, NoRateLimiter, OriginGate, Policy,
-    Request, Response, RetryMachine, SendReason, StopReason, Unlimited,
+    Decision, DelaySource, Event, GateConfig, Instant, Method, OriginGate, Policy, Request,
+    Response, RetryMachine, SendReason, StopReason, Unlimited,
 };
 use rand_core::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
-type Machine<'g> = RetryMachine<Pcg64Mcg, Unlimited, &'g OriginGate, NoRateLimiter>;
-
-fn machine<'g>(policy: Policy, gate: &'g OriginGate, now: Instant, seed: u64) -> Machine<'g> {
-    RetryMachine::with_overload(
-        policy,
-        Request::new(Method::Get),
-        Pcg64Mcg::seed_from_u64(seed),
-        Unlimited,
-        gate,
-        NoRateLimiter,
-        now,
-    )
-}
+mod support;
+use support::{gated as machine, Gated as Machine};
 
 fn gate() -> OriginGate {
     OriginGate::new(GateConfig::new().spread(Duration::ZERO)).expect("a valid gate")

@@ -7,12 +7,11 @@ use core::time::Duration;
 
 use backstop_core::{
     Ask, Decision, DelaySource, Event, Gate, GateAdmission, GateConfig, GateSignal, GateState,
-    Instant, Method, NoRateLimiter, OriginGate, Policy, Request, Response, RetryMachine, Unlimited,
+    Instant, OriginGate, Policy, Response,
 };
-use rand_core::SeedableRng;
-use rand_pcg::Pcg64Mcg;
 
-type Machine<'g> = RetryMachine<Pcg64Mcg, Unlimited, &'g OriginGate, NoRateLimiter>;
+mod support;
+use support::gated as machine;
 
 const HOUR: Duration = Duration::from_secs(3_600);
 
@@ -23,18 +22,6 @@ fn policy() -> Policy {
         .max_elapsed(2 * HOUR)
         .build()
         .expect("a valid policy")
-}
-
-fn machine(policy: Policy, gate: &OriginGate, now: Instant, seed: u64) -> Machine<'_> {
-    RetryMachine::with_overload(
-        policy,
-        Request::new(Method::Get),
-        Pcg64Mcg::seed_from_u64(seed),
-        Unlimited,
-        gate,
-        NoRateLimiter,
-        now,
-    )
 }
 
 /// A gate that a 503 with `Retry-After: 10` at 0 s closed until 10 s.

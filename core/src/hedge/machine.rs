@@ -23,7 +23,7 @@ use crate::budget::{self, Budget, Unlimited};
 use crate::classify::{AttemptError, ErrorClass, ErrorKind};
 use crate::decision::{AttemptOutcome, DelaySource, Outcome, StopReason};
 use crate::event::{MisuseError, Request, Response};
-use crate::overload::{Gate, GateSaid, GateSignal, NoGate, NoRateLimiter, RateLimiter, Standing};
+use crate::overload::{Gate, GateSignal, Held, NoGate, NoRateLimiter, RateLimiter, Standing};
 use crate::policy::Policy;
 use crate::server_delay::{floored_wait, is_retryable, pushback, server_floor};
 use crate::time::{nanos_saturating, Instant};
@@ -837,35 +837,26 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter> HedgeMachine<R, 
     #[inline(never)]
     fn admission(&mut self, trigger: HedgeTrigger) -> bool {
         let now = Instant::from_nanos(self.now);
-        let mut held = None;
-        let mut probe = false;
         let fail_fast = self.sent == 0 && self.policy.fail_fast_when_paused();
-        if G::ACTIVE && self.gate.engaged() {
-            // Failing fast, the operation can use no slot of a reopening but the present.
-            let deadline = if fail_fast { self.now } else { self.deadline };
-            let lease = self.copy_timeout();
-            match self
-                .standing
-                .ask(&self.gate, now, lease, Instant::from_nanos(deadline))
-            {
-                GateSaid::Admitted { probe: p } => probe = p,
-                GateSaid::Held(t) => held = Some((t, StopReason::OriginPaused)),
+        // Failing fast, the operation can use no slot of a reopening but the present.
+        let deadline = if fail_fast { self.now } else { self.deadline };
+        let lease = self.copy_timeout();
+        let admitted = self.standing.admit(
+            &self.gate,
+            &self.limiter,
+            now,
+            lease,
+            Instant::from_nanos(deadline),
+        );
+        let (until, reason) = match admitted {
+            Ok(probe) => {
+                self.standing.spend();
+                self.admitted = true;
+                self.probe_admitted = probe.then_some(self.now);
+                return true;
             }
-        }
-        if held.is_none() && RL::ACTIVE && self.limiter.engaged() {
-            if let Err(t) = self.limiter.acquire(now) {
-                held = Some((t, StopReason::RateLimited));
-                if probe {
-                    // Not sent now: another operation may probe meanwhile.
-                    self.gate.probe_not_sent(now);
-                }
-            }
-        }
-        let Some((until, reason)) = held else {
-            self.standing.spend();
-            self.admitted = true;
-            self.probe_admitted = probe.then_some(self.now);
-            return true;
+            Err(Held::Gate(t)) => (t, StopReason::OriginPaused),
+            Err(Held::Limiter(t)) => (t, StopReason::RateLimited),
         };
         // Not before the next nanosecond: a wait ends after `now`.
         let until = until.nanos().max(self.now.saturating_add(1));

@@ -4,8 +4,8 @@
 use core::time::Duration;
 
 use backstop_core::{
-    AttemptError, Decision, ErrorKind, Event, Instant, Jitter, Method, Policy, Request, Response,
-    RetryMachine,
+    AttemptError, Budget, Decision, ErrorKind, Event, Gate, Instant, Jitter, Method, NoRateLimiter,
+    OriginGate, Policy, Request, Response, RetryMachine, Unlimited,
 };
 use rand_core::SeedableRng;
 use rand_pcg::Pcg64Mcg;
@@ -87,6 +87,33 @@ impl Sim {
             other => panic!("expected Wait, got {other:?}"),
         }
     }
+}
+
+/// A GET machine behind an origin gate, with no budget and no rate limiter.
+pub type Gated<'g> = RetryMachine<Pcg64Mcg, Unlimited, &'g OriginGate, NoRateLimiter>;
+
+/// A seeded GET machine behind `gate`, created at `now`, with no budget and no rate limiter.
+pub fn gated(policy: Policy, gate: &OriginGate, now: Instant, seed: u64) -> Gated<'_> {
+    gated_with_budget(policy, Unlimited, gate, now, seed)
+}
+
+/// A seeded GET machine behind `budget` and `gate`, created at `now`, with no rate limiter.
+pub fn gated_with_budget<B: Budget, G: Gate>(
+    policy: Policy,
+    budget: B,
+    gate: G,
+    now: Instant,
+    seed: u64,
+) -> RetryMachine<Pcg64Mcg, B, G, NoRateLimiter> {
+    RetryMachine::with_overload(
+        policy,
+        Request::new(Method::Get),
+        Pcg64Mcg::seed_from_u64(seed),
+        budget,
+        gate,
+        NoRateLimiter,
+        now,
+    )
 }
 
 pub fn millis(ms: u64) -> Duration {
