@@ -775,6 +775,6 @@ fn json_line(e: &RetryEvent<'_>) -> String {
     };
     line["operation"] = json!(e.operation);
     line["method"] = json!(e.method);
-    line["url"] = json!(e.url);
+    line["url"] = json!(e.url.to_string());
     line.to_string()
 }

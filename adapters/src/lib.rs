@@ -436,7 +436,7 @@ pub use http;
 pub use hyper_error::exchange_error_kind;
 pub use observe::events::{EventKind, RetryEvent};
 pub use observe::metrics::{Metrics, MetricsSnapshot};
-pub use observe::redact::redact_uri;
+pub use observe::redact::{redact_uri, RedactedUri};
 pub use observe::Observer;
 pub use outcome::{Retried, RetryError};
 pub use overload::OriginGates;

@@ -3,6 +3,7 @@
 use core::fmt;
 use core::time::Duration;
 
+use crate::observe::redact::RedactedUri;
 use crate::{AttemptOutcome, CancelReason, DelaySource, HedgeTrigger, Outcome, StopReason};
 
 /// One event of one operation. It borrows the operation's name, method and redacted URL.
@@ -13,8 +14,9 @@ pub struct RetryEvent<'a> {
     pub operation: &'a str,
     /// The request method.
     pub method: &'a str,
-    /// The URL without userinfo, query or fragment.
-    pub url: &'a str,
+    /// The URL without userinfo, query or fragment (formatted when shown: `Display`, or
+    /// compared with a `&str`).
+    pub url: RedactedUri<'a>,
     /// What happened.
     pub kind: EventKind,
 }

@@ -48,30 +48,29 @@ pub(crate) struct Emitter<'r> {
     metrics: Option<&'r Metrics>,
     #[cfg(feature = "metrics")]
     series: otel_metrics::Series,
-    operation: String,
-    method: http::Method,
-    url: String,
+    operation: &'r str,
+    method: &'r http::Method,
+    /// The request's URI, redacted whenever it is shown.
+    url: redact::RedactedUri<'r>,
     active: bool,
     /// The operation's span (none unless reported and a subscriber wants it).
     span: OperationSpan,
 }
 
 impl<'r> Emitter<'r> {
+    /// The emitter of the operation `name` sending `method` to `uri`: it borrows them, and
+    /// formats nothing until a callback or a subscriber does.
     pub(crate) fn new(
         observers: &'r [Observer],
         metrics: Option<&'r Metrics>,
-        name: Option<&str>,
-        method: &http::Method,
-        uri: &http::Uri,
+        name: Option<&'r str>,
+        method: &'r http::Method,
+        uri: &'r http::Uri,
     ) -> Self {
         let active = reported(observers);
-        let url = if active {
-            redact::redact_uri(uri)
-        } else {
-            String::new()
-        };
+        let url = redact::RedactedUri::new(uri);
         let span = if active {
-            OperationSpan::new(name, method, uri, &url)
+            OperationSpan::new(name, method, uri, url)
         } else {
             OperationSpan::default()
         };
@@ -80,8 +79,8 @@ impl<'r> Emitter<'r> {
             metrics,
             #[cfg(feature = "metrics")]
             series: otel_metrics::Series::new(method, uri),
-            operation: name.unwrap_or_default().to_owned(),
-            method: method.clone(),
+            operation: name.unwrap_or_default(),
+            method,
             url,
             active,
             span,
@@ -93,7 +92,7 @@ impl<'r> Emitter<'r> {
         if !self.active {
             return AttemptSpan::default();
         }
-        self.span.attempt(number, &self.method, &self.url)
+        self.span.attempt(number, self.method, self.url)
     }
 
     /// The clock after an event was emitted at `read`: `read` itself when no callback ran
@@ -120,9 +119,9 @@ impl<'r> Emitter<'r> {
             return;
         }
         let event = RetryEvent {
-            operation: &self.operation,
+            operation: self.operation,
             method: self.method.as_str(),
-            url: &self.url,
+            url: self.url,
             kind,
         };
         #[cfg(feature = "tracing")]

@@ -34,28 +34,106 @@ pub(crate) fn server(uri: &http::Uri) -> (&str, Option<u16>) {
 /// ```
 #[must_use]
 pub fn redact_uri(uri: &http::Uri) -> String {
-    let mut out = String::new();
-    if let Some(scheme) = uri.scheme_str() {
-        out.push_str(scheme);
-        out.push_str("://");
-    }
-    if let Some(authority) = uri.authority() {
-        out.push_str(authority.host());
-        if let Some(port) = authority.port() {
-            out.push(':');
-            out.push_str(port.as_str());
-        }
-    }
-    out.push_str(uri.path());
-    out
+    RedactedUri(uri).to_string()
 }
+
+/// A URI shown without its secrets, as [`redact_uri`] writes it (`scheme://host[:port]/path`),
+/// formatted only when something formats it: an event carries one, and an observer that never
+/// reads the URL costs no `String`.
+///
+/// It compares equal to the text it writes:
+///
+/// ```
+/// let uri: http::Uri = "http://user:pw@example.com/p?token=1".parse()?;
+/// let url = backstop::RedactedUri::new(&uri);
+/// assert_eq!(url, "http://example.com/p");
+/// assert_eq!(url.to_string(), "http://example.com/p");
+/// # Ok::<(), http::uri::InvalidUri>(())
+/// ```
+#[derive(Clone, Copy)]
+pub struct RedactedUri<'a>(&'a http::Uri);
+
+impl<'a> RedactedUri<'a> {
+    /// `uri`, to be shown without userinfo, query or fragment.
+    #[must_use]
+    pub fn new(uri: &'a http::Uri) -> Self {
+        RedactedUri(uri)
+    }
+
+    /// Writes the parts to `out`, in order.
+    fn write_to(self, out: &mut impl fmt::Write) -> fmt::Result {
+        let uri = self.0;
+        if let Some(scheme) = uri.scheme_str() {
+            out.write_str(scheme)?;
+            out.write_str("://")?;
+        }
+        if let Some(authority) = uri.authority() {
+            out.write_str(authority.host())?;
+            if let Some(port) = authority.port() {
+                out.write_char(':')?;
+                out.write_str(port.as_str())?;
+            }
+        }
+        out.write_str(uri.path())
+    }
+}
+
+impl fmt::Display for RedactedUri<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write_to(f)
+    }
+}
+
+/// As a string's `Debug`: the redacted text in quotes.
+impl fmt::Debug for RedactedUri<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.to_string(), f)
+    }
+}
+
+impl PartialEq<str> for RedactedUri<'_> {
+    /// Whether the redacted text is `other`, compared as it is written (no `String`).
+    fn eq(&self, other: &str) -> bool {
+        /// Consumes `rest` as the parts come; fails at the first difference.
+        struct Prefix<'s>(&'s str);
+        impl fmt::Write for Prefix<'_> {
+            fn write_str(&mut self, part: &str) -> fmt::Result {
+                self.0 = self.0.strip_prefix(part).ok_or(fmt::Error)?;
+                Ok(())
+            }
+        }
+        let mut rest = Prefix(other);
+        self.write_to(&mut rest).is_ok() && rest.0.is_empty()
+    }
+}
+
+impl PartialEq<&str> for RedactedUri<'_> {
+    fn eq(&self, other: &&str) -> bool {
+        *self == **other
+    }
+}
+
+impl PartialEq for RedactedUri<'_> {
+    /// Whether both write the same text.
+    fn eq(&self, other: &Self) -> bool {
+        // The authority as written after its userinfo: host and port.
+        fn host_port(uri: &http::Uri) -> Option<&str> {
+            let authority = uri.authority()?.as_str();
+            Some(authority.rsplit_once('@').map_or(authority, |(_, h)| h))
+        }
+        let (a, b) = (self.0, other.0);
+        a.scheme_str() == b.scheme_str() && host_port(a) == host_port(b) && a.path() == b.path()
+    }
+}
+
+impl Eq for RedactedUri<'_> {}
 
 /// `Debug` of a URI as [`redact_uri`] writes it.
 pub(crate) struct DebugUri<'a>(pub(crate) &'a http::Uri);
 
 impl fmt::Debug for DebugUri<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&redact_uri(self.0), f)
+        fmt::Debug::fmt(&RedactedUri(self.0), f)
     }
 }
 
@@ -118,6 +196,17 @@ mod tests {
         ] {
             let uri: http::Uri = input.parse().expect("uri");
             assert_eq!(redact_uri(&uri), expected, "{input}");
+            assert_eq!(RedactedUri(&uri), expected, "{input}");
+            assert_ne!(
+                RedactedUri(&uri),
+                &expected[..expected.len() - 1],
+                "{input}"
+            );
+            assert_ne!(
+                RedactedUri(&uri),
+                format!("{expected}/").as_str(),
+                "{input}"
+            );
         }
     }
 }

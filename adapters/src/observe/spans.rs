@@ -21,6 +21,7 @@ use core::task::{Context, Poll};
 use crate::observe::events::RetryEvent;
 #[cfg(feature = "tracing")]
 use crate::observe::redact;
+use crate::observe::redact::RedactedUri;
 #[cfg(feature = "tracing")]
 use crate::{AttemptOutcome, Outcome};
 
@@ -69,7 +70,7 @@ impl OperationSpan {
         name: Option<&str>,
         method: &http::Method,
         uri: &http::Uri,
-        url: &str,
+        url: RedactedUri<'_>,
     ) -> Self {
         #[cfg(feature = "tracing")]
         {
@@ -80,7 +81,7 @@ impl OperationSpan {
                 "http.request.method" = method.as_str(),
                 "server.address" = tracing::field::Empty,
                 "server.port" = tracing::field::Empty,
-                "url.full" = url,
+                "url.full" = tracing::field::display(url),
                 "backstop.operation" = name,
                 "backstop.attempts" = tracing::field::Empty,
                 "backstop.stop_reason" = tracing::field::Empty,
@@ -101,7 +102,12 @@ impl OperationSpan {
 
     /// The span of attempt (or copy) `number`, a child of this one; `url` is the redacted URL.
     #[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
-    pub(crate) fn attempt(&self, number: u32, method: &http::Method, url: &str) -> AttemptSpan {
+    pub(crate) fn attempt(
+        &self,
+        number: u32,
+        method: &http::Method,
+        url: RedactedUri<'_>,
+    ) -> AttemptSpan {
         #[cfg(feature = "tracing")]
         {
             if self.span.is_disabled() {
@@ -116,7 +122,7 @@ impl OperationSpan {
                 "http.request.method" = method.as_str(),
                 "server.address" = tracing::field::Empty,
                 "server.port" = tracing::field::Empty,
-                "url.full" = url,
+                "url.full" = tracing::field::display(url),
                 // The convention's attribute is on resends only: the first attempt has none.
                 "http.request.resend_count" = (number > 1).then(|| i64::from(number - 1)),
                 "http.response.status_code" = tracing::field::Empty,

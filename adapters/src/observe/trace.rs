@@ -47,7 +47,7 @@ fn finished_level(outcome: &Outcome) -> Level {
 pub(crate) fn emit(event: &RetryEvent<'_>) {
     // No name, no field: an empty `operation=""` on every line says nothing.
     let op = (!event.operation.is_empty()).then_some(event.operation);
-    let (method, url) = (event.method, event.url);
+    let (method, url) = (event.method, tracing::field::display(event.url));
     match event.kind {
         EventKind::AttemptEnded {
             attempt,
