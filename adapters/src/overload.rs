@@ -9,8 +9,10 @@
 //! held by no operation: an operation in flight reports its answer to the gate it took, and a
 //! `Retry-After` on that answer must pause the origin's next operation, not an evicted gate.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use crate::observe::events::EventKind;
@@ -47,6 +49,8 @@ pub struct OriginGates {
     config: GateConfig,
     capacity: usize,
     gates: Mutex<HashMap<Origin, Arc<OriginGate>>>,
+    /// Which map this is, for the threads' caches of their last lookup.
+    id: u64,
 }
 
 /// An origin: scheme, host (lowercase), port (the scheme's default when the URI has none).
@@ -72,7 +76,44 @@ impl Origin {
     pub(crate) fn of(uri: &http::Uri) -> Option<Self> {
         Origin::new(uri.scheme_str(), uri.host(), uri.port_u16())
     }
+
+    /// Whether these parts of a URI name this origin (as [`Origin::new`] would make it).
+    fn is(&self, scheme: Option<&str>, host: &str, port: Option<u16>) -> bool {
+        let scheme = scheme.unwrap_or("http");
+        self.scheme.eq_ignore_ascii_case(scheme)
+            && self.host.eq_ignore_ascii_case(host)
+            && self.port
+                == port.unwrap_or(if scheme.eq_ignore_ascii_case("https") {
+                    443
+                } else {
+                    80
+                })
+    }
 }
+
+/// What a request's plan knows of its origin's gate, when the retrier has gates: the gate
+/// itself (this thread looked its origin up last, and the gate is still kept), or the origin
+/// to look up under the map's lock when the operation starts.
+#[derive(Debug)]
+pub(crate) enum OriginOf {
+    Gate(Arc<OriginGate>),
+    Origin(Box<Origin>),
+}
+
+/// A thread's last lookup: the map's id, the origin, and its gate (weak: the cache keeps no
+/// gate from eviction, and an evicted gate is dead, see [`OriginGates::gate`]).
+struct LastLookup {
+    gates: u64,
+    origin: Origin,
+    gate: Weak<OriginGate>,
+}
+
+thread_local! {
+    static LAST_LOOKUP: RefCell<Option<LastLookup>> = const { RefCell::new(None) };
+}
+
+/// The ids of the maps (never reused, so a cache never answers for another map).
+static NEXT_ID: AtomicU64 = AtomicU64::new(0);
 
 /// The default capacity of an [`OriginGates`] map.
 const DEFAULT_CAPACITY: usize = 1024;
@@ -89,6 +130,7 @@ impl OriginGates {
             config,
             capacity: DEFAULT_CAPACITY,
             gates: Mutex::new(HashMap::new()),
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         })
     }
 
@@ -113,11 +155,48 @@ impl OriginGates {
         gates.get(&origin).cloned()
     }
 
-    /// The gate of `origin`, made at `now` if there is none.
+    /// The gate of the origin of these parts of a request's URI, when this thread's last
+    /// lookup in this map was that origin and its gate is still kept (no lock, no
+    /// allocation: the common case of a client that talks to one origin); else the origin,
+    /// for [`gate`](Self::gate) when the operation starts. `None` without a host.
+    pub(crate) fn find(
+        &self,
+        scheme: Option<&str>,
+        host: Option<&str>,
+        port: Option<u16>,
+    ) -> Option<OriginOf> {
+        let host = host?;
+        let cached = LAST_LOOKUP.with_borrow(|last| {
+            last.as_ref()
+                .filter(|last| last.gates == self.id && last.origin.is(scheme, host, port))
+                .and_then(|last| last.gate.upgrade())
+        });
+        Some(match cached {
+            Some(gate) => OriginOf::Gate(gate),
+            None => OriginOf::Origin(Box::new(Origin::new(scheme, Some(host), port)?)),
+        })
+    }
+
+    /// The gate of `origin`, made at `now` if there is none; remembered as this thread's last
+    /// lookup when the map keeps it.
     pub(crate) fn gate(&self, origin: Origin, now: Instant) -> Arc<OriginGate> {
+        let gate = self.gate_in_map(&origin, now);
+        if let Some(gate) = &gate.kept {
+            let gate = Arc::downgrade(gate);
+            LAST_LOOKUP.set(Some(LastLookup {
+                gates: self.id,
+                origin,
+                gate,
+            }));
+        }
+        gate.gate
+    }
+
+    /// The gate of `origin`, made at `now` if there is none, and whether the map keeps it.
+    fn gate_in_map(&self, origin: &Origin, now: Instant) -> Looked {
         let mut gates = self.gates.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(gate) = gates.get(&origin) {
-            return gate.clone();
+        if let Some(gate) = gates.get(origin) {
+            return Looked::kept(gate.clone());
         }
         let config = match self.config.fixed_seed() {
             Some(_) => self.config,
@@ -129,19 +208,45 @@ impl OriginGates {
         };
         let gate = Arc::new(gate);
         if gates.len() >= self.capacity {
-            match gates
+            let Some(o) = gates
                 .iter()
                 .find(|(_, g)| holds_nothing_back(g, now))
                 .map(|(o, _)| o.clone())
-            {
-                Some(o) => {
-                    gates.remove(&o);
+            else {
+                return Looked::not_kept(gate);
+            };
+            // A thread's cache may take the gate between the test and the removal (its weak
+            // reference upgrades without the lock): the gate goes only if the map's reference
+            // is the last one, atomically, after which no cache can bring it back. Else it
+            // stays, held, and the new origin's gate is not kept.
+            if let Some(evicted) = gates.remove(&o) {
+                if let Err(held) = Arc::try_unwrap(evicted) {
+                    gates.insert(o, held);
+                    return Looked::not_kept(gate);
                 }
-                None => return gate,
             }
         }
-        gates.insert(origin, gate.clone());
-        gate
+        gates.insert(origin.clone(), gate.clone());
+        Looked::kept(gate)
+    }
+}
+
+/// A gate found or made in the map, and whether the map keeps it.
+struct Looked {
+    gate: Arc<OriginGate>,
+    kept: Option<Arc<OriginGate>>,
+}
+
+impl Looked {
+    fn kept(gate: Arc<OriginGate>) -> Self {
+        Looked {
+            kept: Some(gate.clone()),
+            gate,
+        }
+    }
+
+    fn not_kept(gate: Arc<OriginGate>) -> Self {
+        Looked { gate, kept: None }
     }
 }
 
@@ -166,9 +271,10 @@ pub(crate) struct SharedGate(pub(crate) Option<Arc<OriginGate>>);
 impl SharedGate {
     /// The gate of an operation to `origin` started at `now`: its origin's among the
     /// retrier's gates (made when the origin's first operation starts), or none.
-    pub(crate) fn of(retrier: &Retrier, origin: Option<Box<Origin>>, now: Instant) -> Self {
+    pub(crate) fn of(retrier: &Retrier, origin: Option<OriginOf>, now: Instant) -> Self {
         SharedGate(match (origin, &retrier.gates) {
-            (Some(origin), Some(gates)) => Some(gates.gate(*origin, now)),
+            (Some(OriginOf::Gate(gate)), Some(_)) => Some(gate),
+            (Some(OriginOf::Origin(origin)), Some(gates)) => Some(gates.gate(*origin, now)),
             _ => None,
         })
     }
@@ -310,6 +416,48 @@ mod tests {
         drop(gates.gate(origin("b"), now));
         assert!(gates.get(&uri("a")).is_none());
         assert!(gates.get(&uri("b")).is_some());
+    }
+
+    /// The thread's cache of its last lookup answers without the map's lock, for that map
+    /// only, and never with a gate the map evicted; a gate it handed out is held like one
+    /// the map handed out.
+    #[test]
+    fn the_last_lookup_is_found_without_the_map_and_never_outlives_its_eviction() {
+        let origin = |host| Origin::new(Some("http"), Some(host), None).expect("a host");
+        let now = Instant::from_secs(1);
+        let new_gates = || {
+            OriginGates::new(GateConfig::new())
+                .expect("the defaults are valid")
+                .with_capacity(1)
+        };
+        let (gates, other) = (new_gates(), new_gates());
+        let find = |gates: &OriginGates, scheme, host, port| match gates.find(scheme, host, port) {
+            Some(OriginOf::Gate(gate)) => Some(gate),
+            _ => None,
+        };
+
+        let made = gates.gate(origin("a"), now);
+        // The same origin as the URI writes it, in other cases, with its port said: cached.
+        let cached = find(&gates, Some("HTTP"), Some("A"), Some(80)).expect("cached");
+        assert!(Arc::ptr_eq(&cached, &made));
+        assert!(find(&gates, Some("https"), Some("a"), None).is_none());
+        assert!(find(&gates, Some("http"), Some("a"), Some(8080)).is_none());
+        assert!(find(&other, Some("http"), Some("a"), None).is_none());
+        assert!(gates.find(Some("http"), None, None).is_none());
+
+        // Held through the cache: a full map keeps it.
+        drop(made);
+        drop(gates.gate(origin("b"), now));
+        assert!(gates.get(&"http://a/".parse().expect("a URI")).is_some());
+
+        // Held by nobody: evicted (by another thread: this one's cache still names `a`), and
+        // the cache no longer finds it.
+        drop(cached);
+        std::thread::scope(|s| {
+            s.spawn(|| drop(gates.gate(origin("b"), now)));
+        });
+        assert!(gates.get(&"http://a/".parse().expect("a URI")).is_none());
+        assert!(find(&gates, Some("http"), Some("a"), None).is_none());
     }
 
     /// 1,000 processes, each with its own `OriginGates::new(GateConfig::new())`, told by the

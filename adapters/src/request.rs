@@ -15,7 +15,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method, Uri};
 
 use crate::abort::Abort;
 use crate::observe::redact::DebugRequest;
-use crate::overload::Origin;
+use crate::overload::OriginOf;
 use crate::{Policy, Retrier};
 
 /// The `Idempotency-Key` header name.
@@ -195,9 +195,9 @@ pub(crate) struct Plan {
     pub(crate) policy: Option<Box<Policy>>,
     /// The transport sends a body it cannot send again (reqwest's stream bodies).
     pub(crate) body_not_replayable: bool,
-    /// The request's origin, when the retrier has origin gates (boxed: without them, the
-    /// usual case, the plan stays small).
-    pub(crate) origin: Option<Box<Origin>>,
+    /// The request's gate, or its origin to find the gate of, when the retrier has origin
+    /// gates (none without them, the usual case).
+    pub(crate) origin: Option<OriginOf>,
 }
 
 impl Plan {
@@ -250,8 +250,9 @@ impl Plan {
             request.headers(),
             request.extensions(),
         );
-        if retrier.gates.is_some() {
-            plan.origin = Origin::of(request.uri()).map(Box::new);
+        if let Some(gates) = &retrier.gates {
+            let uri = request.uri();
+            plan.origin = gates.find(uri.scheme_str(), uri.host(), uri.port_u16());
         }
         plan
     }

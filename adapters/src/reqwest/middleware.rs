@@ -10,13 +10,12 @@ use core::future::Future;
 use core::pin::Pin;
 
 use crate::hedge::{hedges, run_hedged};
-use crate::overload::Origin;
 use crate::request::Plan;
 use crate::run::run_planned;
 use crate::tokio::TokioRuntime;
 use crate::{
-    drain_body, ensure_idempotency_key, Attempt, AttemptNumber, DrainLimits, ErrorKind, Retried,
-    Retrier, Runtime, Transport,
+    drain_body, ensure_idempotency_key, Attempt, AttemptNumber, DrainLimits, ErrorKind,
+    OriginGates, Retried, Retrier, Runtime, Transport,
 };
 use http::Extensions;
 use reqwest::{Body, Request, Response};
@@ -116,7 +115,7 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
             // The URL is converted only when something reads it: the events or the response
             // hook.
             let needs_uri = self.retrier.needs_uri();
-            let mut plan = plan(&sends, needs_uri, self.retrier.gates.is_some());
+            let mut plan = plan(&sends, needs_uri, self.retrier.gates.as_deref());
             plan.body_not_replayable = !replayable;
             let policy = plan.policy.as_deref().unwrap_or(self.retrier.policy());
             if hedges(policy, &plan) {
@@ -137,7 +136,7 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
 /// the plan), its `Idempotency-Key`, and an [`Abort`](crate::Abort), an
 /// [`OperationName`](crate::OperationName) and a [`Policy`](crate::Policy) from the
 /// middleware chain's extensions. The body stays in the request.
-fn plan(sends: &Sends<'_>, needs_uri: bool, gates: bool) -> Plan {
+fn plan(sends: &Sends<'_>, needs_uri: bool, gates: Option<&OriginGates>) -> Plan {
     let extensions = &*sends.extensions;
     // Cannot fail: no attempt has been sent yet.
     let Some(request) = sends.request.as_ref() else {
@@ -159,14 +158,13 @@ fn plan(sends: &Sends<'_>, needs_uri: bool, gates: bool) -> Plan {
         http::Uri::default()
     };
     let mut plan = Plan::from_head(request.method().clone(), uri, request.headers(), extensions);
-    if gates {
+    if let Some(gates) = gates {
         let url = request.url();
-        plan.origin = Origin::new(
+        plan.origin = gates.find(
             Some(url.scheme()),
             url.host_str(),
             url.port_or_known_default(),
-        )
-        .map(Box::new);
+        );
     }
     plan
 }
