@@ -76,19 +76,6 @@ impl Origin {
     pub(crate) fn of(uri: &http::Uri) -> Option<Self> {
         Origin::new(uri.scheme_str(), uri.host(), uri.port_u16())
     }
-
-    /// Whether these parts of a URI name this origin (as [`Origin::new`] would make it).
-    fn is(&self, scheme: Option<&str>, host: &str, port: Option<u16>) -> bool {
-        let scheme = scheme.unwrap_or("http");
-        self.scheme.eq_ignore_ascii_case(scheme)
-            && self.host.eq_ignore_ascii_case(host)
-            && self.port
-                == port.unwrap_or(if scheme.eq_ignore_ascii_case("https") {
-                    443
-                } else {
-                    80
-                })
-    }
 }
 
 /// What a request's plan knows of its origin's gate, when the retrier has gates: the gate
@@ -97,14 +84,35 @@ impl Origin {
 #[derive(Debug)]
 pub(crate) enum OriginOf {
     Gate(Arc<OriginGate>),
-    Origin(Box<Origin>),
+    Origin(Box<Lookup>),
 }
 
-/// A thread's last lookup: the map's id, the origin, and its gate (weak: the cache keeps no
-/// gate from eviction, and an evicted gate is dead, see [`OriginGates::gate`]).
+/// An origin to look up in the map, and the request's scheme and authority as written (the
+/// key of the thread's cache once the gate is found).
+#[derive(Clone)]
+pub(crate) struct Lookup {
+    origin: Origin,
+    scheme: String,
+    authority: String,
+}
+
+/// Not the authority: it may hold a userinfo.
+impl core::fmt::Debug for Lookup {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Lookup")
+            .field("origin", &self.origin)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A thread's last lookup: the map's id, the scheme and authority as the request wrote them,
+/// and the origin's gate (weak: the cache keeps no gate from eviction, and an evicted gate
+/// is dead, see [`OriginGates::gate`]). Another spelling of the same origin (case, a default
+/// port written out) only misses the cache: the map finds the same gate.
 struct LastLookup {
     gates: u64,
-    origin: Origin,
+    scheme: String,
+    authority: String,
     gate: Weak<OriginGate>,
 }
 
@@ -155,37 +163,47 @@ impl OriginGates {
         gates.get(&origin).cloned()
     }
 
-    /// The gate of the origin of these parts of a request's URI, when this thread's last
-    /// lookup in this map was that origin and its gate is still kept (no lock, no
-    /// allocation: the common case of a client that talks to one origin); else the origin,
+    /// The gate of a request's origin, by its `scheme` and `authority` as written, when this
+    /// thread's last lookup in this map had the same (compared byte for byte: no parsing, no
+    /// lock, no allocation, the common case of a client that talks to one origin) and its
+    /// gate is still kept; else the origin, made from `host` and `port` (called only then),
     /// for [`gate`](Self::gate) when the operation starts. `None` without a host.
-    pub(crate) fn find(
+    pub(crate) fn find<'h>(
         &self,
         scheme: Option<&str>,
-        host: Option<&str>,
-        port: Option<u16>,
+        authority: Option<&str>,
+        host_port: impl FnOnce() -> (Option<&'h str>, Option<u16>),
     ) -> Option<OriginOf> {
-        let host = host?;
+        let (scheme, authority) = (scheme.unwrap_or_default(), authority?);
         let cached = LAST_LOOKUP.with_borrow(|last| {
             last.as_ref()
-                .filter(|last| last.gates == self.id && last.origin.is(scheme, host, port))
+                .filter(|last| {
+                    last.gates == self.id && last.authority == authority && last.scheme == scheme
+                })
                 .and_then(|last| last.gate.upgrade())
         });
-        Some(match cached {
-            Some(gate) => OriginOf::Gate(gate),
-            None => OriginOf::Origin(Box::new(Origin::new(scheme, Some(host), port)?)),
-        })
+        if let Some(gate) = cached {
+            return Some(OriginOf::Gate(gate));
+        }
+        let (host, port) = host_port();
+        let origin = Origin::new(Some(scheme).filter(|s| !s.is_empty()), host, port)?;
+        Some(OriginOf::Origin(Box::new(Lookup {
+            origin,
+            scheme: scheme.to_owned(),
+            authority: authority.to_owned(),
+        })))
     }
 
-    /// The gate of `origin`, made at `now` if there is none; remembered as this thread's last
-    /// lookup when the map keeps it.
-    pub(crate) fn gate(&self, origin: Origin, now: Instant) -> Arc<OriginGate> {
-        let gate = self.gate_in_map(&origin, now);
+    /// The gate of the origin `lookup` names, made at `now` if there is none; remembered as
+    /// this thread's last lookup when the map keeps it.
+    pub(crate) fn gate(&self, lookup: Lookup, now: Instant) -> Arc<OriginGate> {
+        let gate = self.gate_in_map(&lookup.origin, now);
         if let Some(gate) = &gate.kept {
             let gate = Arc::downgrade(gate);
             LAST_LOOKUP.set(Some(LastLookup {
                 gates: self.id,
-                origin,
+                scheme: lookup.scheme,
+                authority: lookup.authority,
                 gate,
             }));
         }
@@ -396,11 +414,24 @@ mod tests {
     use super::*;
     use crate::{GateAdmission, GateSignal};
 
+    /// The lookup of `http://{host}/`.
+    fn origin(host: &str) -> Lookup {
+        let uri: http::Uri = format!("http://{host}/").parse().expect("a URI");
+        let gates = OriginGates::new(GateConfig::new()).expect("the defaults are valid");
+        match gates.find(
+            uri.scheme_str(),
+            uri.authority().map(|a| a.as_str()),
+            || (uri.host(), uri.port_u16()),
+        ) {
+            Some(OriginOf::Origin(lookup)) => *lookup,
+            _ => panic!("a new map has no gate"),
+        }
+    }
+
     /// An operation holds its origin's gate from start to end: a full map keeps that gate
     /// (the new origin's is not kept), and evicts it once no operation holds it.
     #[test]
     fn a_full_map_evicts_only_a_gate_no_operation_holds() {
-        let origin = |host| Origin::new(Some("http"), Some(host), None).expect("a host");
         let now = Instant::from_secs(1);
         let gates = OriginGates::new(GateConfig::new())
             .expect("the defaults are valid")
@@ -423,7 +454,6 @@ mod tests {
     /// the map handed out.
     #[test]
     fn the_last_lookup_is_found_without_the_map_and_never_outlives_its_eviction() {
-        let origin = |host| Origin::new(Some("http"), Some(host), None).expect("a host");
         let now = Instant::from_secs(1);
         let new_gates = || {
             OriginGates::new(GateConfig::new())
@@ -431,22 +461,34 @@ mod tests {
                 .with_capacity(1)
         };
         let (gates, other) = (new_gates(), new_gates());
-        let find = |gates: &OriginGates, scheme, host, port| match gates.find(scheme, host, port) {
-            Some(OriginOf::Gate(gate)) => Some(gate),
-            _ => None,
+        let find = |gates: &OriginGates, uri: &str| {
+            let uri: http::Uri = uri.parse().expect("a URI");
+            match gates.find(
+                uri.scheme_str(),
+                uri.authority().map(|a| a.as_str()),
+                || (uri.host(), uri.port_u16()),
+            ) {
+                Some(OriginOf::Gate(gate)) => Some(gate),
+                _ => None,
+            }
         };
 
         let made = gates.gate(origin("a"), now);
-        // The same origin as the URI writes it, in other cases, with its port said: cached.
-        let cached = find(&gates, Some("HTTP"), Some("A"), Some(80)).expect("cached");
+        // The same scheme and authority as written: cached.
+        let cached = find(&gates, "http://a/other?x=1").expect("cached");
         assert!(Arc::ptr_eq(&cached, &made));
-        assert!(find(&gates, Some("https"), Some("a"), None).is_none());
-        assert!(find(&gates, Some("http"), Some("a"), Some(8080)).is_none());
-        assert!(find(&other, Some("http"), Some("a"), None).is_none());
-        assert!(gates.find(Some("http"), None, None).is_none());
+        // Another spelling of the same origin misses the cache, and the map has the same gate.
+        assert!(find(&gates, "http://A:80/").is_none());
+        let respelled = origin("A:80");
+        assert!(Arc::ptr_eq(&gates.gate(respelled, now), &made));
+        assert!(find(&gates, "https://a/").is_none());
+        assert!(find(&gates, "http://a:8080/").is_none());
+        assert!(find(&other, "http://a/").is_none());
+        assert!(gates.find(Some("http"), None, || (None, None)).is_none());
 
         // Held through the cache: a full map keeps it.
         drop(made);
+        drop(gates.gate(origin("a"), now));
         drop(gates.gate(origin("b"), now));
         assert!(gates.get(&"http://a/".parse().expect("a URI")).is_some());
 
@@ -457,7 +499,7 @@ mod tests {
             s.spawn(|| drop(gates.gate(origin("b"), now)));
         });
         assert!(gates.get(&"http://a/".parse().expect("a URI")).is_none());
-        assert!(find(&gates, Some("http"), Some("a"), None).is_none());
+        assert!(find(&gates, "http://a/").is_none());
     }
 
     /// 1,000 processes, each with its own `OriginGates::new(GateConfig::new())`, told by the
@@ -467,7 +509,7 @@ mod tests {
     fn processes_told_the_same_instant_do_not_return_in_step() {
         const PROCESSES: u64 = 1_000;
         const BIN: u64 = 10_000_000; // 10 ms
-        let origin = Origin::new(Some("https"), Some("api.example.com"), None).expect("a host");
+        let origin = origin("api.example.com");
         let now = Instant::from_secs(100);
         let back_off = Duration::from_secs(30);
         let until = now.saturating_add(back_off);

@@ -252,7 +252,8 @@ impl Plan {
         );
         if let Some(gates) = &retrier.gates {
             let uri = request.uri();
-            plan.origin = gates.find(uri.scheme_str(), uri.host(), uri.port_u16());
+            let authority = uri.authority().map(http::uri::Authority::as_str);
+            plan.origin = gates.find(uri.scheme_str(), authority, || (uri.host(), uri.port_u16()));
         }
         plan
     }

@@ -160,11 +160,9 @@ fn plan(sends: &Sends<'_>, needs_uri: bool, gates: Option<&OriginGates>) -> Plan
     let mut plan = Plan::from_head(request.method().clone(), uri, request.headers(), extensions);
     if let Some(gates) = gates {
         let url = request.url();
-        plan.origin = gates.find(
-            Some(url.scheme()),
-            url.host_str(),
-            url.port_or_known_default(),
-        );
+        plan.origin = gates.find(Some(url.scheme()), Some(url.authority()), || {
+            (url.host_str(), url.port_or_known_default())
+        });
     }
     plan
 }
