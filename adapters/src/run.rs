@@ -98,13 +98,13 @@ where
 }
 
 /// [`run`] for a front door that sends the caller's request itself (the reqwest middleware,
-/// the tower layer): the loop knows the request by its `plan`, and each attempt carries an
-/// empty request.
+/// the tower layer): the loop knows the request by its `plan` (lent: the front door's future
+/// holds it once), and each attempt carries an empty request.
 #[cfg(any(feature = "tower", feature = "reqwest"))]
 pub(crate) fn run_planned<'a, RT, T>(
     retrier: &'a Retrier,
     runtime: &'a RT,
-    plan: Plan,
+    plan: &'a mut Plan,
     transport: T,
 ) -> impl Future<Output = Result<Retried<T::Body>, RetryError<T::Error>>> + use<'a, RT, T>
 where
@@ -124,19 +124,21 @@ where
 // Not an `async fn`, whose future would hold the request and the transport twice (the
 // arguments, and the bindings they move to): the block works on what it captured.
 #[allow(clippy::manual_async_fn)]
-fn drive<'a, RT, B, N, T>(
+fn drive<'a, RT, B, P, N, T>(
     retrier: &'a Retrier,
     runtime: &'a RT,
-    mut plan: Plan,
+    mut plan: P,
     mut next_request: N,
     mut transport: T,
-) -> impl Future<Output = Result<Retried<T::Body>, RetryError<T::Error>>> + use<'a, RT, B, N, T>
+) -> impl Future<Output = Result<Retried<T::Body>, RetryError<T::Error>>> + use<'a, RT, B, P, N, T>
 where
     RT: Runtime + ?Sized,
+    P: core::borrow::BorrowMut<Plan>,
     N: FnMut(u32) -> http::Request<B>,
     T: Transport<B>,
 {
     async move {
+        let plan = plan.borrow_mut();
         // The plan is read where it was captured, not moved to a binding of its own: moved,
         // it would take its room twice in this future. The abort is taken, not cloned.
         let abort = plan.abort.take();

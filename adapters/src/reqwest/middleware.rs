@@ -111,21 +111,20 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
             own: Extensions::new(),
             next,
         };
+        // The URL is converted only when something reads it: the events or the response hook.
+        // The plan is made here, not in the future: what the future captures it holds once.
+        let needs_uri = self.retrier.needs_uri();
+        let mut plan = plan(&sends, needs_uri, self.retrier.gates.as_deref());
+        plan.body_not_replayable = !replayable;
+        let policy = plan.policy.as_deref().unwrap_or(self.retrier.policy());
+        if hedges(policy, &plan) {
+            let policy = *policy;
+            return Box::pin(hedged(&self.retrier, &self.runtime, plan, policy, sends));
+        }
         Box::pin(async move {
-            // The URL is converted only when something reads it: the events or the response
-            // hook.
-            let needs_uri = self.retrier.needs_uri();
-            let mut plan = plan(&sends, needs_uri, self.retrier.gates.as_deref());
-            plan.body_not_replayable = !replayable;
-            let policy = plan.policy.as_deref().unwrap_or(self.retrier.policy());
-            if hedges(policy, &plan) {
-                let policy = *policy;
-                // Boxed: the usual, unhedged request's future does not carry its room.
-                return Box::pin(hedged(&self.retrier, &self.runtime, plan, policy, sends)).await;
-            }
-            // Lent to the loop, not moved into it: moved, it would take its room twice in this
-            // future (once here, once in the loop's).
-            let result = run_planned(&self.retrier, &self.runtime, plan, &mut sends).await;
+            // Lent to the loop, not moved into it: moved, they would take their room twice in
+            // this future (once here, once in the loop's).
+            let result = run_planned(&self.retrier, &self.runtime, &mut plan, &mut sends).await;
             finish(result, sends, None)
         })
     }

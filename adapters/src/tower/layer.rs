@@ -109,31 +109,35 @@ where
             let method = request.method().clone();
             ensure_idempotency_key(&method, request.headers_mut());
         }
-        let inner = self.inner.clone();
         let retrier = self.retrier.clone();
         let runtime = self.runtime.clone();
+        // The plan and the calls are made here, not in the future: what it captures it holds
+        // once, where a value made inside it and lent to the loop would also keep the room of
+        // what it was made from.
+        let mut plan = Plan::of(&request, &retrier);
+        let policy = plan.policy.as_deref().unwrap_or(retrier.policy());
+        if hedges(policy, &plan) {
+            let policy = *policy;
+            let inner = self.inner.clone();
+            return Box::pin(async move {
+                hedged(&retrier, &runtime, plan, policy, inner, request).await
+            });
+        }
+        // The request (and a `ReplayBody`'s factory) is cloned only when an attempt is sent. A
+        // discarded response's body is read to its end when small and quick, so the inner
+        // client can send the next attempt on the same connection.
+        let mut calls = Calls {
+            inner: self.inner.clone(),
+            ready: None,
+            failed: false,
+            // `http::Uri` takes `host:99999`, which a connector may read as its default port:
+            // such a request is refused at its first attempt, never sent.
+            unservable: port_out_of_range(request.uri()),
+            request,
+        };
         Box::pin(async move {
-            let plan = Plan::of(&request, &retrier);
-            let policy = plan.policy.as_deref().unwrap_or(retrier.policy());
-            if hedges(policy, &plan) {
-                let policy = *policy;
-                // Boxed: the usual, unhedged request's future does not carry its room.
-                return Box::pin(hedged(&retrier, &runtime, plan, policy, inner, request)).await;
-            }
-            // The request (and a `ReplayBody`'s factory) is cloned only when an attempt is
-            // sent. A discarded response's body is read to its end when small and quick, so
-            // the inner client can send the next attempt on the same connection.
-            // Lent to the loop, not moved into it (moved, it would take its room twice).
-            let mut calls = Calls {
-                inner,
-                ready: None,
-                failed: false,
-                // `http::Uri` takes `host:99999`, which a connector may read as its default
-                // port: such a request is refused at its first attempt, never sent.
-                unservable: port_out_of_range(request.uri()),
-                request,
-            };
-            let done = run_planned(&retrier, &runtime, plan, &mut calls).await?;
+            // Lent to the loop, not moved into it (moved, they would take their room twice).
+            let done = run_planned(&retrier, &runtime, &mut plan, &mut calls).await?;
             let mut response = done.response;
             response.extensions_mut().insert(done.outcome);
             Ok(response)
