@@ -7,21 +7,33 @@
 //! - `middleware-timeout`: the same middleware racing the call against `tokio::time::timeout`
 //!   (5 s, the default attempt timeout): what the timer an attempt carries costs alone;
 //! - `reqwest-retry`: `RetryTransientMiddleware`, as in `per_request`;
+//! - `reqwest-own-retry`: reqwest 0.13's own retry, no middleware and no extra crate:
+//!   `ClientBuilder::retry(reqwest::retry::for_host(<the server's host>))` with at most 3
+//!   retries of a 5xx, a 408, a 429 or an error (reqwest's default budget, 20 % extra load);
+//! - `backon`: backon's `Retryable` around the GET (3 retries of a 5xx at once, sleeping on
+//!   tokio), as in `per_request`;
 //! - `backstop`: `backstop::reqwest`'s `RetryMiddleware` with `Retrier::default()`;
 //! - `backstop-no-timer`: the same on a runtime whose attempt timer never fires nor registers:
-//!   backstop without the timer (a measurement only: it drops a guarantee).
+//!   backstop without the timer (a measurement only: it drops a guarantee);
+//! - `backstop-hedging`, `backstop-gates`, `backstop-events`, `backstop-budget`: the middleware
+//!   with one feature on (`common/features.rs`): a hedging policy whose backup (after 1 s) a
+//!   fast 200 never sends, origin gates and the adaptive limiter not acting, one event
+//!   observer, a `RatioBudget`.
 //!
 //! ```sh
 //! cargo bench -p backstop-soak --bench reqwest_probe               # wall time, every way
 //! cargo bench -p backstop-soak --bench reqwest_probe -- --cpu      # the thread's CPU time
 //! cargo bench -p backstop-soak --bench reqwest_probe -- --ways bare,backstop --quick
-//! cargo bench -p backstop-soak --bench reqwest_probe -- --sizes    # the middlewares' futures
+//! cargo bench -p backstop-soak --bench reqwest_probe -- --sizes    # the futures, per way
+//! cargo bench -p backstop-soak --bench reqwest_probe -- --allocs   # allocations per GET
 //! tests/soak/benches/reqwest_callgrind.sh                          # instructions per GET
 //! ```
 //!
 //! The ways alternate GET by GET (rotating order, reversed every other round) in blocks with
 //! new clients; medians, and means below the 90th percentile, side by side from one run.
-//! `-- --only WAY N` makes N GETs one way alone, for `strace -c -f` or callgrind. The CPU time
+//! `-- --only WAY N` makes N GETs one way alone, for `strace -c -f` or callgrind. `--allocs`
+//! counts the client thread's allocations (`common/allocs.rs`) over 1,000 GETs per way after
+//! 200 of warm-up, each way alone with its own client. The CPU time
 //! (`CLOCK_THREAD_CPUTIME_ID`) counts what a GET costs the client thread, kernel included,
 //! whether or not it waited for the server: on a shared machine its overheads move by a point
 //! or two between runs, the wall time's by ten.
@@ -30,8 +42,15 @@
 // One call, the thread's CPU clock, which std does not expose.
 #![allow(unsafe_code)]
 
+#[path = "common/allocs.rs"]
+mod allocs;
+#[path = "common/features.rs"]
+mod features;
 #[path = "common/interleaved.rs"]
 mod interleaved;
+
+#[global_allocator]
+static ALLOC: allocs::Counting = allocs::Counting;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -43,13 +62,19 @@ use reqwest::{Request, Response};
 use reqwest_middleware::{ClientBuilder, ClientWithMiddleware, Middleware, Next};
 
 /// The ways, by name; the first is the reference of the overhead column.
-const WAYS: [&str; 6] = [
+const WAYS: [&str; 12] = [
     "bare",
     "middleware-pass",
     "middleware-timeout",
     "reqwest-retry",
+    "reqwest-own-retry",
+    "backon",
     "backstop",
     "backstop-no-timer",
+    "backstop-hedging",
+    "backstop-gates",
+    "backstop-events",
+    "backstop-budget",
 ];
 
 /// Calls the rest of the chain, nothing else: the cost of one middleware layer.
@@ -84,8 +109,12 @@ impl Middleware for Timeout {
     }
 }
 
-/// Prints the size of the next middleware's future (the box reqwest-middleware allocates).
+/// Notes the size of the next middleware's future (the box reqwest-middleware allocates) in
+/// [`BOXED`].
 struct Size;
+
+/// The size [`Size`] saw last.
+static BOXED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 #[async_trait::async_trait]
 impl Middleware for Size {
@@ -96,7 +125,7 @@ impl Middleware for Size {
         next: Next<'_>,
     ) -> reqwest_middleware::Result<Response> {
         let future = next.run(request, extensions);
-        println!("  its future: {} bytes", size_of_val(&*future));
+        BOXED.store(size_of_val(&*future), std::sync::atomic::Ordering::Relaxed);
         future.await
     }
 }
@@ -118,12 +147,58 @@ impl Runtime for NoTimer {
 }
 
 enum Way {
+    /// A reqwest client called directly (bare, or with its own retry).
     Bare(reqwest::Client),
     Middleware(ClientWithMiddleware),
+    Backon(reqwest::Client),
 }
 
-/// The way named `name`; `sized` puts [`Size`] in front of its middleware.
-fn way(name: &str, sized: bool) -> Way {
+/// reqwest's own retry for `host`, as close to the peers' policy as it goes: at most 3
+/// retries, of a 5xx, a 408, a 429 or an error; reqwest's default budget.
+fn own_retry(host: &str) -> reqwest::Client {
+    let policy = reqwest::retry::for_host(host.to_owned())
+        .max_retries_per_request(3)
+        .classify_fn(|rr| match rr.status() {
+            Some(s) if s.is_server_error() || s == 408 || s == 429 => rr.retryable(),
+            Some(_) => rr.success(),
+            None => rr.retryable(),
+        });
+    reqwest::Client::builder().retry(policy).build().unwrap()
+}
+
+/// One attempt of backon's: a 5xx is an error it retries.
+enum PeerError {
+    Reqwest(reqwest::Error),
+    Status(u16),
+}
+
+async fn backon_get(client: &reqwest::Client, url: &str) -> u16 {
+    use backon::{ConstantBuilder, Retryable};
+    let attempt = || async {
+        let r = client.get(url).send().await.map_err(PeerError::Reqwest)?;
+        let status = r.status().as_u16();
+        r.bytes().await.map_err(PeerError::Reqwest)?;
+        if status >= 500 {
+            Err(PeerError::Status(status))
+        } else {
+            Ok(status)
+        }
+    };
+    let no_wait = ConstantBuilder::new()
+        .with_delay(Duration::ZERO)
+        .with_max_times(3);
+    attempt
+        .retry(no_wait)
+        .when(|e| matches!(e, PeerError::Status(_)))
+        .await
+        .unwrap_or_else(|e| match e {
+            PeerError::Reqwest(e) => panic!("{e}"),
+            PeerError::Status(s) => panic!("status {s}"),
+        })
+}
+
+/// The way named `name` to `host`; `sized` puts [`Size`] in front of its middleware.
+fn way(name: &str, host: &str, sized: bool) -> Way {
     let with = |middleware: Arc<dyn Middleware>| {
         let mut builder = ClientBuilder::new(reqwest::Client::new());
         if sized {
@@ -145,15 +220,17 @@ fn way(name: &str, sized: bool) -> Way {
                 reqwest_retry::RetryTransientMiddleware::new_with_policy(policy),
             ))
         }
-        "backstop" => with(Arc::new(backstop::reqwest::RetryMiddleware::new(
-            Retrier::default(),
-        ))),
+        "reqwest-own-retry" => Way::Bare(own_retry(host)),
+        "backon" => Way::Backon(reqwest::Client::new()),
         "backstop-no-timer" => with(Arc::new(
             backstop::reqwest::RetryMiddleware::new(Retrier::default()).with_runtime(NoTimer(
                 tokio::time::Instant::from_std(Epoch::process().origin()),
             )),
         )),
-        other => panic!("no way named {other}; the ways: {WAYS:?}"),
+        other => match features::retrier(other) {
+            Some(retrier) => with(Arc::new(backstop::reqwest::RetryMiddleware::new(retrier))),
+            None => panic!("no way named {other}; the ways: {WAYS:?}"),
+        },
     }
 }
 
@@ -161,6 +238,7 @@ async fn get(way: &Way, url: &str) -> u16 {
     let response = match way {
         Way::Bare(c) => c.get(url).send().await.unwrap(),
         Way::Middleware(c) => c.get(url).send().await.unwrap(),
+        Way::Backon(c) => return backon_get(c, url).await,
     };
     let status = response.status().as_u16();
     response.bytes().await.unwrap();
@@ -172,33 +250,82 @@ fn main() {
     let flag = |name: &str| args.iter().position(|a| a == name).map(|i| i + 1);
     let server = PollServer::start();
     let url = format!("http://{}/ok", server.addr);
+    let host = server.addr.ip().to_string();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
+    let names: Vec<&str> = match flag("--ways") {
+        Some(i) => args[i].split(',').collect(),
+        None => WAYS.to_vec(),
+    };
     if flag("--sizes").is_some() {
+        println!("== reqwest probe: the future `send()` returns, and the middleware's box");
         rt.block_on(async {
-            for name in &WAYS[1..] {
-                println!("{name}:");
-                assert_eq!(get(&way(name, true), &url).await, 200);
+            for name in &names {
+                BOXED.store(0, std::sync::atomic::Ordering::Relaxed);
+                let outer = match way(name, &host, true) {
+                    Way::Bare(c) => {
+                        let f = c.get(&url).send();
+                        let n = size_of_val(&f);
+                        assert_eq!(f.await.unwrap().status(), 200);
+                        n
+                    }
+                    Way::Middleware(c) => {
+                        let f = c.get(&url).send();
+                        let n = size_of_val(&f);
+                        assert_eq!(f.await.unwrap().status(), 200);
+                        n
+                    }
+                    Way::Backon(c) => {
+                        let f = backon_get(&c, &url);
+                        let n = size_of_val(&f);
+                        assert_eq!(f.await, 200);
+                        n
+                    }
+                };
+                match BOXED.load(std::sync::atomic::Ordering::Relaxed) {
+                    0 => println!("{name:<20} send() {outer:>5} B"),
+                    boxed => {
+                        println!("{name:<20} send() {outer:>5} B, middleware's box {boxed:>5} B")
+                    }
+                }
             }
         });
+        return;
+    }
+    if flag("--allocs").is_some() {
+        let gets = 1_000;
+        allocs::header("reqwest", 20, gets);
+        for name in &names {
+            let w = rt.block_on(async {
+                let w = way(name, &host, false);
+                for _ in 0..200 {
+                    assert_eq!(get(&w, &url).await, 200);
+                }
+                w
+            });
+            let ((), count) = allocs::counted(|| {
+                rt.block_on(async {
+                    for _ in 0..gets {
+                        assert_eq!(get(&w, &url).await, 200);
+                    }
+                });
+            });
+            allocs::print(name, 20, gets, count);
+        }
         return;
     }
     if let Some(i) = flag("--only") {
         let n: usize = args[i + 1].parse().unwrap();
         rt.block_on(async {
-            let w = way(&args[i], false);
+            let w = way(&args[i], &host, false);
             for _ in 0..n {
                 assert_eq!(get(&w, &url).await, 200);
             }
         });
         return;
     }
-    let names: Vec<&str> = match flag("--ways") {
-        Some(i) => args[i].split(',').collect(),
-        None => WAYS.to_vec(),
-    };
     let cpu = flag("--cpu").is_some();
     let (blocks, per_block) = if flag("--quick").is_some() {
         (5, 400)
@@ -210,7 +337,7 @@ fn main() {
     let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
     for _ in 0..blocks {
         rt.block_on(async {
-            let ways: Vec<Way> = names.iter().map(|n| way(n, false)).collect();
+            let ways: Vec<Way> = names.iter().map(|n| way(n, &host, false)).collect();
             for w in &ways {
                 for _ in 0..20 {
                     assert_eq!(get(w, &url).await, 200);

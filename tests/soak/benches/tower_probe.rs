@@ -8,21 +8,31 @@
 //!   timer every attempt of the layer carries: the bare client doing the layer's work;
 //! - `tower-retry`: `tower::retry::Retry` over that client with a policy that clones the
 //!   request and retries an error or a 5xx (never a 200), called as `svc.clone().oneshot(req)`;
+//! - `tower-retry-timeout`: the same `Retry` over tower's own `Timeout` of the attempt timeout
+//!   (`tower::timeout::Timeout`, a `tokio::time::sleep` per attempt): bare + tower `Retry`'s own
+//!   + timeout's own, the work the layer does;
 //! - `backstop`: `backstop::tower::RetryLayer` with `Retrier::default()` on `TokioRuntime`
-//!   over that client, called the same way.
+//!   over that client, called the same way;
+//! - `backstop-hedging`, `backstop-gates`, `backstop-events`, `backstop-budget`: the layer with
+//!   one feature on (`common/features.rs`): a hedging policy whose backup (after 1 s) a fast 200
+//!   never sends, origin gates and the adaptive limiter not acting, one event observer, a
+//!   `RatioBudget`.
 //!
 //! ```sh
 //! cargo bench -p backstop-soak --bench tower_probe               # wall time, every way
 //! cargo bench -p backstop-soak --bench tower_probe -- --cpu      # the thread's CPU time
 //! cargo bench -p backstop-soak --bench tower_probe -- --ways bare-timeout,backstop --quick
 //! cargo bench -p backstop-soak --bench tower_probe -- --only backstop 1000
-//! cargo bench -p backstop-soak --bench tower_probe -- --sizes    # the layer's boxed future
+//! cargo bench -p backstop-soak --bench tower_probe -- --sizes    # each way's call future
+//! cargo bench -p backstop-soak --bench tower_probe -- --allocs   # allocations per GET
 //! tests/soak/benches/tower_callgrind.sh                          # instructions per GET
 //! ```
 //!
 //! The ways alternate GET by GET (rotating order, reversed every other round) in blocks with
 //! new clients; medians, and means below the 90th percentile, side by side from one run.
-//! `-- --only WAY N` makes N GETs one way alone, for `strace -c -f` or callgrind. The CPU time
+//! `-- --only WAY N` makes N GETs one way alone, for `strace -c -f` or callgrind. `--allocs`
+//! counts the client thread's allocations (`common/allocs.rs`) over 1,000 GETs per way after
+//! 200 of warm-up, each way alone with its own client. The CPU time
 //! (`CLOCK_THREAD_CPUTIME_ID`) counts what a GET costs the client thread, kernel included,
 //! whether or not it waited for the server: on a shared machine its overheads move by a point
 //! or two between runs, the wall time's by ten.
@@ -31,15 +41,22 @@
 // One call, the thread's CPU clock, which std does not expose.
 #![allow(unsafe_code)]
 
+#[path = "common/allocs.rs"]
+mod allocs;
+#[path = "common/features.rs"]
+mod features;
 #[path = "common/interleaved.rs"]
 mod interleaved;
+
+#[global_allocator]
+static ALLOC: allocs::Counting = allocs::Counting;
 
 use std::future::Ready;
 use std::time::{Duration, Instant};
 
 use backstop::tokio::TokioRuntime;
 use backstop::tower::RetryLayer;
-use backstop::{Policy, Retrier};
+use backstop::Policy;
 use backstop_soak::bare::{self, TokioClient};
 use backstop_soak::clients;
 use backstop_soak::poll_server::PollServer;
@@ -48,12 +65,16 @@ use http_body_util::{BodyExt, Empty};
 use tower::{Layer, ServiceExt};
 
 /// The ways, by name; the first is the reference of the overhead column.
-const WAYS: [&str; 5] = [
+const WAYS: [&str; 9] = [
     "bare",
     "bare-timeout",
     "tower-retry",
+    "tower-retry-timeout",
     "backstop",
+    "backstop-hedging",
     "backstop-gates",
+    "backstop-events",
+    "backstop-budget",
 ];
 
 type Req = http::Request<Empty<Bytes>>;
@@ -94,6 +115,7 @@ enum Way {
     Bare(TokioClient),
     BareTimeout(TokioClient, Duration),
     TowerRetry(tower::retry::Retry<NeverA200, TokioClient>),
+    TowerRetryTimeout(tower::retry::Retry<NeverA200, tower::timeout::Timeout<TokioClient>>),
     Backstop(backstop::tower::Retry<TokioClient, TokioRuntime>),
 }
 
@@ -107,18 +129,16 @@ fn way(name: &str) -> Way {
             NeverA200 { retries_left: 3 },
             client,
         )),
-        "backstop" => {
-            Way::Backstop(RetryLayer::new(Retrier::default(), TokioRuntime::new()).layer(client))
-        }
-        // The same with an origin gate per origin and the adaptive limiter, neither acting.
-        "backstop-gates" => {
-            let gates = backstop::OriginGates::new(backstop::GateConfig::new()).unwrap();
-            let retrier = Retrier::default()
-                .origin_gates(std::sync::Arc::new(gates))
-                .rate_limiter(std::sync::Arc::new(backstop::AdaptiveRateLimiter::new()));
-            Way::Backstop(RetryLayer::new(retrier, TokioRuntime::new()).layer(client))
-        }
-        other => panic!("no way named {other}; the ways: {WAYS:?}"),
+        "tower-retry-timeout" => Way::TowerRetryTimeout(tower::retry::Retry::new(
+            NeverA200 { retries_left: 3 },
+            tower::timeout::Timeout::new(client, Policy::default().attempt_timeout()),
+        )),
+        other => match features::retrier(other) {
+            Some(retrier) => {
+                Way::Backstop(RetryLayer::new(retrier, TokioRuntime::new()).layer(client))
+            }
+            None => panic!("no way named {other}; the ways: {WAYS:?}"),
+        },
     }
 }
 
@@ -131,6 +151,7 @@ async fn get(way: &Way, uri: &http::Uri) -> u16 {
             .unwrap()
             .unwrap(),
         Way::TowerRetry(s) => s.clone().oneshot(request).await.unwrap(),
+        Way::TowerRetryTimeout(s) => s.clone().oneshot(request).await.unwrap(),
         Way::Backstop(s) => s.clone().oneshot(request).await.unwrap(),
     };
     let status = response.status().as_u16();
@@ -147,15 +168,65 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
+    let names: Vec<&str> = match flag("--ways") {
+        Some(i) => args[i].split(',').collect(),
+        None => WAYS.to_vec(),
+    };
     if flag("--sizes").is_some() {
+        println!(
+            "== tower probe: the future each way's `call` returns (backstop's: a box, its contents)"
+        );
         rt.block_on(async {
-            let Way::Backstop(mut s) = way("backstop") else {
-                unreachable!()
-            };
-            let future = tower::Service::call(&mut s, clients::get(&uri));
-            println!("backstop's call future: {} bytes", size_of_val(&*future));
-            assert_eq!(future.await.unwrap().status(), 200);
+            for name in &names {
+                let request = clients::get(&uri);
+                let (size, status) = match way(name) {
+                    Way::Bare(c) => {
+                        let f = c.request(request);
+                        (size_of_val(&f), f.await.unwrap().status())
+                    }
+                    Way::BareTimeout(c, t) => {
+                        let f = tokio::time::timeout(t, c.request(request));
+                        (size_of_val(&f), f.await.unwrap().unwrap().status())
+                    }
+                    Way::TowerRetry(mut s) => {
+                        let f = tower::Service::call(&mut s, request);
+                        (size_of_val(&f), f.await.unwrap().status())
+                    }
+                    Way::TowerRetryTimeout(mut s) => {
+                        let f = tower::Service::call(&mut s, request);
+                        (size_of_val(&f), f.await.unwrap().status())
+                    }
+                    Way::Backstop(mut s) => {
+                        let f = tower::Service::call(&mut s, request);
+                        (size_of_val(&*f), f.await.unwrap().status())
+                    }
+                };
+                assert_eq!(status, 200);
+                println!("{name:<20} {size:>5} B");
+            }
         });
+        return;
+    }
+    if flag("--allocs").is_some() {
+        let gets = 1_000;
+        allocs::header("tower", 20, gets);
+        for name in &names {
+            let w = rt.block_on(async {
+                let w = way(name);
+                for _ in 0..200 {
+                    assert_eq!(get(&w, &uri).await, 200);
+                }
+                w
+            });
+            let ((), count) = allocs::counted(|| {
+                rt.block_on(async {
+                    for _ in 0..gets {
+                        assert_eq!(get(&w, &uri).await, 200);
+                    }
+                });
+            });
+            allocs::print(name, 20, gets, count);
+        }
         return;
     }
     if let Some(i) = flag("--only") {
@@ -168,10 +239,6 @@ fn main() {
         });
         return;
     }
-    let names: Vec<&str> = match flag("--ways") {
-        Some(i) => args[i].split(',').collect(),
-        None => WAYS.to_vec(),
-    };
     let cpu = flag("--cpu").is_some();
     let (blocks, per_block) = if flag("--quick").is_some() {
         (5, 400)
@@ -199,5 +266,5 @@ fn main() {
             }
         });
     }
-    interleaved::report("tower", 14, &names, samples, cpu);
+    interleaved::report("tower", 20, &names, samples, cpu);
 }
