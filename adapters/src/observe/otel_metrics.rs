@@ -121,8 +121,7 @@ impl Series {
                 let resend = attempt.saturating_sub(1);
                 let labels = self.with([
                     result_label(result),
-                    (resend > 0)
-                        .then(|| Label::new("http.request.resend_count", resend.to_string())),
+                    (resend > 0).then(|| Label::new("http.request.resend_count", number(resend))),
                 ]);
                 ::metrics::histogram!(REQUEST_DURATION, labels).record(took.as_secs_f64());
             }
@@ -170,7 +169,7 @@ impl Series {
 fn result_label(result: AttemptOutcome) -> Option<Label> {
     Some(match result {
         AttemptOutcome::Response(status) => {
-            Label::new("http.response.status_code", status.to_string())
+            Label::new("http.response.status_code", number(u32::from(status)))
         }
         AttemptOutcome::Error(error) => Label::new("error.type", error.kind.as_str()),
     })
@@ -193,13 +192,75 @@ fn method_name(method: &http::Method) -> &'static str {
     }
 }
 
-/// `server.address` and `server.port` of `uri` as labels (see [`redact::server`]).
+/// The decimal digits of 0 to 999, for labels that are numbers (statuses, resend counts):
+/// a label made of one of them borrows it, without a `String`.
+static DIGITS: [[u8; 3]; 1000] = {
+    let mut digits = [[0u8; 3]; 1000];
+    let mut n = 0;
+    while n < 1000 {
+        digits[n] = [
+            b'0' + (n / 100) as u8,
+            b'0' + (n / 10 % 10) as u8,
+            b'0' + (n % 10) as u8,
+        ];
+        n += 1;
+    }
+    digits
+};
+
+/// `n` in decimal, as a label's value.
+fn number(n: u32) -> SharedString {
+    let Some(digits) = DIGITS.get(n as usize) else {
+        return SharedString::from_owned(n.to_string());
+    };
+    let skip = match n {
+        0..=9 => 2,
+        10..=99 => 1,
+        _ => 0,
+    };
+    match core::str::from_utf8(&digits[skip..]) {
+        Ok(text) => SharedString::const_str(text),
+        Err(_) => SharedString::from_owned(n.to_string()),
+    }
+}
+
+/// `server.address` and `server.port` of `uri` as labels (see [`redact::server`]): this
+/// thread's last ones when its last operation had the same scheme and authority (compared as
+/// written), else made and remembered (a client that talks to one origin formats them once).
 fn server(uri: &http::Uri) -> (SharedString, SharedString) {
-    let (host, port) = redact::server(uri);
-    let port = port.map_or(SharedString::const_str(""), |p| {
-        SharedString::from_shared(Arc::from(p.to_string()))
+    thread_local! {
+        static LAST: core::cell::RefCell<Option<LastServer>> =
+            const { core::cell::RefCell::new(None) };
+    }
+    let (scheme, authority) = (
+        uri.scheme_str().unwrap_or_default(),
+        uri.authority().map_or("", |a| a.as_str()),
+    );
+    let cached = LAST.with_borrow(|last| {
+        last.as_ref()
+            .filter(|l| l.authority == authority && l.scheme == scheme)
+            .map(|l| l.labels.clone())
     });
-    (SharedString::from_shared(Arc::from(host)), port)
+    if let Some(labels) = cached {
+        return labels;
+    }
+    let (host, port) = redact::server(uri);
+    let port = port.map_or(SharedString::const_str(""), |p| number(u32::from(p)));
+    let labels = (SharedString::from_shared(Arc::from(host)), port);
+    LAST.set(Some(LastServer {
+        scheme: scheme.to_owned(),
+        authority: authority.to_owned(),
+        labels: labels.clone(),
+    }));
+    labels
+}
+
+/// A thread's last `server.address` and `server.port`, by the scheme and authority they were
+/// read from (the authority may hold a userinfo: it is only compared, never shown).
+struct LastServer {
+    scheme: String,
+    authority: String,
+    labels: (SharedString, SharedString),
 }
 
 #[cfg(test)]
@@ -221,6 +282,28 @@ mod tests {
             let uri: http::Uri = uri.parse().expect("a URI");
             let (a, p) = server(&uri);
             assert_eq!((&*a, &*p), (address, port), "{uri}");
+        }
+    }
+
+    #[test]
+    fn numbers_are_written_in_decimal_without_leading_zeros() {
+        for n in [0, 7, 42, 100, 200, 503, 999, 1000, 8080, 65535] {
+            assert_eq!(&*number(n), n.to_string(), "{n}");
+        }
+        // The same origin twice, then another spelled alike: each thread's cache keeps the
+        // labels of the URI it last saw.
+        for uri in [
+            "http://a.example:8080/x",
+            "http://a.example:8080/y",
+            "https://b.example/",
+        ] {
+            let uri: http::Uri = uri.parse().expect("a URI");
+            let (a, p) = server(&uri);
+            let (host, port) = redact::server(&uri);
+            assert_eq!(
+                (&*a, &*p),
+                (host, &*port.map(|p| p.to_string()).unwrap_or_default())
+            );
         }
     }
 
