@@ -38,15 +38,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use backstop::classify::TlsFailure;
+use backstop::idempotency::IDEMPOTENCY_KEY;
 use backstop::rustls::pki_types::pem::PemObject;
 use backstop::rustls::pki_types::CertificateDer;
 use backstop::smol::{HttpService, SmolRuntime};
 use backstop::tokio::TokioRuntime;
 use backstop::tower::{RetryLayer, ServiceError};
 use backstop::{AdaptiveRateLimiter, Backoff, GateConfig, OriginGates, Outcome, Policy};
-use backstop::{
-    EventKind, OperationName, Retried, Retrier, RetryError, RetryEvent, TlsFailure, IDEMPOTENCY_KEY,
-};
+use backstop::{EventKind, OperationName, Retried, Retrier, RetryError, RetryEvent};
 use backstop_tests::server::{Reply, Server};
 use bytes::Bytes;
 use http_body_util::Full;
@@ -387,9 +387,9 @@ fn request_of(o: &Options) -> Result<http::Request<Bytes>, String> {
         .body(body)
         .map_err(|e| e.to_string())?;
     let key = match o.idempotency_key.as_deref() {
-        // A new key whatever the method (`backstop::ensure_idempotency_key` gives one to POST
+        // A new key whatever the method (`backstop::idempotency::ensure_idempotency_key` gives one to POST
         // and PATCH alone), sent on every attempt.
-        Some("auto") => Some(backstop::new_idempotency_key()),
+        Some("auto") => Some(backstop::idempotency::new_idempotency_key()),
         Some(key) => Some(http::HeaderValue::from_str(key).map_err(|e| e.to_string())?),
         None => None,
     };

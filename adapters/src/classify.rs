@@ -1,4 +1,5 @@
-//! Helpers for adapters that map their client's errors to [`ErrorKind`]s.
+//! What a failed attempt or a response is, and the helpers that map a client's errors to an
+//! [`ErrorKind`].
 //!
 //! Rule (RFC 9110 §9.2.2): classify by whether the request can have reached the server, not
 //! by the error's type name. A failure while connecting (resolving, the TCP connect, the TLS
@@ -6,19 +7,48 @@
 //! POST without a key: only a failure positively identified as one that never reaches a
 //! server (a refusal, a host that did not resolve, a connect that timed out) makes it. An
 //! error the classifier does not recognise is [`ErrorKind::Other`]: maybe sent.
+//!
+//! # One kind per failure, on every front door
+//!
+//! The mapping is written once ([`connect_error_kind`] before the request is sent,
+//! `exchange_error_kind` after, `find_tls_error` and [`ResolveError`] for ureq's errors); a front
+//! door only says which phase failed. [`Retrier::classify`](crate::Retrier::classify) overrides the
+//! class, [`Retrier::classify_response`](crate::Retrier::classify_response) which responses are
+//! retried.
+//!
+//! | failure | kind (every front door) | class |
+//! |---|---|---|
+//! | host name does not resolve ([`ResolveError`]; under reqwest and tower, hyper-util's `dns error`) | `Dns` | not sent |
+//! | TCP connection refused | `ConnectionRefused` | not sent |
+//! | any other connect failure: unreachable, a reset or an end of file during the TLS handshake, a connect error not recognised | as the first telling `io::Error` says, else `Other` | maybe sent (an error not recognised is never taken for one that did not send) |
+//! | TCP connect timed out (ureq's connect timeout; the attempt timer while smol's `HttpService` is still connecting; reqwest's `connect_timeout` or hyper-util's `set_connect_timeout`, which need one below the attempt timeout: without it a stalled connect there is `Timeout`) | `ConnectTimeout` | not sent |
+//! | certificate rejected (unknown issuer, expired, another host's name, revoked), handshake refused, no common protocol version, any other `rustls::Error`; a certificate another TLS stack rejected, found by its text | `Tls` | permanent, never retried |
+//! | URI without a host, a relative URI, a scheme the client does not speak (`ftp://`; `https` without TLS), a port out of range | `InvalidRequest` | permanent, nothing sent |
+//! | connected, then reset / broken pipe / EOF | `ConnectionReset` / `BrokenPipe` / `UnexpectedEof` | maybe sent |
+//! | connected, then a response cut short or unparsable | `UnexpectedEof` / `Protocol` | maybe sent |
+//!
+//! A TLS failure's text names its cause and nothing secret:
+//! `TLS handshake failed: certificate rejected: UnknownIssuer`.
+
+#[cfg(feature = "hyper")]
+pub use crate::hyper_error::exchange_error_kind;
+pub use crate::response_view::{ClassifyResponse, ResponseView};
+pub use crate::retrier::ClassifyOverride;
+#[cfg(feature = "rustls")]
+pub use crate::tls_error::{find_tls_error, TlsFailure};
+#[doc(inline)]
+pub use backstop_core::{AttemptError, AttemptOutcome, ErrorClass, ErrorKind, ResponseClass};
 
 use core::fmt;
 use std::error::Error;
 use std::io;
-
-use crate::ErrorKind;
 
 /// The kind of an I/O error from a socket.
 ///
 /// ```
 /// use backstop::ErrorKind;
 /// let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
-/// assert_eq!(backstop::io_error_kind(&refused), ErrorKind::ConnectionRefused);
+/// assert_eq!(backstop::classify::io_error_kind(&refused), ErrorKind::ConnectionRefused);
 /// ```
 #[must_use]
 pub fn io_error_kind(e: &io::Error) -> ErrorKind {
@@ -47,7 +77,7 @@ pub fn io_error_kind(e: &io::Error) -> ErrorKind {
 ///
 /// ```
 /// use backstop::ErrorKind;
-/// use backstop::default_error_kind;
+/// use backstop::classify::default_error_kind;
 ///
 /// let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
 /// let boxed: Box<dyn std::error::Error + Send + Sync> = Box::new(refused);
@@ -100,7 +130,7 @@ fn tls_or_dns(error: &(dyn Error + 'static)) -> Option<ErrorKind> {
 ///
 /// ```
 /// use backstop::ErrorKind;
-/// use backstop::{connect_error_kind, ResolveError};
+/// use backstop::classify::{connect_error_kind, ResolveError};
 ///
 /// let unknown = ResolveError::new(std::io::Error::other("no such host"));
 /// assert_eq!(connect_error_kind(&unknown), ErrorKind::Dns);
@@ -139,8 +169,8 @@ pub fn connect_error_kind(error: &(dyn Error + 'static)) -> ErrorKind {
 ///
 /// ```
 /// let e = std::io::Error::other("unsupported scheme ftp");
-/// assert!(backstop::is_unservable_uri(&e));
-/// assert!(!backstop::is_unservable_uri(&std::io::Error::other("tcp connect error")));
+/// assert!(backstop::classify::is_unservable_uri(&e));
+/// assert!(!backstop::classify::is_unservable_uri(&std::io::Error::other("tcp connect error")));
 /// ```
 #[must_use]
 pub fn is_unservable_uri(error: &(dyn Error + 'static)) -> bool {
@@ -245,7 +275,7 @@ fn next_in_chain<'a>(e: &'a (dyn Error + 'static)) -> Option<&'a (dyn Error + 's
 /// ```
 /// let inner = std::io::Error::from(std::io::ErrorKind::TimedOut);
 /// let outer = std::io::Error::other(inner);
-/// let found = backstop::find_error::<std::io::Error>(&outer).map(|e| e.kind());
+/// let found = backstop::classify::find_error::<std::io::Error>(&outer).map(|e| e.kind());
 /// assert_eq!(found, Some(std::io::ErrorKind::Other));
 /// ```
 #[must_use]
@@ -267,7 +297,7 @@ pub fn write_tls_cause(
     error: &(dyn Error + 'static),
 ) -> Option<fmt::Result> {
     #[cfg(feature = "rustls")]
-    if let Some(tls) = crate::TlsFailure::find(error) {
+    if let Some(tls) = crate::classify::TlsFailure::find(error) {
         return Some(write!(f, "TLS handshake failed: {tls}"));
     }
     let _ = (f, error);

@@ -26,7 +26,8 @@ use http_body::Body;
 ///
 /// ```
 /// use std::time::Duration;
-/// use backstop::{DrainLimits, Retrier};
+/// use backstop::transport::DrainLimits;
+/// use backstop::Retrier;
 ///
 /// let limits = DrainLimits::default();
 /// assert_eq!((limits.max_bytes(), limits.max_time()), (64 * 1024, Duration::from_millis(250)));
@@ -107,7 +108,7 @@ impl Default for DrainLimits {
 /// Returns whether the body was read to its end.
 ///
 /// ```
-/// use backstop::{drain_body, DrainLimits};
+/// use backstop::transport::{drain_body, DrainLimits};
 /// use http_body_util::Full;
 ///
 /// let short = Full::new(bytes::Bytes::from_static(b"busy"));

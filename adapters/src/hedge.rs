@@ -1,13 +1,13 @@
 //! The hedging loop: several copies of one request in flight, the first final answer wins.
 //!
-//! Rule (the hedging machine's driver contract, `backstop::HedgeMachine`): poll the machine and
-//! act on its decision. A copy is a future the loop owns; the loop polls every copy in flight
-//! together with one timer (the next copy's delay or the first timeout, as the machine's
-//! `Wait` says) and the abort, reports the first copy that ends, and polls the machine again.
-//! A copy the machine cancels is dropped where it stands, which cancels its request: on
-//! HTTP/1.1 its connection is closed (the response is not read), on HTTP/2 its stream is
-//! reset. A discarded response (a non-final answer) is dropped, not drained: another copy may
-//! be in flight on the pool already. After an abort nothing is sent.
+//! Rule (the hedging machine's driver contract, `backstop::machine::HedgeMachine`): poll the
+//! machine and act on its decision. A copy is a future the loop owns; the loop polls every copy in
+//! flight together with one timer (the next copy's delay or the first timeout, as the machine's
+//! `Wait` says) and the abort, reports the first copy that ends, and polls the machine again. A
+//! copy the machine cancels is dropped where it stands, which cancels its request: on HTTP/1.1 its
+//! connection is closed (the response is not read), on HTTP/2 its stream is reset. A discarded
+//! response (a non-final answer) is dropped, not drained: another copy may be in flight on the pool
+//! already. After an abort nothing is sent.
 //!
 //! Overload control holds copies as it holds retries: the machine asks the origin's gate
 //! ([`Retrier::origin_gates`]) and the send-rate limiter ([`Retrier::rate_limiter`]) before
@@ -34,10 +34,8 @@ use crate::retrier::Retrier;
 use crate::run::{classified, response_facts};
 use crate::runtime::{Runtime, Sleep};
 use crate::timed_out::AttemptTimedOut;
-use crate::{
-    AttemptOutcome, ErrorKind, HedgeDecision, HedgeEvent, HedgeMachine, HedgeOutcome, Instant,
-    Method, Policy, Request, StopReason,
-};
+use crate::{ErrorKind, HedgeOutcome, Method, Policy, StopReason};
+use backstop_core::{AttemptOutcome, HedgeDecision, HedgeEvent, HedgeMachine, Instant, Request};
 
 /// Whether an operation under `policy` with this `plan` is hedged ([`Policy::hedges`]): the
 /// policy hedges and the request may be sent again by its method alone, with a body that can

@@ -1,9 +1,9 @@
 //! The errors of the hyper-based adapters (smol, tokio) as [`ErrorKind`]s, once for both.
 //!
-//! Rule: the same failure gets the same kind on every adapter. An adapter that knows the
-//! connection was never made uses [`connect_error_kind`](crate::connect_error_kind); for a
-//! failure once connected, this module's [`exchange_error_kind`] reads the socket's I/O error
-//! first, then hyper's own error.
+//! Rule: the same failure gets the same kind on every adapter. An adapter that knows the connection
+//! was never made uses [`connect_error_kind`](crate::classify::connect_error_kind); for a failure
+//! once connected, this module's [`exchange_error_kind`] reads the socket's I/O error first, then
+//! hyper's own error.
 
 use std::error::Error;
 
@@ -18,7 +18,7 @@ use crate::classify::{error_chain, find_io_error, io_error_kind};
 /// ```
 /// use backstop::ErrorKind;
 /// let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
-/// assert_eq!(backstop::exchange_error_kind(&reset), ErrorKind::ConnectionReset);
+/// assert_eq!(backstop::classify::exchange_error_kind(&reset), ErrorKind::ConnectionReset);
 /// ```
 #[must_use]
 pub fn exchange_error_kind(error: &(dyn Error + 'static)) -> ErrorKind {

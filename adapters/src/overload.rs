@@ -1,13 +1,46 @@
-//! Overload control in the loop: the retrier's gates, one per origin, and its send-rate
-//! limiter, handed to every operation's machine.
+//! Overload control past one operation: the retrier's gates, one per origin, and its
+//! send-rate limiter, handed to every operation's machine.
 //!
 //! Rule: a server's pushback pauses every operation of the client to that origin (scheme,
-//! host, port), and a throttling server slows the client's whole send rate; both are
-//! consulted by the machine before every attempt (see `backstop::Gate` and
-//! `backstop::RateLimiter`). The map of gates is bounded: past its capacity, a gate that
-//! holds nothing back makes room for a new origin's. Holding nothing back means open *and*
-//! held by no operation: an operation in flight reports its answer to the gate it took, and a
-//! `Retry-After` on that answer must pause the origin's next operation, not an evicted gate.
+//! host, port), and a throttling server slows the client's whole send rate.
+//!
+//! A `Retry-After` on a 429 or 503 says how long the *service* is unavailable, not one request.
+//! With [`Retrier::origin_gates`](crate::Retrier::origin_gates) the retrier keeps an [`OriginGate`]
+//! per origin ([`OriginGates`]): such an answer closes it, every new operation to that origin waits
+//! for the reopening (or gives up with `origin_paused` when that is past its deadline, or at once
+//! under [`fail_fast_when_paused`](crate::PolicyBuilder::fail_fast_when_paused)), retries already
+//! pending are floored at it, and the reopening is half-open: one probe goes first. With
+//! [`Retrier::rate_limiter`](crate::Retrier::rate_limiter) an [`AdaptiveRateLimiter`] (AWS's
+//! adaptive retry mode: a CUBIC token bucket, off until the first throttle) paces every attempt of
+//! every operation. Both are consulted by the machine before each attempt, through every front
+//! door, and before each copy of a hedged operation: a backup is not sent to a paused origin, and
+//! goes out at the later of its hedging delay and the reopening. The events say when a gate closes
+//! or reopens ([`EventKind::GateClosed`], [`EventKind::GateReopened`]), when the limiter turns on
+//! ([`EventKind::RateLimiterEnabled`]), and why an operation waited
+//! ([`DelaySource::OriginPaused`](crate::observe::DelaySource::OriginPaused),
+//! [`DelaySource::RateLimited`](crate::observe::DelaySource::RateLimited)).
+//!
+//! ```
+//! # #[cfg(feature = "ureq")] {
+//! use backstop::{AdaptiveRateLimiter, GateConfig, OriginGates, Retrier};
+//! use std::sync::Arc;
+//!
+//! let retrier = Retrier::default()
+//!     .origin_gates(Arc::new(OriginGates::new(GateConfig::new())?))
+//!     .rate_limiter(Arc::new(AdaptiveRateLimiter::new()));
+//! // Every operation of this client (and of its clones) shares the gates and the limiter.
+//! let client = backstop::ureq::Client::new(retrier);
+//! # drop(client);
+//! # }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The machine consults both before every attempt through its traits
+//! ([`Gate`], [`RateLimiter`]). The map of
+//! gates is bounded: past its capacity, a gate that holds nothing back makes room for a new
+//! origin's. Holding nothing back means open *and* held by no operation: an operation in
+//! flight reports its answer to the gate it took, and a `Retry-After` on that answer must
+//! pause the origin's next operation, not an evicted gate.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -19,13 +52,16 @@ use crate::observe::events::EventKind;
 use crate::observe::Emitter;
 use crate::retrier::Retrier;
 
-use crate::{
-    AdaptiveRateLimiter, Ask, Gate, GateAdmission, GateConfig, GateConfigError, GateSignal,
-    GateState, Instant, OriginGate, RateLimiter,
+use backstop_core::{Ask, Gate, GateAdmission, GateSignal, Instant, RateLimiter};
+
+#[doc(inline)]
+pub use backstop_core::{
+    AdaptiveRateLimiter, FailureRatio, GateConfig, GateConfigError, GateState, OriginGate,
+    Reopening,
 };
 
 /// One gate per origin, made on first use with one [`GateConfig`], in a bounded map: the
-/// origin gates of a [`Retrier`](crate::Retrier) ([`Retrier::origin_gates`](crate::Retrier::origin_gates)).
+/// origin gates of a [`Retrier`] ([`Retrier::origin_gates`](crate::Retrier::origin_gates)).
 ///
 /// Each gate starts its sequence of reopening offsets at a seed of its own, drawn from the
 /// operating system's generator when it is made, unless the config fixes one
@@ -412,7 +448,7 @@ impl RateLimiter for SharedLimiter<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{GateAdmission, GateSignal};
+    use backstop_core::{GateAdmission, GateSignal};
 
     /// The lookup of `http://{host}/`.
     fn origin(host: &str) -> Lookup {

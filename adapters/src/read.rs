@@ -16,7 +16,8 @@ impl<B> Retried<B> {
     /// `error_for_status`.
     ///
     /// ```
-    /// use backstop::{run, Retrier, StdRuntime, VirtualTime};
+    /// use backstop::runtime::{StdRuntime, VirtualTime};
+    /// use backstop::{run, Retrier};
     ///
     /// let done = futures_lite::future::block_on(run(
     ///     &Retrier::default(),

@@ -37,9 +37,9 @@ pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key
 /// [`ensure_idempotency_key`] panics.
 ///
 /// ```
-/// let a = backstop::new_idempotency_key();
+/// let a = backstop::idempotency::new_idempotency_key();
 /// assert_eq!(a.len(), 36);
-/// assert_ne!(a, backstop::new_idempotency_key());
+/// assert_ne!(a, backstop::idempotency::new_idempotency_key());
 /// ```
 #[must_use]
 pub fn new_idempotency_key() -> HeaderValue {
@@ -112,7 +112,7 @@ impl OperationName {
 /// last attempt's).
 ///
 /// ```
-/// use backstop::AttemptNumber;
+/// use backstop::transport::AttemptNumber;
 ///
 /// // In a layer below backstop:
 /// fn resend_count<B>(request: &http::Request<B>) -> Option<u32> {
@@ -142,7 +142,8 @@ impl AttemptNumber {
 /// request is then not retried).
 ///
 /// ```
-/// use backstop::{ensure_idempotency_key, http::{HeaderMap, Method}};
+/// use backstop::idempotency::ensure_idempotency_key;
+/// use backstop::http::{HeaderMap, Method};
 ///
 /// let mut headers = HeaderMap::new();
 /// ensure_idempotency_key(&Method::GET, &mut headers);
@@ -170,7 +171,7 @@ pub fn ensure_idempotency_key(method: &Method, headers: &mut HeaderMap) {
 fn carries_idempotency_key(headers: &HeaderMap) -> bool {
     headers
         .get(IDEMPOTENCY_KEY)
-        .is_some_and(|key| crate::is_idempotency_key(key.as_bytes()))
+        .is_some_and(|key| backstop_core::is_idempotency_key(key.as_bytes()))
 }
 
 /// Whether a request with `method` is retried only when it carries an `Idempotency-Key`
@@ -320,6 +321,6 @@ mod tests {
     fn a_failed_system_generator_makes_no_key_and_no_panic() {
         assert_eq!(key_from(|_| Err(getrandom::Error::UNSUPPORTED)), None);
         // What `new_idempotency_key` gives then is no key to the machine: never retried on.
-        assert!(!crate::is_idempotency_key(b""));
+        assert!(!backstop_core::is_idempotency_key(b""));
     }
 }

@@ -8,7 +8,7 @@ use core::fmt;
 use std::sync::Arc;
 
 use crate::observe::redact::redact_uri;
-use crate::ResponseClass;
+use backstop_core::ResponseClass;
 
 /// What a response hook sees: the request's method and URI, and the response's status and
 /// headers. Its `Debug` shows the URI without userinfo or query, and no header value.

@@ -7,10 +7,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::overload::OriginGates;
-use crate::{
-    AdaptiveRateLimiter, AttemptOutcome, Budget, ErrorClass, ErrorKind, Instant, LatencyTracker,
-    Policy, ResponseClass,
-};
+use crate::{AdaptiveRateLimiter, Budget, ErrorKind, Policy};
+use backstop_core::{AttemptOutcome, ErrorClass, Instant, LatencyTracker, ResponseClass};
 use rand_core::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
@@ -150,7 +148,8 @@ impl Retrier {
     /// Overrides the classification of attempt errors.
     ///
     /// ```
-    /// use backstop::{ErrorClass, ErrorKind};
+    /// use backstop::classify::ErrorClass;
+    /// use backstop::ErrorKind;
     /// use backstop::Retrier;
     ///
     /// // This service never acts on a request whose response was cut off: retry it like
@@ -181,7 +180,8 @@ impl Retrier {
     /// use the policy's `add_retryable_status` and `remove_retryable_status` instead.
     ///
     /// ```
-    /// use backstop::{ResponseClass, Retrier};
+    /// use backstop::classify::ResponseClass;
+    /// use backstop::Retrier;
     ///
     /// let retrier = Retrier::default().classify_response(|r| {
     ///     let not_ready = r.headers.contains_key("x-not-ready"); // a 200 that says "try again"
@@ -287,14 +287,14 @@ impl Retrier {
     /// Pauses every operation to an origin (scheme, host, port) when a server asks one of
     /// them to back off (a `Retry-After` on a 429 or 503, an exhausted rate-limit quota, on a
     /// 403 too as GitHub sends it):
-    /// `gates` keeps one [`OriginGate`](crate::OriginGate) per origin, shared by the
+    /// `gates` keeps one [`OriginGate`](crate::overload::OriginGate) per origin, shared by the
     /// retrier's clones (and by other retriers given the same `Arc`). While an origin's gate
     /// is closed a new operation waits for it to reopen, within its deadline, or gives up
     /// with [`StopReason::OriginPaused`](crate::StopReason::OriginPaused) (at once, under
     /// [`fail_fast_when_paused`](crate::PolicyBuilder::fail_fast_when_paused)); retries are
     /// floored at the reopening. A hedged operation's copies are held alike: a backup is not
     /// sent to a paused origin (see the hedging machine,
-    /// [`HedgeMachine`](crate::HedgeMachine#overload-control)).
+    /// [`HedgeMachine`](crate::machine::HedgeMachine#overload-control)).
     #[must_use]
     pub fn origin_gates(mut self, gates: Arc<OriginGates>) -> Self {
         self.gates = Some(gates);

@@ -1,21 +1,22 @@
 //! The retry loop: the one place where decisions become actions.
 //!
-//! Rule (the machine's driver contract, `backstop::RetryMachine`): poll the machine, act on its
-//! decision, report what happened, repeat until it returns or gives up. Every attempt races its
-//! timeout and the abort; every wait races the abort; after every timer the clock is read again
+//! Rule (the machine's driver contract, `backstop::machine::RetryMachine`): poll the machine, act
+//! on its decision, report what happened, repeat until it returns or gives up. Every attempt races
+//! its timeout and the abort; every wait races the abort; after every timer the clock is read again
 //! and the machine decides (a timer is never trusted). Before the next attempt, a discarded
-//! response's body is read to its end when it is small and quick (so that the client can
-//! reuse the connection), else dropped; after an abort nothing is sent, and the attempt
-//! function is not even called.
+//! response's body is read to its end when it is small and quick (so that the client can reuse the
+//! connection), else dropped; after an abort nothing is sent, and the attempt function is not even
+//! called.
 
 use core::future::Future;
 use core::pin::{pin, Pin};
 use core::task::Poll;
 use core::time::Duration;
 
-use crate::{
-    AttemptError, AttemptOutcome, Decision, ErrorKind, Event, Instant, Method, Outcome, Policy,
-    Request, Response, ResponseClass, RetryMachine, SendReason, StopReason, WaitReason,
+use crate::{ErrorKind, Method, Outcome, Policy, StopReason};
+use backstop_core::{
+    AttemptError, AttemptOutcome, Decision, Event, Instant, Request, Response, ResponseClass,
+    RetryMachine, SendReason, WaitReason,
 };
 use futures_lite::future;
 
@@ -47,11 +48,11 @@ use crate::transport::Transport;
 ///   [`Policy`](crate::Policy) (which replaces the retrier's for this request); every copy
 ///   carries them to the transport too.
 /// - The client's error gets its [`ErrorKind`] from [`Transport::error_kind`] (by default
-///   [`default_error_kind`](crate::default_error_kind), which reads its chain); the
+///   [`default_error_kind`](crate::classify::default_error_kind), which reads its chain); the
 ///   retrier's override, if any, then picks the class.
 /// - An attempt the loop's timer ends is [`ErrorKind::Timeout`] (maybe sent), or
 ///   [`ErrorKind::ConnectTimeout`] (never sent) when its client said, with
-///   [`mark_connecting`](crate::mark_connecting), that it was still connecting.
+///   [`mark_connecting`](crate::transport::mark_connecting), that it was still connecting.
 /// - Before the next attempt, a discarded response's body goes to [`Transport::drain`]
 ///   (by default dropped, which closes its connection) with the [`DrainLimits`] in force: the
 ///   retrier's ([`Retrier::drain`]), their time cut to half the time left before the deadline

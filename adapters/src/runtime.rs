@@ -1,13 +1,19 @@
-//! What an executor supplies to the retry loop: its clock and its sleep.
+//! What an executor supplies to the retry loop: its clock and its sleep; and the wall clock.
 //!
 //! Rule: the loop exists once, so that a fix made there reaches every adapter, and each
 //! executor is a small trait implementation. The clock is injected so that tests and
-//! simulations run on virtual time ([`VirtualTime`](crate::VirtualTime)).
+//! simulations run on virtual time ([`VirtualTime`]). The front doors bring their own
+//! runtimes (`backstop::tokio::TokioRuntime`, `backstop::smol::SmolRuntime`); [`StdRuntime`]
+//! is the blocking one. The wall clock, against which an HTTP-date `Retry-After` is read when
+//! the response has no `Date`, is an input too ([`WallClock`]).
 
 use core::future::Future;
 use core::pin::Pin;
 
-use crate::Instant;
+pub use crate::virtual_time::VirtualTime;
+pub use crate::wall_clock::{SkewedClock, SystemClock, WallClock};
+#[doc(inline)]
+pub use backstop_core::{Instant, UnixTime};
 
 use crate::thread_timer::ThreadTimer;
 
@@ -30,7 +36,7 @@ pub trait Runtime {
 
     /// A future that resolves at `until`, raced against the attempt in flight (its timeout)
     /// or a discarded body's drain. The same as [`sleep_until`](Self::sleep_until) unless the
-    /// runtime treats waits apart: [`VirtualTime`](crate::VirtualTime) skips the waits and
+    /// runtime treats waits apart: [`VirtualTime`] skips the waits and
     /// keeps these real, because the traffic they bound is real.
     fn timeout_at(&self, until: Instant) -> Sleep {
         self.sleep_until(until)

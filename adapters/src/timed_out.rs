@@ -12,8 +12,10 @@ use core::time::Duration;
 /// reports its own error instead).
 ///
 /// ```
-/// use backstop::{ErrorClass, ErrorKind};
-/// use backstop::{AttemptTimedOut, Retrier};
+/// use backstop::classify::ErrorClass;
+/// use backstop::ErrorKind;
+/// use backstop::transport::AttemptTimedOut;
+/// use backstop::Retrier;
 ///
 /// // Never retry an attempt the loop timed out; other timeouts keep their class.
 /// let retrier = Retrier::default().classify(|kind, error| {

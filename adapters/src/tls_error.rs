@@ -23,7 +23,7 @@ pub fn find_tls_error<'a>(error: &'a (dyn Error + 'static)) -> Option<&'a rustls
 /// name, no certificate contents, nothing secret.
 ///
 /// ```
-/// use backstop::TlsFailure;
+/// use backstop::classify::TlsFailure;
 ///
 /// let rejected = rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer);
 /// let error = std::io::Error::new(std::io::ErrorKind::InvalidData, rejected);
@@ -109,7 +109,7 @@ mod tests {
     use std::io;
 
     use super::*;
-    use crate::connect_error_kind;
+    use crate::classify::connect_error_kind;
     use crate::ErrorKind;
 
     fn wrapped(e: rustls::Error) -> io::Error {

@@ -13,14 +13,14 @@ use core::time::Duration;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::Instant;
+use backstop_core::Instant;
 
 use crate::runtime::{Runtime, Sleep};
 
 /// A runtime whose waits between attempts take no real time.
 ///
 /// ```
-/// use backstop::{Runtime, StdRuntime, VirtualTime};
+/// use backstop::runtime::{Runtime, StdRuntime, VirtualTime};
 /// use std::time::Duration;
 ///
 /// let rt = VirtualTime::new(StdRuntime::new());
@@ -91,7 +91,8 @@ use crate::runtime::{Runtime, Sleep};
 /// answering, the attempt's timeout can fire first.
 ///
 /// The wall clock for an HTTP-date `Retry-After` is an input too
-/// ([`Retrier::wall_clock`](crate::Retrier::wall_clock), [`SkewedClock`](crate::SkewedClock)).
+/// ([`Retrier::wall_clock`](crate::Retrier::wall_clock),
+/// [`SkewedClock`](crate::runtime::SkewedClock)).
 ///
 /// # One operation at a time
 ///
@@ -103,7 +104,8 @@ use crate::runtime::{Runtime, Sleep};
 /// may share one.
 ///
 /// ```
-/// use backstop::{run, Retrier, StdRuntime, VirtualTime};
+/// use backstop::runtime::{StdRuntime, VirtualTime};
+/// use backstop::{run, Retrier};
 /// use futures_lite::future;
 /// use std::time::Duration;
 ///

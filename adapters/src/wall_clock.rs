@@ -6,7 +6,7 @@
 
 use core::time::Duration;
 
-use crate::UnixTime;
+use backstop_core::UnixTime;
 
 /// A source of wall-clock time.
 pub trait WallClock: Send + Sync {
@@ -28,7 +28,7 @@ impl WallClock for SystemClock {
 /// clock is wrong.
 ///
 /// ```
-/// use backstop::{SkewedClock, SystemClock, WallClock};
+/// use backstop::runtime::{SkewedClock, SystemClock, WallClock};
 /// use std::time::Duration;
 ///
 /// let ahead = SkewedClock::ahead(Duration::from_secs(3600));

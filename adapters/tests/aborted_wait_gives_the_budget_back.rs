@@ -11,8 +11,9 @@ mod common;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use backstop::{run, Abort, Retrier, Runtime, Sleep};
-use backstop::{Instant, RetryQuota, StopReason};
+use backstop::runtime::{Instant, Runtime, Sleep};
+use backstop::{run, Abort, Retrier};
+use backstop::{RetryQuota, StopReason};
 use common::{response, ManualClock};
 use futures_lite::future;
 

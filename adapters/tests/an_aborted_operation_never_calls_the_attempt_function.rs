@@ -16,7 +16,9 @@ mod closures;
 use std::cell::Cell;
 use std::time::Duration;
 
-use backstop::{run, Abort, DrainLimits, EventKind, Retrier, Runtime, Sleep};
+use backstop::runtime::{Runtime, Sleep};
+use backstop::transport::DrainLimits;
+use backstop::{run, Abort, EventKind, Retrier};
 use backstop::{Backoff, Jitter, Policy, StopReason};
 use closures::Closures;
 use futures_lite::future;
@@ -85,16 +87,16 @@ fn an_aborted_operation_never_calls_the_attempt_function() {
 struct AbortingWait(JumpClock, Abort);
 
 impl Runtime for AbortingWait {
-    fn now(&self) -> backstop::Instant {
+    fn now(&self) -> backstop::runtime::Instant {
         self.0.now()
     }
 
-    fn sleep_until(&self, until: backstop::Instant) -> Sleep {
+    fn sleep_until(&self, until: backstop::runtime::Instant) -> Sleep {
         self.1.abort();
         self.0.sleep_until(until)
     }
 
-    fn timeout_at(&self, until: backstop::Instant) -> Sleep {
+    fn timeout_at(&self, until: backstop::runtime::Instant) -> Sleep {
         self.0.timeout_at(until)
     }
 }

@@ -4,7 +4,8 @@
 
 use std::sync::Mutex;
 
-use backstop::{run, Retrier, RetryError, StdRuntime, VirtualTime};
+use backstop::runtime::{StdRuntime, VirtualTime};
+use backstop::{run, Retrier, RetryError};
 use bytes::Bytes;
 use futures_lite::future;
 
@@ -91,7 +92,7 @@ fn the_response_hooks_view_shows_no_secret() {
     let hook_saw = seen.clone();
     let retrier = Retrier::default().classify_response(move |view| {
         hook_saw.lock().expect("lock").push(format!("{view:?}"));
-        backstop::ResponseClass::ByStatus
+        backstop::classify::ResponseClass::ByStatus
     });
     let result = future::block_on(run(
         &retrier,

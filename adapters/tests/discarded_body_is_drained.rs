@@ -16,7 +16,9 @@ mod closures;
 use std::cell::RefCell;
 use std::time::Duration;
 
-use backstop::{run, Abort, DrainLimits, Retrier, StdRuntime, VirtualTime};
+use backstop::runtime::{StdRuntime, VirtualTime};
+use backstop::transport::DrainLimits;
+use backstop::{run, Abort, Retrier};
 use backstop::{Backoff, Jitter, Policy, StopReason};
 use closures::Closures;
 use common::ManualClock;

@@ -15,7 +15,9 @@ mod closures;
 use std::cell::{Cell, RefCell};
 use std::time::Duration;
 
-use backstop::{run, DrainLimits, EventKind, Retrier, Runtime};
+use backstop::runtime::Runtime;
+use backstop::transport::DrainLimits;
+use backstop::{run, EventKind, Retrier};
 use backstop::{Backoff, Jitter, Policy};
 use closures::Closures;
 use futures_lite::future;
@@ -95,16 +97,16 @@ fn draining_a_discarded_body_happens_during_the_wait() {
 struct LateWake(JumpClock);
 
 impl Runtime for LateWake {
-    fn now(&self) -> backstop::Instant {
+    fn now(&self) -> backstop::runtime::Instant {
         self.0.now()
     }
 
-    fn sleep_until(&self, until: backstop::Instant) -> backstop::Sleep {
+    fn sleep_until(&self, until: backstop::runtime::Instant) -> backstop::runtime::Sleep {
         self.0
             .sleep_until(until.saturating_add(Duration::from_secs(1)))
     }
 
-    fn timeout_at(&self, until: backstop::Instant) -> backstop::Sleep {
+    fn timeout_at(&self, until: backstop::runtime::Instant) -> backstop::runtime::Sleep {
         self.0.timeout_at(until)
     }
 }
@@ -141,7 +143,10 @@ fn a_response_drained_during_a_wait_the_operation_ends_at_is_a_time_out() {
         (outcome.attempts, outcome.reason),
         (1, backstop::StopReason::Deadline)
     );
-    assert_eq!(outcome.last, Some(backstop::AttemptOutcome::Response(503)));
+    assert_eq!(
+        outcome.last,
+        Some(backstop::classify::AttemptOutcome::Response(503))
+    );
     assert_eq!(drains.get(), 1);
 }
 

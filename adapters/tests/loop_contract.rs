@@ -10,8 +10,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use backstop::{run, Retrier, Runtime, Sleep};
-use backstop::{Instant, StopReason};
+use backstop::runtime::{Instant, Runtime, Sleep};
+use backstop::StopReason;
+use backstop::{run, Retrier};
 use futures_lite::future;
 
 /// A body that records when it is dropped.

@@ -105,7 +105,7 @@ fn no_idempotency_key_derives_from_the_previous_one() {
     let mut seen = HashSet::with_capacity(KEYS);
     let mut previous: Option<u128> = None;
     for n in 0..KEYS {
-        let key = bits(&backstop::new_idempotency_key());
+        let key = bits(&backstop::idempotency::new_idempotency_key());
         assert!(seen.insert(key), "key {n} repeats an earlier one");
         if let Some(previous) = previous {
             let same = |guess: u128| guess & !FIXED == key & !FIXED;

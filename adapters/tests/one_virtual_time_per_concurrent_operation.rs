@@ -9,7 +9,8 @@ use request::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use backstop::{run, Retried, Retrier, RetryError, StdRuntime, VirtualTime};
+use backstop::runtime::{StdRuntime, VirtualTime};
+use backstop::{run, Retried, Retrier, RetryError};
 use backstop::{Policy, StopReason};
 use futures_lite::future;
 

@@ -8,8 +8,10 @@ use request::*;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use backstop::{run, Retrier, RetryError, Runtime, StdRuntime, VirtualTime};
-use backstop::{AttemptOutcome, ErrorKind, Policy};
+use backstop::classify::AttemptOutcome;
+use backstop::runtime::{Runtime, StdRuntime, VirtualTime};
+use backstop::{run, Retrier, RetryError};
+use backstop::{ErrorKind, Policy};
 use futures_lite::future;
 
 /// Runs a GET whose attempts never complete on `rt`, on a thread of its own; `None` if it has

@@ -11,8 +11,10 @@ mod common;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use backstop::{run, Retrier, Runtime};
-use backstop::{AttemptOutcome, Policy, StopReason};
+use backstop::classify::AttemptOutcome;
+use backstop::runtime::Runtime;
+use backstop::{run, Retrier};
+use backstop::{Policy, StopReason};
 use common::{response, ManualClock};
 use futures_lite::future;
 

@@ -6,9 +6,11 @@
 
 #![cfg(all(feature = "smol", feature = "tower"))]
 
+use backstop::classify::ResolveError;
+use backstop::runtime::VirtualTime;
 use backstop::smol::{HttpError, HttpService, Retrier, SmolRuntime};
 use backstop::tower::RetryLayer;
-use backstop::{ErrorKind, Policy, ResolveError, RetryError, VirtualTime};
+use backstop::{ErrorKind, Policy, RetryError};
 use bytes::Bytes;
 use http_body_util::Full;
 use tower::{Layer, ServiceExt};

@@ -12,8 +12,9 @@ mod jump;
 use std::cell::Cell;
 use std::time::Duration;
 
+use backstop::classify::{AttemptOutcome, ErrorClass};
 use backstop::{run, Retrier};
-use backstop::{AttemptOutcome, ErrorClass, ErrorKind, Policy, StopReason};
+use backstop::{ErrorKind, Policy, StopReason};
 use futures_lite::future;
 use jump::JumpClock;
 
@@ -66,7 +67,7 @@ fn the_override_is_shown_the_loops_timeout_as_an_attempt_timed_out() {
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let record = seen.clone();
     let retrier = Retrier::new(policy()).classify(move |kind, error| {
-        let timed_out = error.downcast_ref::<backstop::AttemptTimedOut>();
+        let timed_out = error.downcast_ref::<backstop::transport::AttemptTimedOut>();
         record
             .lock()
             .expect("lock")

@@ -14,8 +14,9 @@ mod closures;
 use std::cell::Cell;
 use std::time::Duration;
 
+use backstop::classify::AttemptOutcome;
 use backstop::{run, Retrier, RetryError};
-use backstop::{AttemptOutcome, ErrorKind, Policy, StopReason};
+use backstop::{ErrorKind, Policy, StopReason};
 use closures::Closures;
 use futures_lite::future;
 use jump::JumpClock;

@@ -8,7 +8,8 @@
 //! response, give up), each with its reason. Time ([`Instant`]) and randomness (a `rand_core`
 //! 0.10 [`Rng`](rand_core::Rng)) are inputs, so every decision is reproducible. The
 //! [`backstop`](https://docs.rs/backstop) crate drives it against real HTTP clients (reqwest,
-//! tower services, hyper, ureq) and re-exports this crate at its root.
+//! tower services, hyper, ureq) and re-exports this crate whole as `backstop::machine`, with
+//! the items a front door's user touches (the policy, the outcome, the budgets) at its root.
 //!
 //! ```
 //! use backstop_core::{Decision, Event, Instant, Method, Policy, Request, Response, RetryMachine};

@@ -14,7 +14,8 @@
 
 use std::time::Duration;
 
-use backstop::{DrainLimits, Retrier};
+use backstop::transport::DrainLimits;
+use backstop::Retrier;
 use backstop_tests::adapters::Adapter;
 use backstop_tests::certs::TestCa;
 use backstop_tests::https::{run_https, Trust};

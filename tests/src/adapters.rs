@@ -8,10 +8,11 @@
 
 use core::time::Duration;
 
+use backstop::runtime::{Runtime, StdRuntime, VirtualTime};
 use backstop::smol::SmolRuntime;
 use backstop::tokio::TokioRuntime;
 use backstop::{ErrorKind, Outcome};
-use backstop::{Retrier, RetryError, Runtime, StdRuntime, VirtualTime};
+use backstop::{Retrier, RetryError};
 
 use crate::https::Trust;
 use crate::middleware;
@@ -303,15 +304,15 @@ pub fn assert_bounded(run: &Run, policy: &backstop::Policy, context: &str) {
     match &run.result {
         Ok(answer) => assert_eq!(
             outcome.last,
-            Some(backstop::AttemptOutcome::Response(answer.status)),
+            Some(backstop::classify::AttemptOutcome::Response(answer.status)),
             "the returned response is the last one: {context}"
         ),
         Err(Failure::Failed { kind, outcome }) => assert!(
-            matches!(outcome.last, Some(backstop::AttemptOutcome::Error(e)) if e.kind == *kind),
+            matches!(outcome.last, Some(backstop::classify::AttemptOutcome::Error(e)) if e.kind == *kind),
             "the error is the last one: {context}"
         ),
         Err(Failure::TimedOut(outcome)) => assert!(
-            matches!(outcome.last, Some(backstop::AttemptOutcome::Error(e))
+            matches!(outcome.last, Some(backstop::classify::AttemptOutcome::Error(e))
                 if e.kind == backstop::ErrorKind::Timeout),
             "a time-out is the last outcome: {context}"
         ),

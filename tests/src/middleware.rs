@@ -4,8 +4,9 @@
 
 use std::time::Duration;
 
+use backstop::runtime::{Runtime, VirtualTime};
 use backstop::tokio::TokioRuntime;
-use backstop::{ReplayBody, Retrier, Runtime, VirtualTime};
+use backstop::{ReplayBody, Retrier};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Either, Full};
 use tower::ServiceExt;
@@ -78,7 +79,7 @@ pub async fn reqwest_answer(
         Err(e) => {
             // reqwest's text names the URL, not the cause: the cause is in the chain, where
             // `TlsFailure::find` names it as the other adapters' errors do.
-            let text = match backstop::TlsFailure::find(&e) {
+            let text = match backstop::classify::TlsFailure::find(&e) {
                 Some(tls) => format!("{e}: {tls}"),
                 None => e.to_string(),
             };

@@ -10,7 +10,8 @@
 
 use std::sync::Arc;
 
-use backstop::{new_idempotency_key, Abort, OperationName, Policy, IDEMPOTENCY_KEY};
+use backstop::idempotency::{new_idempotency_key, IDEMPOTENCY_KEY};
+use backstop::{Abort, OperationName, Policy};
 use bytes::Bytes;
 use http::{HeaderName, HeaderValue, Method};
 
@@ -36,7 +37,7 @@ impl core::fmt::Debug for TestRequest {
             .field("method", &self.method)
             .field(
                 "uri",
-                &backstop::redact_uri(&self.uri.parse().unwrap_or_default()),
+                &backstop::observe::redact_uri(&self.uri.parse().unwrap_or_default()),
             )
             .finish_non_exhaustive()
     }

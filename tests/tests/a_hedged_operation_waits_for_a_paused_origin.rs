@@ -8,7 +8,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use backstop::{EventKind, GateConfig, HedgeTrigger, Hedging, OriginGates, Policy, Retrier};
+use backstop::hedging::HedgeTrigger;
+use backstop::{EventKind, GateConfig, Hedging, OriginGates, Policy, Retrier};
 use backstop_tests::adapters::{Adapter, Clock};
 use backstop_tests::events::recorded;
 use backstop_tests::server::{Reply, Server};

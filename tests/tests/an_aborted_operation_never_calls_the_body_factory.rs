@@ -5,9 +5,10 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use backstop::runtime::VirtualTime;
 use backstop::tower::{ReplayBody, RetryLayer};
 use backstop::StopReason;
-use backstop::{Abort, Retrier, VirtualTime};
+use backstop::{Abort, Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock, Failure};
 use backstop_tests::middleware::block_on;
 use backstop_tests::server::{Reply, Server};

@@ -2,8 +2,9 @@
 //! that carries one is not retried (reason `no_idempotency_key`), on every adapter. A
 //! "generate a key" option replaces such a value with a real key.
 
+use backstop::idempotency::ensure_idempotency_key;
+use backstop::Retrier;
 use backstop::StopReason;
-use backstop::{ensure_idempotency_key, Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::server::{Reply, Server};
 use backstop_tests::TestRequest;
@@ -39,5 +40,5 @@ fn generating_a_key_replaces_an_empty_one() {
     headers.insert("idempotency-key", http::HeaderValue::from_static(""));
     ensure_idempotency_key(&http::Method::POST, &mut headers);
     let key = headers["idempotency-key"].as_bytes();
-    assert!(backstop::is_idempotency_key(key), "{key:?}");
+    assert!(backstop::idempotency::is_idempotency_key(key), "{key:?}");
 }

@@ -7,8 +7,9 @@
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
+use backstop::classify::{AttemptOutcome, ErrorClass};
 use backstop::Retrier;
-use backstop::{AttemptOutcome, ErrorClass, ErrorKind, Policy, StopReason};
+use backstop::{ErrorKind, Policy, StopReason};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::TestRequest;
 use socket2::{Domain, Socket, Type};

@@ -1,8 +1,9 @@
 //! Connection refused: the request never left, so even a POST without an `Idempotency-Key` is
 //! retried, until the attempts run out.
 
+use backstop::classify::ErrorClass;
 use backstop::Retrier;
-use backstop::{ErrorClass, ErrorKind, Policy, StopReason};
+use backstop::{ErrorKind, Policy, StopReason};
 use backstop_tests::adapters::{for_each_adapter, Clock, Failure};
 use backstop_tests::server::refused_url;
 use backstop_tests::TestRequest;

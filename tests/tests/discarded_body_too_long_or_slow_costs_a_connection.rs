@@ -4,8 +4,9 @@
 
 use std::time::Duration;
 
+use backstop::transport::DrainLimits;
+use backstop::Retrier;
 use backstop::StopReason;
-use backstop::{DrainLimits, Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock, Run};
 use backstop_tests::server::{Action, Reply, Server};
 use backstop_tests::TestRequest;

@@ -4,7 +4,8 @@
 //! the source may carry the URL: reqwest's does, and the reqwest middleware cuts it to scheme,
 //! host, port and path, so there the whole chain is checked.)
 
-use backstop::{Retrier, RetryError, VirtualTime};
+use backstop::runtime::VirtualTime;
+use backstop::{Retrier, RetryError};
 use backstop_tests::adapters::{for_each_adapter, Adapter};
 use backstop_tests::middleware::{
     block_on, default_tls, reqwest_client, smol_client, tower_client,

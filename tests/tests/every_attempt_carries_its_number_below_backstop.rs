@@ -4,7 +4,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use backstop::{AttemptNumber, Retrier, VirtualTime};
+use backstop::runtime::VirtualTime;
+use backstop::transport::AttemptNumber;
+use backstop::Retrier;
 use backstop_tests::middleware::{block_on, default_tls, tower_request};
 use backstop_tests::server::{Reply, Server};
 use tower::ServiceExt;
@@ -119,7 +121,7 @@ fn a_ureq_middleware_sees_each_attempts_number() {
 #[test]
 fn a_transport_given_to_run_sees_each_attempts_number() {
     let seen = Seen::default();
-    let clock = VirtualTime::new(backstop::StdRuntime::new());
+    let clock = VirtualTime::new(backstop::runtime::StdRuntime::new());
     let retrier = Retrier::default();
     let request = http::Request::get("http://127.0.0.1:9/")
         .body(())

@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use backstop::{AttemptOutcome, ErrorKind, Policy, StopReason};
+use backstop::classify::AttemptOutcome;
+use backstop::{ErrorKind, Policy, StopReason};
 use backstop::{EventKind, Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::server::{Action, Reply, Server};

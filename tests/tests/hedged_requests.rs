@@ -8,10 +8,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use backstop::{
-    AttemptOutcome, CancelReason, EventKind, HedgeTrigger, Hedging, Policy, RatioBudget, Retrier,
-    StopReason,
-};
+use backstop::classify::AttemptOutcome;
+use backstop::hedging::{CancelReason, HedgeTrigger};
+use backstop::{EventKind, Hedging, Policy, RatioBudget, Retrier, StopReason};
 use backstop_tests::adapters::{Adapter, Answer, Clock, Failure};
 use backstop_tests::events::recorded;
 use backstop_tests::server::{Action, Reply, Server};
@@ -243,7 +242,8 @@ fn a_hedged_copys_timeout_goes_through_the_classification_override() {
         // The backup's delay is past the timeout: only an answer (the timeout) could send it.
         let policy = hedging_with_timeout(Duration::from_millis(200), Duration::from_secs(5), 3);
         let retrier = Retrier::new(policy).classify(|kind, _| {
-            (kind == backstop::ErrorKind::Timeout).then_some(backstop::ErrorClass::Permanent)
+            (kind == backstop::ErrorKind::Timeout)
+                .then_some(backstop::classify::ErrorClass::Permanent)
         });
         let run = adapter.run(&retrier, TestRequest::get(server.url("/slow")), Clock::Real);
 

@@ -8,8 +8,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use backstop::classify::AttemptOutcome;
 use backstop::Retrier;
-use backstop::{AttemptOutcome, ErrorKind, Policy, StopReason};
+use backstop::{ErrorKind, Policy, StopReason};
 use backstop_tests::adapters::{for_each_adapter, Clock, Failure, Run};
 use backstop_tests::server::{Action, Server};
 use backstop_tests::TestRequest;

@@ -5,8 +5,9 @@
 
 use std::time::Duration;
 
+use backstop::classify::AttemptOutcome;
 use backstop::Retrier;
-use backstop::{AttemptOutcome, Policy, StopReason};
+use backstop::{Policy, StopReason};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::server::{Action, Reply, Server};
 use backstop_tests::TestRequest;

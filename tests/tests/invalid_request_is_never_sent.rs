@@ -3,7 +3,8 @@
 //! the middleware), whose builder refuses it before the retry loop runs, without showing the
 //! value.
 
-use backstop::{Retrier, VirtualTime};
+use backstop::runtime::VirtualTime;
+use backstop::Retrier;
 use backstop_tests::middleware::*;
 use backstop_tests::server::{Reply, Server};
 

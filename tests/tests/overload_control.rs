@@ -6,9 +6,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use backstop::observe::DelaySource;
 use backstop::{
-    AdaptiveRateLimiter, DelaySource, EventKind, GateConfig, OriginGates, Policy, Retrier,
-    StopReason,
+    AdaptiveRateLimiter, EventKind, GateConfig, OriginGates, Policy, Retrier, StopReason,
 };
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::events::recorded;

@@ -5,10 +5,12 @@
 use std::sync::mpsc;
 use std::time::Duration;
 
+use backstop::classify::AttemptOutcome;
+use backstop::runtime::{Runtime, VirtualTime};
 use backstop::smol::SmolRuntime;
 use backstop::tokio::TokioRuntime;
-use backstop::{run, Retried, Retrier, RetryError, Runtime, VirtualTime};
-use backstop::{AttemptOutcome, ErrorKind, Policy};
+use backstop::{run, Retried, Retrier, RetryError};
+use backstop::{ErrorKind, Policy};
 use futures_lite::future;
 
 type Outcome = Result<Retried<()>, RetryError<std::io::Error>>;

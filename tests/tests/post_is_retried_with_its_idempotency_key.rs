@@ -165,7 +165,7 @@ fn the_tower_layer_can_give_each_post_a_key_of_its_own() {
                 .build_http::<http_body_util::Full<bytes::Bytes>>();
         let layer = backstop::tower::RetryLayer::new(
             Retrier::default(),
-            backstop::VirtualTime::new(backstop::tokio::TokioRuntime::new()),
+            backstop::runtime::VirtualTime::new(backstop::tokio::TokioRuntime::new()),
         )
         .generate_idempotency_key();
         let client = tower::ServiceBuilder::new().layer(layer).service(http);
@@ -188,7 +188,7 @@ fn the_reqwest_middleware_can_give_each_post_a_key_of_its_own() {
             .build()
             .expect("a reqwest client");
         let middleware = backstop::reqwest::RetryMiddleware::new(Retrier::default())
-            .with_runtime(backstop::VirtualTime::new(
+            .with_runtime(backstop::runtime::VirtualTime::new(
                 backstop::tokio::TokioRuntime::new(),
             ))
             .generate_idempotency_key();

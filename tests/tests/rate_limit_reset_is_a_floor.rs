@@ -5,8 +5,9 @@
 
 use std::time::Duration;
 
+use backstop::runtime::VirtualTime;
+use backstop::Retrier;
 use backstop::StopReason;
-use backstop::{Retrier, VirtualTime};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::middleware::*;
 use backstop_tests::server::{Reply, Server};

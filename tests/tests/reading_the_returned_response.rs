@@ -2,8 +2,9 @@
 //! `http-body-util` or ureq's own reader, parsed with `serde_json`), and `error_for_status`,
 //! whose error keeps the last response and the outcome.
 
+use backstop::runtime::VirtualTime;
+use backstop::Retrier;
 use backstop::StopReason;
-use backstop::{Retrier, VirtualTime};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::server::{Reply, Server};
 use backstop_tests::TestRequest;
@@ -32,7 +33,7 @@ fn the_returned_body_is_whole_and_unread() {
 fn error_for_status_keeps_the_last_response_and_the_outcome() {
     let server = Server::always(Reply::status(503).body("still down"));
     let client = backstop::ureq::Client::new(Retrier::default())
-        .with_runtime(VirtualTime::new(backstop::StdRuntime::new()));
+        .with_runtime(VirtualTime::new(backstop::runtime::StdRuntime::new()));
     let request = http::Request::get(server.url("/"))
         .body(())
         .expect("a request");

@@ -5,8 +5,10 @@
 
 use std::time::Duration;
 
-use backstop::{AttemptError, AttemptOutcome, ErrorKind, Policy, StopReason};
-use backstop::{Retrier, VirtualTime};
+use backstop::classify::{AttemptError, AttemptOutcome};
+use backstop::runtime::VirtualTime;
+use backstop::Retrier;
+use backstop::{ErrorKind, Policy, StopReason};
 use backstop_tests::adapters::Failure;
 use backstop_tests::middleware::{block_on, default_tls, reqwest_answer, reqwest_client};
 use backstop_tests::server::{Action, Reply, Server};

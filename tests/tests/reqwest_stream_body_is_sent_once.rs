@@ -3,8 +3,9 @@
 //! refused connection (the stream went with the first attempt); never re-sent empty. The
 //! outcome, on the response or the error, says `BodyNotReplayable`.
 
+use backstop::runtime::VirtualTime;
 use backstop::{ErrorKind, StopReason};
-use backstop::{Retrier, RetryError, VirtualTime};
+use backstop::{Retrier, RetryError};
 use backstop_tests::middleware::*;
 use backstop_tests::server::{Reply, Server};
 

@@ -1,8 +1,9 @@
 //! The connection is reset after the server read the request: a POST without an
 //! `Idempotency-Key` may have taken effect, so it is not retried.
 
+use backstop::classify::ErrorClass;
 use backstop::Retrier;
-use backstop::{ErrorClass, StopReason};
+use backstop::StopReason;
 use backstop_tests::adapters::{for_each_adapter, Clock, Failure};
 use backstop_tests::server::{Action, Server};
 use backstop_tests::TestRequest;

@@ -4,7 +4,8 @@
 
 use std::time::{Duration, SystemTime};
 
-use backstop::{Retrier, SkewedClock};
+use backstop::runtime::SkewedClock;
+use backstop::Retrier;
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::server::{Reply, Server};
 use backstop_tests::TestRequest;

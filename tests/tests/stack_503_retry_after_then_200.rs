@@ -4,8 +4,9 @@
 
 use std::time::Duration;
 
+use backstop::runtime::VirtualTime;
+use backstop::Retrier;
 use backstop::StopReason;
-use backstop::{Retrier, VirtualTime};
 use backstop_tests::middleware::*;
 use backstop_tests::server::{Reply, Server};
 

@@ -6,8 +6,9 @@
 
 use std::time::Duration;
 
+use backstop::classify::ErrorClass;
 use backstop::Retrier;
-use backstop::{ErrorClass, ErrorKind, Policy, StopReason};
+use backstop::{ErrorKind, Policy, StopReason};
 use backstop_tests::adapters::{for_each_adapter, Clock, Failure};
 use backstop_tests::server::{Action, Server};
 use backstop_tests::TestRequest;

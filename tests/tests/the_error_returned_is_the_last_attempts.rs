@@ -4,8 +4,9 @@
 
 use std::time::Duration;
 
+use backstop::classify::AttemptOutcome;
 use backstop::Retrier;
-use backstop::{AttemptOutcome, ErrorKind, Policy, StopReason};
+use backstop::{ErrorKind, Policy, StopReason};
 use backstop_tests::adapters::{assert_bounded, for_each_adapter, Clock, Failure};
 use backstop_tests::server::{Action, Server};
 use backstop_tests::TestRequest;

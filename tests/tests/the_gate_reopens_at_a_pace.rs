@@ -11,7 +11,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use backstop::{DelaySource, EventKind, GateConfig, OriginGates, Policy, Retrier};
+use backstop::observe::DelaySource;
+use backstop::{EventKind, GateConfig, OriginGates, Policy, Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock};
 use backstop_tests::server::{Reply, Server};
 use backstop_tests::TestRequest;

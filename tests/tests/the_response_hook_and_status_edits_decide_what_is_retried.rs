@@ -2,7 +2,8 @@
 //! retrier's response hook (a 200 that says "not ready", a 404 for one endpoint, a 503 wanted
 //! back at once) and the policy's `add_retryable_status` / `remove_retryable_status`.
 
-use backstop::{Policy, ResponseClass, Retrier, StopReason};
+use backstop::classify::ResponseClass;
+use backstop::{Policy, Retrier, StopReason};
 use backstop_tests::adapters::{for_each_adapter, Adapter, Clock, Run};
 use backstop_tests::server::{Reply, Server};
 use backstop_tests::TestRequest;

@@ -1,7 +1,8 @@
 //! The tower layer composes with tower-http: a `SetRequestHeader` layer inside the retry layer
 //! stamps every attempt, and the retried request reaches the server with it each time.
 
-use backstop::{Retrier, VirtualTime};
+use backstop::runtime::VirtualTime;
+use backstop::Retrier;
 use backstop_tests::middleware::*;
 use backstop_tests::server::{Reply, Server};
 use http::header::{HeaderName, HeaderValue};

@@ -7,9 +7,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use backstop::runtime::VirtualTime;
 use backstop::tower::{RetryLayer, ServiceError};
 use backstop::{Policy, RetryQuota, StopReason};
-use backstop::{Retrier, RetryError, VirtualTime};
+use backstop::{Retrier, RetryError};
 use backstop_tests::middleware::{block_on, tower_request};
 use backstop_tests::server::{Reply, Server};
 use bytes::Bytes;

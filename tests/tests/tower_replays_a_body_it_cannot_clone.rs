@@ -6,9 +6,10 @@ use std::convert::Infallible;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use backstop::runtime::VirtualTime;
 use backstop::tower::{ReplayBody, RetryLayer};
+use backstop::Retrier;
 use backstop::StopReason;
-use backstop::{Retrier, VirtualTime};
 use backstop_tests::middleware::block_on;
 use backstop_tests::server::{Action, Reply, Server};
 use bytes::Bytes;

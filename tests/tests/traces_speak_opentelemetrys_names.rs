@@ -6,7 +6,8 @@
 //! says why it stopped. Through the tower layer over hyper-util, against a loopback server
 //! answering 503 then 200.
 
-use backstop::{Retrier, VirtualTime};
+use backstop::runtime::VirtualTime;
+use backstop::Retrier;
 use backstop_tests::middleware::{block_on, tower_request};
 use backstop_tests::server::{Reply, Server};
 use opentelemetry::trace::{SpanKind, TracerProvider as _};

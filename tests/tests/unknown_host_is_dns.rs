@@ -1,8 +1,9 @@
 //! A host name that does not resolve (`.invalid` is reserved never to resolve, RFC 6761): the
 //! same kind, `Dns`, on every adapter, and retried like any failure before sending.
 
+use backstop::classify::ErrorClass;
 use backstop::Retrier;
-use backstop::{ErrorClass, ErrorKind, Policy, StopReason};
+use backstop::{ErrorKind, Policy, StopReason};
 use backstop_tests::adapters::{for_each_adapter, Clock, Failure};
 use backstop_tests::TestRequest;
 

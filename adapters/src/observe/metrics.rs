@@ -7,7 +7,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::{AttemptOutcome, StopReason};
+use crate::StopReason;
+use backstop_core::AttemptOutcome;
 
 use crate::observe::events::EventKind;
 

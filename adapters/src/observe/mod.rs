@@ -1,11 +1,62 @@
 //! Observability: every attempt, wait and outcome as structured data.
 //!
-//! Rule: what an operator needs to see, and nothing secret. The operation name, method, URL without
-//! query or userinfo, attempt number, status or error kind, reason, actual delay slept, total
-//! elapsed and final result are reported; the body, the query, the userinfo, every header
-//! (`Authorization`, `Cookie`, `Proxy-Authorization`, the raw `Idempotency-Key`) never are. The one
-//! place that builds an event is [`Emitter`], and it holds nothing secret to leak: only the
-//! redacted URL.
+//! Rule: what an operator needs to see, and nothing secret. The one place that builds an
+//! event holds nothing secret to leak: only the redacted URL.
+//!
+//! Each attempt, wait and outcome is a [`RetryEvent`] (operation name, method, URL without
+//! userinfo, query or fragment, attempt, status or error kind and class, reason, the delay actually
+//! slept, total elapsed, final result), delivered to a callback
+//! ([`Retrier::on_event`](crate::Retrier::on_event)) and, with the `tracing` feature, to `tracing`:
+//! an operation that succeeded at its first attempt logs at DEBUG only; a wait before a retry and
+//! an operation that needed retries are INFO; an operation that gave up is WARN. [`Metrics`] counts
+//! the share of operations that retried, mean attempts, successes after a retry, operations that
+//! hit a limit, and 429/503/504 responses; with the `metrics` feature, the same facts go to the
+//! `metrics` facade's recorder as OpenTelemetry-named series. Bodies, query strings, userinfo and
+//! every header (`Authorization`, `Cookie`, `Proxy-Authorization`, the raw `Idempotency-Key`) are
+//! never emitted; the logs of your own hyper-util or reqwest client are yours (hyper-util's pool
+//! logs its key, userinfo included, at debug level).
+//!
+//! # Traces (feature `tracing`)
+//!
+//! Each operation is a span, and each attempt (or hedged copy) a span under it, with the names
+//! of OpenTelemetry's HTTP client conventions, so that `tracing-opentelemetry` exports them as
+//! any instrumented client's. Both are INFO, target `backstop`, and are made only when a
+//! subscriber wants them. The tracing names are `operation` and `attempt`; `otel.name` names
+//! both after the method, as the conventions name a client span. A dashboard receives, for a
+//! GET answered 503 (`Retry-After: 0`) then 200:
+//!
+//! ```text
+//! GET  (internal)  http.request.method=GET  server.address=127.0.0.1  server.port=8080
+//!   url.full=http://127.0.0.1:8080/items           (no query, no userinfo, no fragment)
+//!   backstop.operation=list-items  backstop.attempts=2  backstop.stop_reason=final_status
+//!   http.response.status_code=200
+//!   event "retrying after a wait"  next_attempt=2 delay_us=0 cause="status 503" source="retry_after"
+//!   event "operation finished"     attempts=2 reason="final_status" elapsed_us=…
+//! ├─ GET  (client)  http.request.method=GET  server.address=127.0.0.1  server.port=8080
+//! │    url.full=http://127.0.0.1:8080/items
+//! │    http.response.status_code=503  error.type=503  status=Error
+//! └─ GET  (client)  … the same request attributes …  http.request.resend_count=1
+//!      http.response.status_code=200
+//! ```
+//!
+//! An attempt that failed without a response has `error.type` set to its
+//! [`ErrorKind`](crate::ErrorKind) (`connection_refused`, `timeout`, …); a hedged copy cancelled in
+//! flight has `backstop.cancelled` (`superseded`, `fatal`, `aborted`). The events go to the
+//! operation's span as span events at their own levels (the waits are INFO). Each attempt's request
+//! also carries its [`AttemptNumber`](crate::transport::AttemptNumber) in its extensions, for a
+//! layer below backstop to record `http.request.resend_count` on its own spans.
+//!
+//! ```
+//! use backstop::{Metrics, Retrier};
+//!
+//! let metrics = Metrics::new();
+//! let retrier = Retrier::default()
+//!     .on_event(|event| eprintln!("{event}")) // one redacted line per event
+//!     .metrics(&metrics);
+//! # drop(retrier);
+//! let m = metrics.snapshot();
+//! println!("retried {:.0} %, mean attempts {:.2}", m.retried_share() * 100.0, m.mean_attempts());
+//! ```
 
 pub(crate) mod events;
 pub(crate) mod metrics;
@@ -18,8 +69,12 @@ mod trace;
 
 use std::sync::Arc;
 
-use crate::observe::events::{EventKind, RetryEvent};
-use crate::observe::metrics::Metrics;
+#[doc(inline)]
+pub use backstop_core::DelaySource;
+pub use events::{EventKind, RetryEvent};
+pub use metrics::{Metrics, MetricsSnapshot};
+pub use redact::{redact_uri, RedactedUri};
+
 use crate::observe::spans::{AttemptSpan, OperationSpan};
 use crate::runtime::Runtime;
 
@@ -100,8 +155,8 @@ impl<'r> Emitter<'r> {
     pub(crate) fn clock_after<RT: Runtime + ?Sized>(
         &self,
         runtime: &RT,
-        read: crate::Instant,
-    ) -> crate::Instant {
+        read: backstop_core::Instant,
+    ) -> backstop_core::Instant {
         if self.active {
             runtime.now()
         } else {

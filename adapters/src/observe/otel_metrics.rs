@@ -19,7 +19,8 @@ use ::metrics::{Label, SharedString, Unit};
 
 use crate::observe::events::EventKind;
 use crate::observe::redact;
-use crate::{AttemptOutcome, StopReason};
+use crate::StopReason;
+use backstop_core::AttemptOutcome;
 
 const REQUEST_DURATION: &str = "http.client.request.duration";
 const OPERATIONS: &str = "backstop.operations";

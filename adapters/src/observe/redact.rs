@@ -29,7 +29,7 @@ pub(crate) fn server(uri: &http::Uri) -> (&str, Option<u16>) {
 ///
 /// ```
 /// let uri: http::Uri = "https://user:secret@api.example.com:8443/v1/items?token=abc".parse()?;
-/// assert_eq!(backstop::redact_uri(&uri), "https://api.example.com:8443/v1/items");
+/// assert_eq!(backstop::observe::redact_uri(&uri), "https://api.example.com:8443/v1/items");
 /// # Ok::<(), http::uri::InvalidUri>(())
 /// ```
 #[must_use]
@@ -45,7 +45,7 @@ pub fn redact_uri(uri: &http::Uri) -> String {
 ///
 /// ```
 /// let uri: http::Uri = "http://user:pw@example.com/p?token=1".parse()?;
-/// let url = backstop::RedactedUri::new(&uri);
+/// let url = backstop::observe::RedactedUri::new(&uri);
 /// assert_eq!(url, "http://example.com/p");
 /// assert_eq!(url.to_string(), "http://example.com/p");
 /// # Ok::<(), http::uri::InvalidUri>(())

@@ -23,7 +23,9 @@ use crate::observe::events::RetryEvent;
 use crate::observe::redact;
 use crate::observe::redact::RedactedUri;
 #[cfg(feature = "tracing")]
-use crate::{AttemptOutcome, Outcome};
+use crate::Outcome;
+#[cfg(feature = "tracing")]
+use backstop_core::AttemptOutcome;
 
 /// An operation's span, and what its attempts' spans repeat of the request.
 pub(crate) struct OperationSpan {
@@ -165,7 +167,7 @@ impl OperationSpan {
 impl AttemptSpan {
     /// Records how the attempt ended.
     #[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
-    pub(crate) fn ended(&self, result: &crate::AttemptOutcome) {
+    pub(crate) fn ended(&self, result: &backstop_core::AttemptOutcome) {
         #[cfg(feature = "tracing")]
         if !self.span.is_disabled() {
             record_result(&self.span, *result);

@@ -13,7 +13,8 @@
 
 use core::time::Duration;
 
-use crate::{AttemptOutcome, Outcome, StopReason};
+use crate::{Outcome, StopReason};
+use backstop_core::AttemptOutcome;
 use tracing::Level;
 
 use crate::observe::events::{EventKind, RetryEvent};

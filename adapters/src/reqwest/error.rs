@@ -4,8 +4,9 @@
 //! says so itself (`is_connect`); the chain below it is hyper's, which the driver's helpers
 //! read as the hyper-based adapters do, so the same failure gets the same kind.
 
+use crate::classify::{connect_error_kind, exchange_error_kind};
 use crate::ErrorKind;
-use crate::{connect_error_kind, exchange_error_kind, RetryError};
+use crate::RetryError;
 
 /// What an operation that ended without a response hands back, inside
 /// `reqwest_middleware::Error::Middleware` (see [`retry_error`]).

@@ -10,13 +10,13 @@ use core::future::Future;
 use core::pin::Pin;
 
 use crate::hedge::{hedges, run_hedged};
+use crate::idempotency::ensure_idempotency_key;
 use crate::request::Plan;
 use crate::run::run_planned;
+use crate::runtime::Runtime;
 use crate::tokio::TokioRuntime;
-use crate::{
-    drain_body, ensure_idempotency_key, Attempt, AttemptNumber, DrainLimits, ErrorKind,
-    OriginGates, Retried, Retrier, Runtime, Transport,
-};
+use crate::transport::{drain_body, AttemptNumber, DrainLimits};
+use crate::{Attempt, ErrorKind, OriginGates, Retried, Retrier, Transport};
 use http::Extensions;
 use reqwest::{Body, Request, Response};
 use reqwest_middleware::{Middleware, Next};

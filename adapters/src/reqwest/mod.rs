@@ -68,10 +68,11 @@
 //!   outside reqwest's pool, which may hand the request a pooled connection while a connect
 //!   it started is still pending; reqwest's own connect timeout bounds only the connect. An
 //!   attempt the deadline cuts shorter than the connect timeout is `Timeout` too.
-//! - **Hedging.** Under a policy with [`hedging`](crate::PolicyBuilder::hedging), a request
-//!   that [`Policy::hedges`](crate::Policy::hedges) is hedged (see the crate docs): each copy goes down the rest of the
-//!   chain with a copy of the request and of its extensions; a dropped copy's connection is
-//!   closed; the response carries a [`HedgeOutcome`](crate::HedgeOutcome) in its extensions.
+//! - **Hedging.** Under a policy with [`hedging`](crate::PolicyBuilder::hedging), a request that
+//!   [`Policy::hedges`](crate::Policy::hedges) is hedged (see [`hedging`](crate::hedging)): each
+//!   copy goes down the rest of the chain with a copy of the request and of its extensions; a
+//!   dropped copy's connection is closed; the response carries a
+//!   [`HedgeOutcome`](crate::HedgeOutcome) in its extensions.
 //! - **Abort.** Put an [`Abort`] in the request's extensions
 //!   (`client.get(url).with_extension(abort.clone())`) to cancel the operation from elsewhere;
 //!   an [`OperationName`] there names the operation in events.

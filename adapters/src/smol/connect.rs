@@ -8,7 +8,7 @@ use futures_lite::{AsyncRead, AsyncWrite};
 use smol::net::TcpStream;
 use smol_hyper::rt::FuturesIo;
 
-use crate::ResolveError;
+use crate::classify::ResolveError;
 
 use crate::smol::connection::{Connection, Written};
 use crate::smol::error::HttpError;

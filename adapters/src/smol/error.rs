@@ -6,8 +6,8 @@
 use core::fmt;
 use std::io;
 
+use crate::classify::{connect_error_kind, exchange_error_kind, ResolveError};
 use crate::ErrorKind;
-use crate::{connect_error_kind, exchange_error_kind, ResolveError};
 
 /// Why one request of [`HttpService`](crate::smol::HttpService) failed.
 #[derive(Debug)]
@@ -30,10 +30,10 @@ pub enum HttpError {
 impl fmt::Display for HttpError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            HttpError::InvalidUri => fmt::Display::fmt(&crate::UnsupportedUri, f),
+            HttpError::InvalidUri => fmt::Display::fmt(&crate::classify::UnsupportedUri, f),
             HttpError::Dns(e) => write!(f, "{e}"),
             HttpError::Connect(e) => write!(f, "connect failed: {e}"),
-            HttpError::Tls(e) => crate::write_tls_cause(f, e)
+            HttpError::Tls(e) => crate::classify::write_tls_cause(f, e)
                 .unwrap_or_else(|| write!(f, "TLS handshake failed: {e}")),
             HttpError::Http(e) => write!(f, "HTTP exchange failed: {e}"),
         }
@@ -44,7 +44,7 @@ impl std::error::Error for HttpError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             // Found in the chain by `backstop::tower::error_kind`: `InvalidRequest`.
-            HttpError::InvalidUri => Some(&crate::UnsupportedUri),
+            HttpError::InvalidUri => Some(&crate::classify::UnsupportedUri),
             HttpError::Dns(e) => Some(e),
             HttpError::Connect(e) | HttpError::Tls(e) => Some(e),
             HttpError::Http(e) => Some(e),
@@ -53,7 +53,7 @@ impl std::error::Error for HttpError {
 }
 
 /// The kind of a smol service error: the same kinds `backstop::tokio` gives for the same
-/// failures (the table is in the crate root's docs).
+/// failures (the table is in [`classify`](crate::classify)'s docs).
 ///
 /// ```
 /// use backstop::ErrorKind;

@@ -1,7 +1,7 @@
 //! smol's clock and timers: `std::time::Instant` and `async-io` timers.
 
-use crate::Instant;
-use crate::{Epoch, Runtime, Sleep};
+use crate::runtime::{Epoch, Runtime, Sleep};
+use backstop_core::Instant;
 
 /// smol's clock (`std::time::Instant`) and sleep (`async_io::Timer`), on the process-wide
 /// epoch (`Epoch::process`).

@@ -139,7 +139,7 @@ where
             None => (self.connect(&target).await?, false),
         };
         // From here the request may be written: a time-out is no longer a connect's.
-        crate::mark_connected();
+        crate::transport::mark_connected();
         let response = match connection.send(request).await {
             Ok(response) => response,
             Err(mut failed) => match failed.take_message() {
@@ -162,7 +162,7 @@ where
     /// A new connection to `target`.
     async fn connect(&self, target: &Target) -> Result<Connection<B>, HttpError> {
         // Until the handshake ends nothing is written: a time-out is a connect's.
-        crate::mark_connecting();
+        crate::transport::mark_connecting();
         let tcp = connect::tcp(target).await?;
         #[cfg(feature = "rustls")]
         if target.https {

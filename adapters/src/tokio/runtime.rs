@@ -5,8 +5,8 @@
 
 use core::time::Duration;
 
-use crate::Instant;
-use crate::{Epoch, Runtime, Sleep};
+use crate::runtime::{Epoch, Runtime, Sleep};
+use backstop_core::Instant;
 
 /// tokio's clock and sleep. Its epoch is process-wide, so instants from different clients
 /// (of any adapter) compare: a shared budget sees one clock.
@@ -16,7 +16,7 @@ pub struct TokioRuntime {
 }
 
 impl TokioRuntime {
-    /// A runtime on the process-wide epoch (`backstop::Epoch::process`, the same as
+    /// A runtime on the process-wide epoch (`backstop::runtime::Epoch::process`, the same as
     /// the other adapters'), read on tokio's clock: paused time counts.
     #[must_use]
     pub fn new() -> Self {

@@ -7,8 +7,8 @@
 use core::fmt;
 use std::error::Error;
 
+use crate::classify::{connect_error_kind, exchange_error_kind, find_error, is_unservable_uri};
 use crate::ErrorKind;
-use crate::{connect_error_kind, exchange_error_kind, find_error, is_unservable_uri};
 
 type BoxError = Box<dyn Error + Send + Sync>;
 
@@ -44,12 +44,13 @@ impl fmt::Display for ServiceError {
     /// [`source`](Error::source), is as the service made it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let error: &(dyn Error + 'static) = &*self.0;
-        crate::write_tls_cause(f, error).unwrap_or_else(|| write_redacted(f, &error.to_string()))
+        crate::classify::write_tls_cause(f, error)
+            .unwrap_or_else(|| write_redacted(f, &error.to_string()))
     }
 }
 
 /// Writes `text` with every URL in it (`scheme://...` up to the next space) as
-/// `backstop::redact_uri` shows it, or as `<URL>` when it does not parse: tokens and
+/// `backstop::observe::redact_uri` shows it, or as `<URL>` when it does not parse: tokens and
 /// passwords live in the parts it leaves out.
 fn write_redacted(f: &mut fmt::Formatter<'_>, text: &str) -> fmt::Result {
     let mut rest = text;
@@ -66,7 +67,7 @@ fn write_redacted(f: &mut fmt::Formatter<'_>, text: &str) -> fmt::Result {
         let url = rest[start..end].trim_end_matches(')');
         f.write_str(&rest[..start])?;
         match url.parse::<http::Uri>() {
-            Ok(uri) if uri.scheme().is_some() => f.write_str(&crate::redact_uri(&uri))?,
+            Ok(uri) if uri.scheme().is_some() => f.write_str(&crate::observe::redact_uri(&uri))?,
             _ => f.write_str("<URL>")?,
         }
         rest = &rest[start + url.len()..];

@@ -14,13 +14,14 @@ use core::task::{Context, Poll};
 use std::sync::Arc;
 
 use crate::classify::port_out_of_range;
+use crate::classify::UnsupportedUri;
 use crate::hedge::{hedges, run_hedged};
+use crate::idempotency::ensure_idempotency_key;
 use crate::request::Plan;
 use crate::run::run_planned;
-use crate::{
-    drain_body, ensure_idempotency_key, Attempt, AttemptNumber, DrainLimits, Retrier, RetryError,
-    Runtime, Transport, UnsupportedUri,
-};
+use crate::runtime::Runtime;
+use crate::transport::{drain_body, AttemptNumber, DrainLimits};
+use crate::{Attempt, Retrier, RetryError, Transport};
 use tower_layer::Layer;
 use tower_service::Service;
 

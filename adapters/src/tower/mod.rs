@@ -66,10 +66,10 @@
 //! - Each attempt races the machine's attempt timeout (bounded by the deadline) on the
 //!   layer's runtime (`VirtualTime` over it in tests).
 //! - Under a policy with [`hedging`](crate::PolicyBuilder::hedging), a request that
-//!   [`Policy::hedges`](crate::Policy::hedges) is hedged (see the crate docs): each copy readies a clone of the inner service of
-//!   its own (its readiness counts in its time) and calls it with a clone of the request; a
-//!   dropped copy's connection is closed; the response carries a
-//!   [`HedgeOutcome`](crate::HedgeOutcome) in its extensions.
+//!   [`Policy::hedges`](crate::Policy::hedges) is hedged (see [`hedging`](crate::hedging)): each
+//!   copy readies a clone of the inner service of its own (its readiness counts in its time) and
+//!   calls it with a clone of the request; a dropped copy's connection is closed; the response
+//!   carries a [`HedgeOutcome`](crate::HedgeOutcome) in its extensions.
 //! - **A connect that never completes** is `ConnectTimeout` (never sent: retried for any
 //!   method) only when the inner client reports it: give hyper-util's `HttpConnector` a
 //!   connect timeout shorter than the policy's attempt timeout

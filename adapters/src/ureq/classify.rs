@@ -8,8 +8,8 @@
 use core::fmt;
 use std::io;
 
+use crate::classify::{find_error, io_error_kind, ResolveError};
 use crate::ErrorKind;
-use crate::{find_error, io_error_kind, ResolveError};
 use ureq::{Error, Timeout};
 
 /// The kind of a ureq error.
@@ -47,7 +47,7 @@ pub fn error_kind(error: &Error) -> ErrorKind {
 /// [`ResolveError`].
 fn io_kind(e: &io::Error) -> ErrorKind {
     #[cfg(feature = "rustls")]
-    if crate::find_tls_error(e).is_some() {
+    if crate::classify::find_tls_error(e).is_some() {
         return ErrorKind::Tls;
     }
     if find_error::<ResolveError>(e).is_some() || e.kind() == io::ErrorKind::NotFound {
@@ -90,7 +90,7 @@ impl From<Error> for HttpError {
 
 impl fmt::Display for HttpError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(written) = crate::write_tls_cause(f, self) {
+        if let Some(written) = crate::classify::write_tls_cause(f, self) {
             return written;
         }
         match &self.0 {

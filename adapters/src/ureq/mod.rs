@@ -118,9 +118,9 @@ mod classify;
 mod drain;
 mod resolve;
 
+pub use crate::runtime::{Runtime, StdRuntime, VirtualTime};
 pub use crate::{
-    http, Abort, Metrics, OperationName, Retried, Retrier, RetryError, RetryEvent, Runtime,
-    StatusError, StdRuntime, VirtualTime,
+    http, Abort, Metrics, OperationName, Retried, Retrier, RetryError, RetryEvent, StatusError,
 };
 pub use classify::{error_kind, HttpError};
 
@@ -130,7 +130,8 @@ use core::task::{Context, Poll, Waker};
 use core::time::Duration;
 use std::net::IpAddr;
 
-use crate::{run, Attempt, DrainLimits, ErrorKind, Transport};
+use crate::transport::DrainLimits;
+use crate::{run, Attempt, ErrorKind, Transport};
 use ureq::config::ConfigBuilder;
 use ureq::http::{Request, Response};
 use ureq::typestate::AgentScope;
@@ -157,7 +158,7 @@ pub struct Client<RT = StdRuntime> {
 
 impl Client<StdRuntime> {
     /// A client with ureq's default configuration, plus the policy's attempt timeout on every
-    /// phase of an exchange up to the response head (see the crate docs).
+    /// phase of an exchange up to the response head (see [`classify`](crate::classify)).
     ///
     /// With the `rustls` feature it speaks `https://` too, through ureq's own
     /// rustls stack, trusting its default roots (Mozilla's); see [`Client::with_tls`] for a

@@ -4,7 +4,7 @@
 //! failed `getaddrinfo` as a plain I/O error, like a refused connection; marking it with
 //! [`ResolveError`] tells the two apart.
 
-use crate::ResolveError;
+use crate::classify::ResolveError;
 use ureq::config::Config;
 use ureq::http::Uri;
 use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};

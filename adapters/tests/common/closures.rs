@@ -3,7 +3,8 @@
 
 use core::future::Future;
 
-use backstop::{Attempt, DrainLimits, ErrorKind, Transport};
+use backstop::transport::DrainLimits;
+use backstop::{Attempt, ErrorKind, Transport};
 
 /// `send` makes one attempt, `kind` names its errors, `drain` reads a discarded body.
 pub struct Closures<S, K, D> {

@@ -5,8 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use backstop::Instant;
-use backstop::{Runtime, Sleep};
+use backstop::runtime::{Instant, Runtime, Sleep};
 
 /// Every sleep (a wait or an attempt's timeout) moves the clock to its end and resolves.
 #[derive(Clone, Default)]

@@ -5,8 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use backstop::Instant;
-use backstop::{Runtime, Sleep};
+use backstop::runtime::{Instant, Runtime, Sleep};
 
 /// A clock moved by hand. A wait ends at once, moving the clock to its end; an attempt's
 /// timer never fires (the attempts these tests script end by themselves).

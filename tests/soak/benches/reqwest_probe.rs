@@ -55,7 +55,8 @@ static ALLOC: allocs::Counting = allocs::Counting;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use backstop::{Epoch, Retrier, Runtime, Sleep};
+use backstop::runtime::{Epoch, Runtime, Sleep};
+use backstop::Retrier;
 use backstop_soak::poll_server::PollServer;
 use http::Extensions;
 use reqwest::{Request, Response};
@@ -135,13 +136,13 @@ impl Middleware for Size {
 struct NoTimer(tokio::time::Instant);
 
 impl Runtime for NoTimer {
-    fn now(&self) -> backstop::Instant {
-        backstop::Instant::from_duration(
+    fn now(&self) -> backstop::runtime::Instant {
+        backstop::runtime::Instant::from_duration(
             tokio::time::Instant::now().saturating_duration_since(self.0),
         )
     }
 
-    fn sleep_until(&self, _: backstop::Instant) -> Sleep {
+    fn sleep_until(&self, _: backstop::runtime::Instant) -> Sleep {
         Box::pin(std::future::pending())
     }
 }

@@ -157,7 +157,7 @@ pub fn future_sizes() -> [(&'static str, usize); 3] {
     let mut tokio_client = clients::tower_tokio(Retrier::default());
     let mut smol_client = clients::tower_smol(Retrier::default());
     let retrier = Retrier::default();
-    let runtime = backstop::StdRuntime::new();
+    let runtime = backstop::runtime::StdRuntime::new();
     let tokio_future = tower::Service::call(&mut tokio_client, clients::get(&uri));
     let smol_future = tower::Service::call(&mut smol_client, clients::get(&uri));
     let request = http::Request::get(uri).body(()).expect("a GET");

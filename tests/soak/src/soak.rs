@@ -14,7 +14,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use backstop::{AttemptOutcome, Backoff, ErrorKind, Policy, RatioBudget};
+use backstop::classify::AttemptOutcome;
+use backstop::{Backoff, ErrorKind, Policy, RatioBudget};
 use backstop::{EventKind, Retrier, RetryError};
 use http_body_util::BodyExt;
 use tower::ServiceExt;
