@@ -72,6 +72,7 @@ where
     E: std::error::Error + 'static,
 {
     let abort = plan.abort.take();
+    let origin = plan.origin.take();
     let start = runtime.now();
     let facts = facts(&plan);
     let emitter = Emitter::new(
@@ -79,7 +80,7 @@ where
         retrier.metrics.as_ref(),
         plan.name.as_ref().map(OperationName::as_str),
         &plan.method,
-        &plan.uri,
+        plan.redacted(),
     );
     let mut machine = HedgeMachine::with_overload(
         policy,
@@ -87,7 +88,7 @@ where
         retrier.next_rng(),
         retrier.budget.clone(),
         &*retrier.latencies,
-        SharedGate::of(retrier, plan.origin.take(), start),
+        SharedGate::of(retrier, origin, start),
         SharedLimiter(retrier.limiter.as_deref()),
         start,
     );
