@@ -72,7 +72,6 @@ where
     E: std::error::Error + 'static,
 {
     let abort = plan.abort.take();
-    let origin = plan.origin.take();
     let start = runtime.now();
     let facts = facts(&plan);
     let emitter = Emitter::new(
@@ -80,7 +79,7 @@ where
         retrier.metrics.as_ref(),
         plan.name.as_ref().map(OperationName::as_str),
         &plan.method,
-        plan.redacted(),
+        &plan.uri,
     );
     let mut machine = HedgeMachine::with_overload(
         policy,
@@ -88,7 +87,7 @@ where
         retrier.next_rng(),
         retrier.budget.clone(),
         &*retrier.latencies,
-        SharedGate::of(retrier, origin, start),
+        SharedGate::of(retrier, plan.origin.take(), start),
         SharedLimiter(retrier.limiter.as_deref()),
         start,
     );

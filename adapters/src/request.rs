@@ -15,7 +15,6 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method, Uri};
 
 use crate::abort::Abort;
 use crate::observe::redact::DebugRequest;
-use crate::observe::redact::RedactedUri;
 use crate::overload::OriginOf;
 use crate::{Policy, Retrier};
 
@@ -200,10 +199,6 @@ pub(crate) struct Plan {
     /// The request's gate, or its origin to find the gate of, when the retrier has origin
     /// gates (none without them, the usual case).
     pub(crate) origin: Option<OriginOf>,
-    /// reqwest's URL, kept for the events in place of `uri` when nothing needs an
-    /// `http::Uri` (converting one is a parse; this is a copy).
-    #[cfg(feature = "reqwest")]
-    pub(crate) url: Option<Box<reqwest::Url>>,
 }
 
 impl Plan {
@@ -238,18 +233,7 @@ impl Plan {
             policy,
             body_not_replayable: false,
             origin: None,
-            #[cfg(feature = "reqwest")]
-            url: None,
         }
-    }
-
-    /// The request's URL as its events show it.
-    pub(crate) fn redacted(&self) -> RedactedUri<'_> {
-        #[cfg(feature = "reqwest")]
-        if let Some(url) = &self.url {
-            return RedactedUri::of_url(url);
-        }
-        RedactedUri::new(&self.uri)
     }
 
     /// The plan of `request` under `retrier` (see [`from_head`](Self::from_head)), with its

@@ -143,7 +143,6 @@ where
         // The plan is read where it was captured, not moved to a binding of its own: moved,
         // it would take its room twice in this future. The abort is taken, not cloned.
         let abort = plan.abort.take();
-        let origin = plan.origin.take();
         let start = runtime.now();
         let facts = Request::new(Method::from(&plan.method))
             .with_idempotency_key(plan.has_idempotency_key)
@@ -157,7 +156,7 @@ where
                 retrier.metrics.as_ref(),
                 plan.name.as_ref().map(OperationName::as_str),
                 &plan.method,
-                plan.redacted(),
+                &plan.uri,
             ),
             machine: RetryMachine::with_overload(
                 // The request's own policy, else the retrier's.
@@ -165,7 +164,7 @@ where
                 facts,
                 retrier.next_rng(),
                 retrier.budget.clone(),
-                SharedGate::of(retrier, origin, start),
+                SharedGate::of(retrier, plan.origin.take(), start),
                 SharedLimiter(retrier.limiter.as_deref()),
                 start,
             ),

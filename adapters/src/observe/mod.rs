@@ -113,18 +113,19 @@ pub(crate) struct Emitter<'r> {
 }
 
 impl<'r> Emitter<'r> {
-    /// The emitter of the operation `name` sending `method` to `url`: it borrows them, and
+    /// The emitter of the operation `name` sending `method` to `uri`: it borrows them, and
     /// formats nothing until a callback or a subscriber does.
     pub(crate) fn new(
         observers: &'r [Observer],
         metrics: Option<&'r Metrics>,
         name: Option<&'r str>,
         method: &'r http::Method,
-        url: redact::RedactedUri<'r>,
+        uri: &'r http::Uri,
     ) -> Self {
         let active = reported(observers);
+        let url = redact::RedactedUri::new(uri);
         let span = if active {
-            OperationSpan::new(name, method, url)
+            OperationSpan::new(name, method, uri, url)
         } else {
             OperationSpan::default()
         };
@@ -132,7 +133,7 @@ impl<'r> Emitter<'r> {
             observers,
             metrics,
             #[cfg(feature = "metrics")]
-            series: otel_metrics::Series::new(method, url),
+            series: otel_metrics::Series::new(method, uri),
             operation: name.unwrap_or_default(),
             method,
             url,

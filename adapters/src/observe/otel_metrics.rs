@@ -18,7 +18,7 @@ use std::sync::Arc;
 use ::metrics::{Label, SharedString, Unit};
 
 use crate::observe::events::EventKind;
-use crate::observe::redact::{self, RedactedUri};
+use crate::observe::redact;
 use crate::StopReason;
 use backstop_core::AttemptOutcome;
 
@@ -86,8 +86,8 @@ pub(crate) struct Series {
 }
 
 impl Series {
-    pub(crate) fn new(method: &http::Method, url: RedactedUri<'_>) -> Self {
-        let (address, port) = server(url);
+    pub(crate) fn new(method: &http::Method, uri: &http::Uri) -> Self {
+        let (address, port) = server(uri);
         Series {
             labels: [
                 Label::new("http.request.method", method_name(method)),
@@ -225,15 +225,18 @@ fn number(n: u32) -> SharedString {
     }
 }
 
-/// `server.address` and `server.port` of `url` as labels (see [`redact::server`]): this
+/// `server.address` and `server.port` of `uri` as labels (see [`redact::server`]): this
 /// thread's last ones when its last operation had the same scheme and authority (compared as
 /// written), else made and remembered (a client that talks to one origin formats them once).
-fn server(url: RedactedUri<'_>) -> (SharedString, SharedString) {
+fn server(uri: &http::Uri) -> (SharedString, SharedString) {
     thread_local! {
         static LAST: core::cell::RefCell<Option<LastServer>> =
             const { core::cell::RefCell::new(None) };
     }
-    let (scheme, authority) = url.origin_as_written();
+    let (scheme, authority) = (
+        uri.scheme_str().unwrap_or_default(),
+        uri.authority().map_or("", |a| a.as_str()),
+    );
     let cached = LAST.with_borrow(|last| {
         last.as_ref()
             .filter(|l| l.authority == authority && l.scheme == scheme)
@@ -242,7 +245,7 @@ fn server(url: RedactedUri<'_>) -> (SharedString, SharedString) {
     if let Some(labels) = cached {
         return labels;
     }
-    let (host, port) = redact::server(url);
+    let (host, port) = redact::server(uri);
     let port = port.map_or(SharedString::const_str(""), |p| number(u32::from(p)));
     let labels = (SharedString::from_shared(Arc::from(host)), port);
     LAST.set(Some(LastServer {
@@ -278,7 +281,7 @@ mod tests {
             ("/relative", "", ""),
         ] {
             let uri: http::Uri = uri.parse().expect("a URI");
-            let (a, p) = server(RedactedUri::new(&uri));
+            let (a, p) = server(&uri);
             assert_eq!((&*a, &*p), (address, port), "{uri}");
         }
     }
@@ -296,8 +299,8 @@ mod tests {
             "https://b.example/",
         ] {
             let uri: http::Uri = uri.parse().expect("a URI");
-            let (a, p) = server(RedactedUri::new(&uri));
-            let (host, port) = redact::server(RedactedUri::new(&uri));
+            let (a, p) = server(&uri);
+            let (host, port) = redact::server(&uri);
             assert_eq!(
                 (&*a, &*p),
                 (host, &*port.map(|p| p.to_string()).unwrap_or_default())
@@ -366,7 +369,7 @@ mod tests {
             let uri = http::Uri::from_static("http://example.com/");
             // A plain operation the budget stopped; a hedged one whose copy the budget refused
             // and that then ran out of copies, for the budget too.
-            let plain = Series::new(&http::Method::GET, RedactedUri::new(&uri));
+            let plain = Series::new(&http::Method::GET, &uri);
             plain.record(&EventKind::GateClosed {
                 attempt: 1,
                 reopens_in: Duration::from_secs(1),
@@ -377,7 +380,7 @@ mod tests {
                 elapsed: Duration::ZERO,
             });
             plain.record(&finished(StopReason::Budget));
-            let hedged = Series::new(&http::Method::GET, RedactedUri::new(&uri));
+            let hedged = Series::new(&http::Method::GET, &uri);
             hedged.record(&EventKind::Hedged {
                 winner: None,
                 cancelled: 0,
@@ -386,7 +389,7 @@ mod tests {
             });
             hedged.record(&finished(StopReason::Budget));
             // An operation that ran out of attempts was not denied.
-            Series::new(&http::Method::GET, RedactedUri::new(&uri)).record(&finished(StopReason::Attempts));
+            Series::new(&http::Method::GET, &uri).record(&finished(StopReason::Attempts));
         });
         assert_eq!(counters.get(BUDGET_DENIALS), 2);
         assert_eq!(counters.get(ORIGIN_PAUSES), 1);

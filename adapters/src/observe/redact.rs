@@ -6,23 +6,18 @@
 
 use core::fmt;
 
-/// The `server.address` and `server.port` of `url` (OpenTelemetry's HTTP names): its host,
+/// The `server.address` and `server.port` of `uri` (OpenTelemetry's HTTP names): its host,
 /// never its userinfo, an IPv6 address without the brackets a URI needs around it (empty
 /// without a host); its port, else the scheme's (none for another scheme). Shared by the
 /// spans and the metrics.
 #[cfg(any(feature = "tracing", feature = "metrics"))]
-pub(crate) fn server(url: RedactedUri<'_>) -> (&str, Option<u16>) {
-    let (scheme, host, port) = match url.0 {
-        Source::Uri(uri) => (uri.scheme_str(), uri.host(), uri.port_u16()),
-        #[cfg(feature = "reqwest")]
-        Source::Url(url) => (Some(url.scheme()), url.host_str(), url.port()),
-    };
-    let host = host.unwrap_or_default();
+pub(crate) fn server(uri: &http::Uri) -> (&str, Option<u16>) {
+    let host = uri.host().unwrap_or_default();
     let host = host
         .strip_prefix('[')
         .and_then(|h| h.strip_suffix(']'))
         .unwrap_or(host);
-    let port = port.or(match scheme {
+    let port = uri.port_u16().or(match uri.scheme_str() {
         Some("https") => Some(443),
         Some("http") => Some(80),
         _ => None,
@@ -39,7 +34,7 @@ pub(crate) fn server(url: RedactedUri<'_>) -> (&str, Option<u16>) {
 /// ```
 #[must_use]
 pub fn redact_uri(uri: &http::Uri) -> String {
-    RedactedUri::new(uri).to_string()
+    RedactedUri(uri).to_string()
 }
 
 /// A URI shown without its secrets, as [`redact_uri`] writes it (`scheme://host[:port]/path`),
@@ -56,52 +51,18 @@ pub fn redact_uri(uri: &http::Uri) -> String {
 /// # Ok::<(), http::uri::InvalidUri>(())
 /// ```
 #[derive(Clone, Copy)]
-pub struct RedactedUri<'a>(Source<'a>);
-
-/// What a [`RedactedUri`] shows.
-#[derive(Clone, Copy)]
-enum Source<'a> {
-    Uri(&'a http::Uri),
-    /// reqwest's own URL, shown without converting it to an `http::Uri` (a parse).
-    #[cfg(feature = "reqwest")]
-    Url(&'a reqwest::Url),
-}
+pub struct RedactedUri<'a>(&'a http::Uri);
 
 impl<'a> RedactedUri<'a> {
     /// `uri`, to be shown without userinfo, query or fragment.
     #[must_use]
     pub fn new(uri: &'a http::Uri) -> Self {
-        RedactedUri(Source::Uri(uri))
-    }
-
-    /// reqwest's `url`, to be shown the same way (its port when it names one other than the
-    /// scheme's: reqwest's URL drops a default port).
-    #[cfg(feature = "reqwest")]
-    pub(crate) fn of_url(url: &'a reqwest::Url) -> Self {
-        RedactedUri(Source::Url(url))
-    }
-
-    /// The scheme and the authority as written (userinfo included: to compare, never to
-    /// show), which key the caches of things made from the origin.
-    #[cfg(feature = "metrics")]
-    pub(crate) fn origin_as_written(self) -> (&'a str, &'a str) {
-        match self.0 {
-            Source::Uri(uri) => (
-                uri.scheme_str().unwrap_or_default(),
-                uri.authority().map_or("", |a| a.as_str()),
-            ),
-            #[cfg(feature = "reqwest")]
-            Source::Url(url) => (url.scheme(), url.authority()),
-        }
+        RedactedUri(uri)
     }
 
     /// Writes the parts to `out`, in order.
     fn write_to(self, out: &mut impl fmt::Write) -> fmt::Result {
-        let uri = match self.0 {
-            Source::Uri(uri) => uri,
-            #[cfg(feature = "reqwest")]
-            Source::Url(url) => return write_url(url, out),
-        };
+        let uri = self.0;
         if let Some(scheme) = uri.scheme_str() {
             out.write_str(scheme)?;
             out.write_str("://")?;
@@ -115,20 +76,6 @@ impl<'a> RedactedUri<'a> {
         }
         out.write_str(uri.path())
     }
-}
-
-/// reqwest's `url` as `scheme://host[:port]/path`.
-#[cfg(feature = "reqwest")]
-fn write_url(url: &reqwest::Url, out: &mut impl fmt::Write) -> fmt::Result {
-    out.write_str(url.scheme())?;
-    out.write_str("://")?;
-    if let Some(host) = url.host_str() {
-        out.write_str(host)?;
-        if let Some(port) = url.port() {
-            write!(out, ":{port}")?;
-        }
-    }
-    out.write_str(url.path())
 }
 
 impl fmt::Display for RedactedUri<'_> {
@@ -169,7 +116,13 @@ impl PartialEq<&str> for RedactedUri<'_> {
 impl PartialEq for RedactedUri<'_> {
     /// Whether both write the same text.
     fn eq(&self, other: &Self) -> bool {
-        *self == other.to_string().as_str()
+        // The authority as written after its userinfo: host and port.
+        fn host_port(uri: &http::Uri) -> Option<&str> {
+            let authority = uri.authority()?.as_str();
+            Some(authority.rsplit_once('@').map_or(authority, |(_, h)| h))
+        }
+        let (a, b) = (self.0, other.0);
+        a.scheme_str() == b.scheme_str() && host_port(a) == host_port(b) && a.path() == b.path()
     }
 }
 
@@ -180,7 +133,7 @@ pub(crate) struct DebugUri<'a>(pub(crate) &'a http::Uri);
 
 impl fmt::Debug for DebugUri<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&RedactedUri::new(self.0), f)
+        fmt::Debug::fmt(&RedactedUri(self.0), f)
     }
 }
 
@@ -243,17 +196,17 @@ mod tests {
         ] {
             let uri: http::Uri = input.parse().expect("uri");
             assert_eq!(redact_uri(&uri), expected, "{input}");
-            let url = RedactedUri::new(&uri);
-            assert_eq!(url, expected, "{input}");
-            assert_ne!(url, &expected[..expected.len() - 1], "{input}");
-            assert_ne!(url, format!("{expected}/").as_str(), "{input}");
-            #[cfg(feature = "reqwest")]
-            {
-                // reqwest's URL writes the same, but for a port that is the scheme's.
-                let parsed = reqwest::Url::parse(input).expect("a URL");
-                let shown = RedactedUri::of_url(&parsed).to_string();
-                assert_eq!(shown, expected.replace("[::1]:80", "[::1]"), "{input}");
-            }
+            assert_eq!(RedactedUri(&uri), expected, "{input}");
+            assert_ne!(
+                RedactedUri(&uri),
+                &expected[..expected.len() - 1],
+                "{input}"
+            );
+            assert_ne!(
+                RedactedUri(&uri),
+                format!("{expected}/").as_str(),
+                "{input}"
+            );
         }
     }
 }

@@ -65,10 +65,15 @@ impl Default for AttemptSpan {
 }
 
 impl OperationSpan {
-    /// The span of the operation `name` (empty: none) sending `method` to `url`. Call only
-    /// when the operation is reported.
+    /// The span of the operation `name` (empty: none) sending `method` to `uri`, whose
+    /// redacted text is `url`. Call only when the operation is reported.
     #[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
-    pub(crate) fn new(name: Option<&str>, method: &http::Method, url: RedactedUri<'_>) -> Self {
+    pub(crate) fn new(
+        name: Option<&str>,
+        method: &http::Method,
+        uri: &http::Uri,
+        url: RedactedUri<'_>,
+    ) -> Self {
         #[cfg(feature = "tracing")]
         {
             let span = tracing::info_span!(
@@ -89,7 +94,7 @@ impl OperationSpan {
             if span.is_disabled() {
                 return OperationSpan::default();
             }
-            let server = server(url);
+            let server = server(uri);
             record_server(&span, &server);
             OperationSpan { span, server }
         }
@@ -181,11 +186,11 @@ impl AttemptSpan {
     }
 }
 
-/// The host and port of `url` (see [`redact::server`]), owned: the attempts' spans record
+/// The host and port of `uri` (see [`redact::server`]), owned: the attempts' spans record
 /// them too.
 #[cfg(feature = "tracing")]
-fn server(url: RedactedUri<'_>) -> (String, Option<u16>) {
-    let (host, port) = redact::server(url);
+fn server(uri: &http::Uri) -> (String, Option<u16>) {
+    let (host, port) = redact::server(uri);
     (host.to_owned(), port)
 }
 

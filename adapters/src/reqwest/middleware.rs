@@ -113,14 +113,7 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
         };
         // The URL is converted only when something reads it: the events or the response hook.
         // The plan is made here, not in the future: what the future captures it holds once.
-        let needs_uri = match (
-            self.retrier.classify_response.is_some(),
-            self.retrier.needs_uri(),
-        ) {
-            (true, _) => Needs::Uri,
-            (false, true) => Needs::Url,
-            (false, false) => Needs::Nothing,
-        };
+        let needs_uri = self.retrier.needs_uri();
         let mut plan = plan(&sends, needs_uri, self.retrier.gates.as_deref());
         plan.body_not_replayable = !replayable;
         let policy = plan.policy.as_deref().unwrap_or(self.retrier.policy());
@@ -142,7 +135,7 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
 /// the plan), its `Idempotency-Key`, and an [`Abort`](crate::Abort), an
 /// [`OperationName`](crate::OperationName) and a [`Policy`](crate::Policy) from the
 /// middleware chain's extensions. The body stays in the request.
-fn plan(sends: &Sends<'_>, needs_uri: Needs, gates: Option<&OriginGates>) -> Plan {
+fn plan(sends: &Sends<'_>, needs_uri: bool, gates: Option<&OriginGates>) -> Plan {
     let extensions = &*sends.extensions;
     // Cannot fail: no attempt has been sent yet.
     let Some(request) = sends.request.as_ref() else {
@@ -153,21 +146,17 @@ fn plan(sends: &Sends<'_>, needs_uri: Needs, gates: Option<&OriginGates>) -> Pla
             extensions,
         );
     };
-    // The response hook reads an `http::Uri` (a URL reqwest accepts but `http` does not only
-    // names the operation); the events and metrics show reqwest's URL itself, copied, not
-    // converted (a parse).
-    let uri = match needs_uri {
-        Needs::Uri => request
+    // A URL reqwest accepts but `http` does not only names the operation in events.
+    let uri = if needs_uri {
+        request
             .url()
             .as_str()
             .parse::<http::Uri>()
-            .unwrap_or_default(),
-        Needs::Url | Needs::Nothing => http::Uri::default(),
+            .unwrap_or_default()
+    } else {
+        http::Uri::default()
     };
     let mut plan = Plan::from_head(request.method().clone(), uri, request.headers(), extensions);
-    if needs_uri == Needs::Url {
-        plan.url = Some(Box::new(request.url().clone()));
-    }
     if let Some(gates) = gates {
         let url = request.url();
         plan.origin = gates.find(Some(url.scheme()), Some(url.authority()), || {
@@ -175,17 +164,6 @@ fn plan(sends: &Sends<'_>, needs_uri: Needs, gates: Option<&OriginGates>) -> Pla
         });
     }
     plan
-}
-
-/// What the operation reads of the request's URL beyond its origin.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Needs {
-    /// Nothing (no events, no metrics, no response hook).
-    Nothing,
-    /// To show it (events, metrics).
-    Url,
-    /// An `http::Uri` (the response hook's `ResponseView`).
-    Uri,
 }
 
 /// reqwest's error names the request's URL, userinfo and query included, in its text and its
