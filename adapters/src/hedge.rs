@@ -29,7 +29,7 @@ use crate::observe::spans::InSpan;
 use crate::observe::Emitter;
 use crate::outcome::{Retried, RetryError};
 use crate::overload::{Marks, SharedGate, SharedLimiter};
-use crate::request::{Attempt, OperationName, Plan};
+use crate::request::{Attempt, Plan};
 use crate::retrier::Retrier;
 use crate::run::{classified, response_facts};
 use crate::runtime::{Runtime, Sleep};
@@ -77,7 +77,7 @@ where
     let emitter = Emitter::new(
         &retrier.observers,
         retrier.metrics.as_ref(),
-        plan.name.as_ref().map(OperationName::as_str),
+        plan.name.as_ref(),
         &plan.method,
         &plan.uri,
     );

@@ -28,7 +28,7 @@ use crate::observe::Emitter;
 use crate::outcome::{Retried, RetryError};
 use crate::overload::{Marks, SharedGate, SharedLimiter};
 use crate::progress::Progress;
-use crate::request::{copy_for_attempt, Attempt, AttemptNumber, OperationName, Plan};
+use crate::request::{copy_for_attempt, Attempt, AttemptNumber, Plan};
 use crate::response_view::ResponseView;
 use crate::retrier::{LazyRng, Retrier, SharedBudget};
 use crate::runtime::{Runtime, Sleep};
@@ -154,7 +154,7 @@ where
             emitter: Emitter::new(
                 &retrier.observers,
                 retrier.metrics.as_ref(),
-                plan.name.as_ref().map(OperationName::as_str),
+                plan.name.as_ref(),
                 &plan.method,
                 &plan.uri,
             ),

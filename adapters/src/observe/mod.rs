@@ -99,11 +99,12 @@ fn trace_enabled() -> bool {
 /// Sends one operation's events to the observers, the metrics, the `metrics` facade and
 /// `tracing`.
 pub(crate) struct Emitter<'r> {
-    observers: &'r [Observer],
+    // Thin references (a `Vec`'s, a name's): the emitter lives in every operation's future.
+    observers: &'r Vec<Observer>,
     metrics: Option<&'r Metrics>,
     #[cfg(feature = "metrics")]
     series: otel_metrics::Series,
-    operation: &'r str,
+    operation: Option<&'r crate::OperationName>,
     method: &'r http::Method,
     /// The request's URI, redacted whenever it is shown.
     url: redact::RedactedUri<'r>,
@@ -116,16 +117,16 @@ impl<'r> Emitter<'r> {
     /// The emitter of the operation `name` sending `method` to `uri`: it borrows them, and
     /// formats nothing until a callback or a subscriber does.
     pub(crate) fn new(
-        observers: &'r [Observer],
+        observers: &'r Vec<Observer>,
         metrics: Option<&'r Metrics>,
-        name: Option<&'r str>,
+        name: Option<&'r crate::OperationName>,
         method: &'r http::Method,
         uri: &'r http::Uri,
     ) -> Self {
         let active = reported(observers);
         let url = redact::RedactedUri::new(uri);
         let span = if active {
-            OperationSpan::new(name, method, uri, url)
+            OperationSpan::new(name.map(crate::OperationName::as_str), method, uri, url)
         } else {
             OperationSpan::default()
         };
@@ -134,7 +135,7 @@ impl<'r> Emitter<'r> {
             metrics,
             #[cfg(feature = "metrics")]
             series: otel_metrics::Series::new(method, uri),
-            operation: name.unwrap_or_default(),
+            operation: name,
             method,
             url,
             active,
@@ -174,7 +175,7 @@ impl<'r> Emitter<'r> {
             return;
         }
         let event = RetryEvent {
-            operation: self.operation,
+            operation: self.operation.map_or("", crate::OperationName::as_str),
             method: self.method.as_str(),
             url: self.url,
             kind,
