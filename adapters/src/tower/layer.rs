@@ -120,9 +120,7 @@ where
         if hedges(policy, &plan) {
             let policy = *policy;
             let inner = self.inner.clone();
-            return Box::pin(async move {
-                hedged(&retrier, &runtime, plan, policy, inner, request).await
-            });
+            return Box::pin(hedged(retrier, runtime, plan, policy, inner, request));
         }
         // The request (and a `ReplayBody`'s factory) is cloned only when an attempt is sent. A
         // discarded response's body is read to its end when small and quick, so the inner
@@ -148,9 +146,11 @@ where
 
 /// One hedged operation through the inner service: each copy readies a clone of it of its
 /// own (its readiness is part of the copy's time) and calls it with a clone of the request.
+// The retrier and the runtime are owned: this future is the one the call boxes, not one
+// nested in another (each nesting moves the hedged loop's few kilobytes once more).
 async fn hedged<S, B, R, RT>(
-    retrier: &Retrier,
-    runtime: &RT,
+    retrier: Arc<Retrier>,
+    runtime: RT,
     plan: Plan,
     policy: crate::Policy,
     inner: S,
@@ -178,7 +178,7 @@ where
         }
     };
     let kind = |e: &ServiceError| error_kind(e);
-    let (result, hedged) = run_hedged(retrier, runtime, plan, policy, copy, kind).await;
+    let (result, hedged) = run_hedged(&retrier, &runtime, plan, policy, copy, kind).await;
     let done = result?;
     let mut response = done.response;
     response.extensions_mut().insert(done.outcome);
