@@ -102,8 +102,10 @@ impl Origin {
     pub(crate) fn new(scheme: Option<&str>, host: Option<&str>, port: Option<u16>) -> Option<Self> {
         let scheme = scheme.unwrap_or("http").to_ascii_lowercase();
         let host = host?.to_ascii_lowercase();
+        // Every front door gives the port only as written (reqwest's URL included), so that
+        // one origin gets one gate whichever door it comes through.
         let port = port.unwrap_or(match scheme.as_str() {
-            "https" => 443,
+            "https" | "wss" => 443,
             _ => 80,
         });
         Some(Origin { scheme, host, port })
@@ -112,6 +114,13 @@ impl Origin {
     pub(crate) fn of(uri: &http::Uri) -> Option<Self> {
         Origin::new(uri.scheme_str(), uri.host(), uri.port_u16())
     }
+}
+
+/// `authority` without its userinfo: the host and port as written.
+pub(crate) fn without_userinfo(authority: &str) -> &str {
+    authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host)
 }
 
 /// What a request's plan knows of its origin's gate, when the retrier has gates: the gate
@@ -123,8 +132,8 @@ pub(crate) enum OriginOf {
     Origin(Box<Lookup>),
 }
 
-/// An origin to look up in the map, and the request's scheme and authority as written (the
-/// key of the thread's cache once the gate is found).
+/// An origin to look up in the map, and the request's scheme and host and port as written
+/// (the key of the thread's cache once the gate is found).
 #[derive(Clone)]
 pub(crate) struct Lookup {
     origin: Origin,
@@ -141,8 +150,8 @@ impl core::fmt::Debug for Lookup {
     }
 }
 
-/// A thread's last lookup: the map's id, the scheme and authority as the request wrote them,
-/// and the origin's gate (weak: the cache keeps no gate from eviction, and an evicted gate
+/// A thread's last lookup: the map's id, the scheme and the host and port as the request
+/// wrote them (no userinfo), and the origin's gate (weak: the cache keeps no gate from eviction, and an evicted gate
 /// is dead, see [`OriginGates::gate`]). Another spelling of the same origin (case, a default
 /// port written out) only misses the cache: the map finds the same gate.
 struct LastLookup {
@@ -210,14 +219,21 @@ impl OriginGates {
         authority: Option<&str>,
         host_port: impl FnOnce() -> (Option<&'h str>, Option<u16>),
     ) -> Option<OriginOf> {
-        let (scheme, authority) = (scheme.unwrap_or_default(), authority?);
-        let cached = LAST_LOOKUP.with_borrow(|last| {
-            last.as_ref()
-                .filter(|last| {
-                    last.gates == self.id && last.authority == authority && last.scheme == scheme
-                })
-                .and_then(|last| last.gate.upgrade())
-        });
+        // The host and port as written: the userinfo names no origin, and is not kept.
+        let authority = without_userinfo(authority?);
+        let scheme = scheme.unwrap_or_default();
+        // A thread whose locals are being torn down has no cache: the map answers.
+        let cached = LAST_LOOKUP
+            .try_with(|last| {
+                let last = last.borrow();
+                let last = last.as_ref()?;
+                if last.gates != self.id || last.authority != authority || last.scheme != scheme {
+                    return None;
+                }
+                last.gate.upgrade()
+            })
+            .ok()
+            .flatten();
         if let Some(gate) = cached {
             return Some(OriginOf::Gate(gate));
         }
@@ -236,12 +252,13 @@ impl OriginGates {
         let gate = self.gate_in_map(&lookup.origin, now);
         if let Some(gate) = &gate.kept {
             let gate = Arc::downgrade(gate);
-            LAST_LOOKUP.set(Some(LastLookup {
+            let last = LastLookup {
                 gates: self.id,
                 scheme: lookup.scheme,
                 authority: lookup.authority,
                 gate,
-            }));
+            };
+            let _ = LAST_LOOKUP.try_with(|cache| *cache.borrow_mut() = Some(last));
         }
         gate.gate
     }
@@ -311,9 +328,10 @@ fn gate_seed() -> u64 {
 }
 
 /// Whether the map may evict `gate` at `now`: it is open, and only the map holds it. Read
-/// under the map's lock, through which every other holder got its `Arc` (an operation, or a
-/// caller of [`OriginGates::get`]): no holder can appear meanwhile, and one that lets go
-/// meanwhile only keeps the gate one eviction longer.
+/// under the map's lock; a holder that lets go meanwhile only keeps the gate one eviction
+/// longer. A thread's cache may still take the gate (its `Weak` upgrades without the lock):
+/// the eviction itself is decided by `Arc::try_unwrap`, atomically (see
+/// [`OriginGates::gate`]).
 fn holds_nothing_back(gate: &Arc<OriginGate>, now: Instant) -> bool {
     Arc::strong_count(gate) == 1 && matches!(gate.state(now), GateState::Open)
 }
@@ -513,6 +531,10 @@ mod tests {
         // The same scheme and authority as written: cached.
         let cached = find(&gates, "http://a/other?x=1").expect("cached");
         assert!(Arc::ptr_eq(&cached, &made));
+        // A userinfo names no origin (and the cache keeps none).
+        let with_userinfo = find(&gates, "http://user:pw@a/").expect("cached");
+        assert!(Arc::ptr_eq(&with_userinfo, &made));
+        drop(with_userinfo);
         // Another spelling of the same origin misses the cache, and the map has the same gate.
         assert!(find(&gates, "http://A:80/").is_none());
         let respelled = origin("A:80");

@@ -110,7 +110,7 @@ fn ratio_budget_threads_across_slot_boundaries_lend_only_what_the_window_earned(
         }
         total_granted += at_new.1 as u64;
     }
-    // The budget lends: 150 rounds of 336 operations at 30% earn about 15,000 retries.
+    // The budget lends: 150 rounds of 420 operations at 30% earn about 18,900 retries.
     assert!(total_granted > 10_000, "{total_granted} granted");
 }
 

@@ -237,27 +237,34 @@ fn server(uri: &http::Uri) -> (SharedString, SharedString) {
         uri.scheme_str().unwrap_or_default(),
         uri.authority().map_or("", |a| a.as_str()),
     );
-    let cached = LAST.with_borrow(|last| {
-        last.as_ref()
-            .filter(|l| l.authority == authority && l.scheme == scheme)
-            .map(|l| l.labels.clone())
-    });
+    // The host and port as written: the userinfo is not kept.
+    let authority = crate::overload::without_userinfo(authority);
+    // A thread whose locals are being torn down has no cache: the labels are made.
+    let cached = LAST
+        .try_with(|last| {
+            let last = last.borrow();
+            let last = last.as_ref()?;
+            (last.authority == authority && last.scheme == scheme).then(|| last.labels.clone())
+        })
+        .ok()
+        .flatten();
     if let Some(labels) = cached {
         return labels;
     }
     let (host, port) = redact::server(uri);
     let port = port.map_or(SharedString::const_str(""), |p| number(u32::from(p)));
     let labels = (SharedString::from_shared(Arc::from(host)), port);
-    LAST.set(Some(LastServer {
+    let last = LastServer {
         scheme: scheme.to_owned(),
         authority: authority.to_owned(),
         labels: labels.clone(),
-    }));
+    };
+    let _ = LAST.try_with(|cache| *cache.borrow_mut() = Some(last));
     labels
 }
 
-/// A thread's last `server.address` and `server.port`, by the scheme and authority they were
-/// read from (the authority may hold a userinfo: it is only compared, never shown).
+/// A thread's last `server.address` and `server.port`, by the scheme and the host and port
+/// as written they were read from.
 struct LastServer {
     scheme: String,
     authority: String,

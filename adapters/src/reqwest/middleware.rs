@@ -160,7 +160,7 @@ fn plan(sends: &Sends<'_>, needs_uri: bool, gates: Option<&OriginGates>) -> Plan
     if let Some(gates) = gates {
         let url = request.url();
         plan.origin = gates.find(Some(url.scheme()), Some(url.authority()), || {
-            (url.host_str(), url.port_or_known_default())
+            (url.host_str(), url.port())
         });
     }
     plan
