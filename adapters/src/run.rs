@@ -9,6 +9,7 @@
 //! called.
 
 use core::future::Future;
+use core::ops::Deref;
 use core::pin::{pin, Pin};
 use core::task::Poll;
 use core::time::Duration;
@@ -95,22 +96,29 @@ where
             copy
         },
         transport,
+        |result, _| result,
     )
 }
 
 /// [`run`] for a front door that sends the caller's request itself (the reqwest middleware,
-/// the tower layer): the loop knows the request by its `plan` (lent: the front door's future
-/// holds it once), and each attempt carries an empty request.
+/// the tower layer): the loop knows the request by its `plan`, each attempt carries an empty
+/// request, and `finish` turns the result (and the transport, given back) into the front
+/// door's. The loop's future is the front door's own: it owns (or borrows, through `retrier`
+/// and `runtime`) what it works on, with no future around it that would hold them too.
 #[cfg(any(feature = "tower", feature = "reqwest"))]
-pub(crate) fn run_planned<'a, RT, T>(
-    retrier: &'a Retrier,
-    runtime: &'a RT,
-    plan: &'a mut Plan,
+pub(crate) fn run_planned<Rr, Rh, RT, T, F, O>(
+    retrier: Rr,
+    runtime: Rh,
+    plan: Plan,
     transport: T,
-) -> impl Future<Output = Result<Retried<T::Body>, RetryError<T::Error>>> + use<'a, RT, T>
+    finish: F,
+) -> impl Future<Output = O> + use<Rr, Rh, RT, T, F, O>
 where
+    Rr: Deref<Target = Retrier>,
+    Rh: Deref<Target = RT>,
     RT: Runtime + ?Sized,
     T: Transport<()>,
+    F: FnOnce(Result<Retried<T::Body>, RetryError<T::Error>>, T) -> O,
 {
     drive(
         retrier,
@@ -118,27 +126,48 @@ where
         plan,
         |_| http::Request::new(()),
         transport,
+        finish,
     )
 }
 
-/// The loop: `plan` says what the operation is, `next_request` makes attempt `n`'s request.
+/// A value a future owns, lent to the loop as a reference would be (the tower layer's
+/// runtime, cloned per call).
+#[cfg(feature = "tower")]
+pub(crate) struct Own<T>(pub(crate) T);
+
+#[cfg(feature = "tower")]
+impl<T> Deref for Own<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+/// The loop: `plan` says what the operation is, `next_request` makes attempt `n`'s request,
+/// `finish` makes the output of the result and the transport.
 // Not an `async fn`, whose future would hold the request and the transport twice (the
 // arguments, and the bindings they move to): the block works on what it captured.
 #[allow(clippy::manual_async_fn)]
-fn drive<'a, RT, B, P, N, T>(
-    retrier: &'a Retrier,
-    runtime: &'a RT,
+fn drive<Rr, Rh, RT, B, P, N, T, F, O>(
+    retrier: Rr,
+    runtime: Rh,
     mut plan: P,
     mut next_request: N,
     mut transport: T,
-) -> impl Future<Output = Result<Retried<T::Body>, RetryError<T::Error>>> + use<'a, RT, B, P, N, T>
+    finish: F,
+) -> impl Future<Output = O> + use<Rr, Rh, RT, B, P, N, T, F, O>
 where
+    Rr: Deref<Target = Retrier>,
+    Rh: Deref<Target = RT>,
     RT: Runtime + ?Sized,
     P: core::borrow::BorrowMut<Plan>,
     N: FnMut(u32) -> http::Request<B>,
     T: Transport<B>,
+    F: FnOnce(Result<Retried<T::Body>, RetryError<T::Error>>, T) -> O,
 {
     async move {
+        let (retrier, runtime): (&Retrier, &RT) = (&retrier, &runtime);
         let plan = plan.borrow_mut();
         // The plan is read where it was captured, not moved to a binding of its own: moved,
         // it would take its room twice in this future. The abort is taken, not cloned.
@@ -277,7 +306,8 @@ where
                     .await
                 }
                 Decision::Return(outcome) | Decision::GiveUp(outcome) => {
-                    return operation.finish(outcome, last);
+                    let result = operation.finish(outcome, last);
+                    return finish(result, transport);
                 }
                 // The loop awaits every attempt where it sends it, so the machine never has one in
                 // flight (`AwaitResponse`), and it has no other decision.

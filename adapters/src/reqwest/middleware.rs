@@ -104,7 +104,7 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
         }
         // A stream cannot be copied: sent once, never re-sent (`try_clone` would say `None`).
         let replayable = request.body().is_none_or(|body| body.as_bytes().is_some());
-        let mut sends = Sends {
+        let sends = Sends {
             request: Some(request),
             sent: false,
             extensions,
@@ -121,12 +121,15 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
             let policy = *policy;
             return Box::pin(hedged(&self.retrier, &self.runtime, plan, policy, sends));
         }
-        Box::pin(async move {
-            // Lent to the loop, not moved into it: moved, they would take their room twice in
-            // this future (once here, once in the loop's).
-            let result = run_planned(&self.retrier, &self.runtime, &mut plan, &mut sends).await;
-            finish(result, sends, None)
-        })
+        // The loop's future is the one boxed: it owns the plan and the sends, with no future
+        // around it holding them too.
+        Box::pin(run_planned(
+            &self.retrier,
+            &self.runtime,
+            plan,
+            sends,
+            |result, sends| finish(result, sends, None),
+        ))
     }
 }
 
@@ -324,7 +327,7 @@ impl Sends<'_> {
 }
 
 // Each attempt sends the caller's reqwest request (or its copy): the loop's is empty.
-impl Transport<()> for &mut Sends<'_> {
+impl Transport<()> for Sends<'_> {
     type Body = Response;
     type Error = reqwest_middleware::Error;
 
@@ -338,7 +341,7 @@ impl Transport<()> for &mut Sends<'_> {
             own,
             next,
             ..
-        } = &mut **self;
+        } = &mut *self;
         *own = extensions.clone();
         own.insert(AttemptNumber(attempt.number));
         let call = request.map(|request| next.clone().run(request, own));

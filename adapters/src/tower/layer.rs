@@ -18,7 +18,7 @@ use crate::classify::UnsupportedUri;
 use crate::hedge::{hedges, run_hedged};
 use crate::idempotency::ensure_idempotency_key;
 use crate::request::Plan;
-use crate::run::run_planned;
+use crate::run::{run_planned, Own};
 use crate::runtime::Runtime;
 use crate::transport::{drain_body, AttemptNumber, DrainLimits};
 use crate::{Attempt, Retrier, RetryError, Transport};
@@ -115,7 +115,7 @@ where
         // The plan and the calls are made here, not in the future: what it captures it holds
         // once, where a value made inside it and lent to the loop would also keep the room of
         // what it was made from.
-        let mut plan = Plan::of(&request, &retrier);
+        let plan = Plan::of(&request, &retrier);
         let policy = plan.policy.as_deref().unwrap_or(retrier.policy());
         if hedges(policy, &plan) {
             let policy = *policy;
@@ -125,7 +125,7 @@ where
         // The request (and a `ReplayBody`'s factory) is cloned only when an attempt is sent. A
         // discarded response's body is read to its end when small and quick, so the inner
         // client can send the next attempt on the same connection.
-        let mut calls = Calls {
+        let calls = Calls {
             inner: self.inner.clone(),
             ready: None,
             failed: false,
@@ -134,13 +134,20 @@ where
             unservable: port_out_of_range(request.uri()),
             request,
         };
-        Box::pin(async move {
-            // Lent to the loop, not moved into it (moved, they would take their room twice).
-            let done = run_planned(&retrier, &runtime, &mut plan, &mut calls).await?;
-            let mut response = done.response;
-            response.extensions_mut().insert(done.outcome);
-            Ok(response)
-        })
+        // The loop's future is the one boxed: it owns the plan, the calls, the retrier's `Arc`
+        // and the runtime, with no future around it holding them too.
+        Box::pin(run_planned(
+            retrier,
+            Own(runtime),
+            plan,
+            calls,
+            |result, _| {
+                let done = result?;
+                let mut response = done.response;
+                response.extensions_mut().insert(done.outcome);
+                Ok(response)
+            },
+        ))
     }
 }
 
@@ -203,7 +210,7 @@ struct Calls<S, B> {
     request: http::Request<B>,
 }
 
-impl<S, B, R> Transport<()> for &mut Calls<S, B>
+impl<S, B, R> Transport<()> for Calls<S, B>
 where
     S: Service<http::Request<B>, Response = http::Response<R>> + Clone,
     S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
