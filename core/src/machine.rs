@@ -181,6 +181,27 @@ struct Fixed {
     refusal: Option<StopReason>,
 }
 
+/// The first retry `n` (from 1) whose delay `base * 2^(n-1)` reaches `cap` or would overflow
+/// (65 when none does: a `base` of 0 under a `cap` above 0), without a loop: the shift that
+/// gives `base` the bit length of `cap`, or one more.
+fn cap_from(base: u64, cap: u64) -> u32 {
+    if base >= cap {
+        return 1;
+    }
+    if base == 0 {
+        return 65;
+    }
+    // `base < cap`, both above 0: the shift is at least 0 and below 64.
+    let shift = base.leading_zeros() - cap.leading_zeros();
+    // At `shift`, `base << shift` does not overflow (same bit length as `cap`); one more
+    // reaches `cap` or overflows.
+    if base << shift >= cap {
+        shift + 1
+    } else {
+        shift + 2
+    }
+}
+
 /// An exponential backoff with full jitter, in nanoseconds (saturated).
 #[derive(Clone, Copy, Debug)]
 struct FullExponential {
@@ -193,17 +214,10 @@ struct FullExponential {
 
 impl FullExponential {
     fn new(base: u64, cap: u64) -> Self {
-        let mut n = 1u32;
-        loop {
-            let shift = n - 1;
-            if shift >= 64 || base > u64::MAX >> shift || base << shift >= cap {
-                return FullExponential {
-                    base,
-                    cap,
-                    cap_from: n,
-                };
-            }
-            n += 1;
+        FullExponential {
+            base,
+            cap,
+            cap_from: cap_from(base, cap),
         }
     }
 
@@ -999,5 +1013,60 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
         // Read only if the retry is scheduled (a machine that stops draws no more).
         self.previous_wait = wait;
         nanos_saturating(wait)
+    }
+}
+
+#[cfg(test)]
+mod cap_from_tests {
+    use super::cap_from;
+
+    /// The loop `cap_from` replaced: the first `n` with `base << (n-1)` at or over `cap`, or
+    /// overflowing, or past 64 shifts.
+    fn by_loop(base: u64, cap: u64) -> u32 {
+        let mut n = 1u32;
+        loop {
+            let shift = n - 1;
+            if shift >= 64 || base > u64::MAX >> shift || base << shift >= cap {
+                return n;
+            }
+            n += 1;
+        }
+    }
+
+    #[test]
+    fn cap_from_is_the_loops_answer() {
+        // Every pair of small values, and every pair of powers of two and their neighbours.
+        for base in 0..70u64 {
+            for cap in 0..70u64 {
+                assert_eq!(cap_from(base, cap), by_loop(base, cap), "{base} {cap}");
+            }
+        }
+        for base in edges() {
+            for cap in edges() {
+                assert_eq!(cap_from(base, cap), by_loop(base, cap), "{base} {cap}");
+            }
+        }
+        // A pseudo-random sweep (SplitMix64), with values of every bit length.
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        };
+        for _ in 0..200_000 {
+            let (a, b) = (next(), next());
+            let (base, cap) = (a >> (a % 64), b >> (b % 64));
+            assert_eq!(cap_from(base, cap), by_loop(base, cap), "{base} {cap}");
+        }
+    }
+
+    /// 0, 1, `u64::MAX`, and each power of two with its neighbours.
+    fn edges() -> impl Iterator<Item = u64> {
+        [0, 1, u64::MAX].into_iter().chain((1..64).flat_map(|k| {
+            let p = 1u64 << k;
+            [p - 1, p, p + 1]
+        }))
     }
 }
