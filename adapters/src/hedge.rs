@@ -55,22 +55,30 @@ fn facts(plan: &Plan) -> Request {
 }
 
 /// Runs one hedged operation: `send` makes copy `n`'s future (it owns what it needs: the loop
-/// holds several at once), `error_kind` names a client error's kind. Returns the caller's
-/// result and what hedging did.
-pub(crate) async fn run_hedged<RT, F, Fut, B, E>(
-    retrier: &Retrier,
-    runtime: &RT,
+/// holds several at once), `error_kind` names a client error's kind, and `finish` makes the
+/// front door's output of the caller's result and what hedging did. The retrier and the
+/// runtime come through `Deref` (owned or borrowed): this future is the one a front door
+/// boxes, not one awaited inside another (each nesting moves its few kilobytes once more).
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn run_hedged<Rr, Rh, RT, F, Fut, B, E, Fin, O>(
+    retrier: Rr,
+    runtime: Rh,
     mut plan: Plan,
     policy: Policy,
     mut send: F,
     error_kind: impl Fn(&E) -> ErrorKind,
-) -> (Result<Retried<B>, RetryError<E>>, HedgeOutcome)
+    finish: Fin,
+) -> O
 where
+    Rr: core::ops::Deref<Target = Retrier>,
+    Rh: core::ops::Deref<Target = RT>,
     RT: Runtime + ?Sized,
     F: FnMut(Attempt<()>) -> Fut,
     Fut: Future<Output = Result<http::Response<B>, E>>,
     E: std::error::Error + 'static,
+    Fin: FnOnce(Result<Retried<B>, RetryError<E>>, HedgeOutcome) -> O,
 {
+    let (retrier, runtime): (&Retrier, &RT) = (&retrier, &runtime);
     let abort = plan.abort.take();
     let start = runtime.now();
     let facts = facts(&plan);
@@ -265,7 +273,7 @@ where
                 emitter.emit(EventKind::Finished {
                     outcome: done.outcome,
                 });
-                return (last.finish(done), done);
+                return finish(last.finish(done), done);
             }
             // The machine has no other decision today; a new one is polled again.
             _ => now,

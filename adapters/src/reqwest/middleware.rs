@@ -119,7 +119,7 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
         let policy = plan.policy.as_deref().unwrap_or(self.retrier.policy());
         if hedges(policy, &plan) {
             let policy = *policy;
-            return Box::pin(hedged(&self.retrier, &self.runtime, plan, policy, sends));
+            return hedged(&self.retrier, &self.runtime, plan, policy, sends);
         }
         // The loop's future is the one boxed: it owns the plan and the sends, with no future
         // around it holding them too.
@@ -220,20 +220,21 @@ fn finish(
     }
 }
 
-/// The error of an attempt that had no request to send (cannot happen: see `handle`).
 /// One hedged operation down the rest of the chain: each copy sends a copy of the request
-/// with a copy of the caller's extensions; the winner's extensions become the caller's.
-async fn hedged<RT: Runtime>(
-    retrier: &Retrier,
-    runtime: &RT,
+/// with a copy of the caller's extensions; the winner's extensions become the caller's. The
+/// hedged loop's own future is the one boxed (each nesting of futures moves its few
+/// kilobytes once more).
+fn hedged<'f, RT: Runtime + Send + Sync + 'static>(
+    retrier: &'f Retrier,
+    runtime: &'f RT,
     plan: crate::request::Plan,
     policy: crate::Policy,
-    mut sends: Sends<'_>,
-) -> reqwest_middleware::Result<Response> {
+    mut sends: Sends<'f>,
+) -> Pin<Box<dyn Future<Output = reqwest_middleware::Result<Response>> + Send + 'f>> {
     let Some(request) = sends.request.take() else {
-        return Err(reqwest_middleware::Error::middleware(
-            BodyNotReplayableError,
-        ));
+        return Box::pin(core::future::ready(Err(
+            reqwest_middleware::Error::middleware(BodyNotReplayableError),
+        )));
     };
     let next = sends.next.clone();
     let extensions = sends.extensions.clone();
@@ -251,20 +252,30 @@ async fn hedged<RT: Runtime>(
             Ok(response)
         }
     };
-    let (result, hedged) = run_hedged(retrier, runtime, plan, policy, copies, error_kind).await;
-    let result = result.map(|mut done| {
-        if let Some(CopyExtensions(own)) = done.response.extensions_mut().remove() {
-            sends.own = own;
-        }
-        done
-    });
-    finish(result, sends, Some(hedged))
+    Box::pin(run_hedged(
+        retrier,
+        runtime,
+        plan,
+        policy,
+        copies,
+        error_kind,
+        move |result, hedged| {
+            let result = result.map(|mut done| {
+                if let Some(CopyExtensions(own)) = done.response.extensions_mut().remove() {
+                    sends.own = own;
+                }
+                done
+            });
+            finish(result, sends, Some(hedged))
+        },
+    ))
 }
 
 /// The extensions a hedged copy went down the chain with, carried back with its response.
 #[derive(Clone)]
 struct CopyExtensions(Extensions);
 
+/// The error of an attempt that had no request to send (cannot happen: see `handle`).
 #[derive(Debug)]
 struct BodyNotReplayableError;
 

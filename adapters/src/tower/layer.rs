@@ -120,7 +120,7 @@ where
         if hedges(policy, &plan) {
             let policy = *policy;
             let inner = self.inner.clone();
-            return Box::pin(hedged(retrier, runtime, plan, policy, inner, request));
+            return hedged(retrier, runtime, plan, policy, inner, request);
         }
         // The request (and a `ReplayBody`'s factory) is cloned only when an attempt is sent. A
         // discarded response's body is read to its end when small and quick, so the inner
@@ -153,21 +153,23 @@ where
 
 /// One hedged operation through the inner service: each copy readies a clone of it of its
 /// own (its readiness is part of the copy's time) and calls it with a clone of the request.
-// The retrier and the runtime are owned: this future is the one the call boxes, not one
-// nested in another (each nesting moves the hedged loop's few kilobytes once more).
-async fn hedged<S, B, R, RT>(
+// The loop's own future is the one boxed: the copies' maker and the finish step are made
+// here, before it (each nesting of futures moves the hedged loop's few kilobytes once more).
+fn hedged<S, B, R, RT>(
     retrier: Arc<Retrier>,
     runtime: RT,
     plan: Plan,
     policy: crate::Policy,
     inner: S,
     request: http::Request<B>,
-) -> Result<http::Response<R>, RetryError<ServiceError>>
+) -> RetryFuture<R>
 where
-    S: Service<http::Request<B>, Response = http::Response<R>> + Clone,
+    S: Service<http::Request<B>, Response = http::Response<R>> + Clone + Send + 'static,
+    S::Future: Send,
     S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    B: Clone,
-    RT: Runtime,
+    B: Clone + Send + 'static,
+    R: http_body::Body + Send + 'static,
+    RT: Runtime + Clone + Send + Sync + 'static,
 {
     let unservable = port_out_of_range(request.uri());
     let copy = move |copy: Attempt<()>| {
@@ -185,12 +187,21 @@ where
         }
     };
     let kind = |e: &ServiceError| error_kind(e);
-    let (result, hedged) = run_hedged(&retrier, &runtime, plan, policy, copy, kind).await;
-    let done = result?;
-    let mut response = done.response;
-    response.extensions_mut().insert(done.outcome);
-    response.extensions_mut().insert(hedged);
-    Ok(response)
+    Box::pin(run_hedged(
+        retrier,
+        Own(runtime),
+        plan,
+        policy,
+        copy,
+        kind,
+        |result, hedged| {
+            let done = result?;
+            let mut response = done.response;
+            response.extensions_mut().insert(done.outcome);
+            response.extensions_mut().insert(hedged);
+            Ok(response)
+        },
+    ))
 }
 
 /// One operation's attempts through the inner service: its own clone of it, made ready before
