@@ -16,7 +16,7 @@ use crate::decision::{
 };
 use crate::event::{Event, MisuseError, Request, Response};
 use crate::jitter::{uniform_nanos, uniform_nanos_nonzero, Jitter};
-use crate::overload::{Gate, GateSignal, Held, NoGate, NoRateLimiter, RateLimiter, Standing};
+use crate::overload::{Gate, GateSignal, NoGate, NoRateLimiter, RateLimiter, SendDue, Standing};
 use crate::policy::Policy;
 use crate::server_delay::{floored_wait, has_reset_field, is_retryable, pushback, server_floor};
 use crate::time::{nanos_saturating, Instant};
@@ -606,40 +606,33 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
     #[cold]
     #[inline(never)]
     fn admission(&mut self) -> Option<Decision> {
-        let now = Instant::from_nanos(self.now);
-        let fail_fast = self.attempts == 0 && self.policy.fail_fast_when_paused();
-        // Failing fast, the operation can use no slot of a reopening but the present.
-        let deadline = if fail_fast { self.now } else { self.deadline };
-        let lease = self.attempt_timeout();
-        let admitted = self.standing.admit(
-            &self.gate,
-            &self.limiter,
-            now,
-            lease,
-            Instant::from_nanos(deadline),
+        let fails_fast = self.attempts == 0 && self.policy.fail_fast_when_paused();
+        let due = self.standing.admit_send(
+            (&self.gate, &self.limiter),
+            self.now,
+            self.attempt_timeout(),
+            self.deadline,
+            fails_fast,
         );
-        let (until, source, reason) = match admitted {
-            Ok(probe) => {
-                self.standing.spend();
+        match due {
+            SendDue::Now { probe } => {
                 self.admitted = true;
                 self.probe = probe;
                 self.probe_admitted = self.now;
                 return None;
             }
-            Err(Held::Gate(t)) => (t, DelaySource::OriginPaused, StopReason::OriginPaused),
-            Err(Held::Limiter(t)) => (t, DelaySource::RateLimited, StopReason::RateLimited),
-        };
-        // Not before the next nanosecond: a wait ends after `now`.
-        let until = until.nanos().max(self.now.saturating_add(1));
-        if until >= self.deadline || fail_fast {
-            self.standing.spend();
-            self.stop(reason);
-        } else {
-            // A retry keeps its cause (and its budget grant); a first attempt has none.
-            self.phase = Phase::Waiting;
-            self.delay = until - self.now;
-            self.at = until;
-            self.wait_source = source;
+            SendDue::GiveUp(reason) => self.stop(reason),
+            SendDue::Held { until, reason } => {
+                // A retry keeps its cause (and its budget grant); a first attempt has none.
+                self.phase = Phase::Waiting;
+                self.delay = until - self.now;
+                self.at = until;
+                self.wait_source = if reason == StopReason::RateLimited {
+                    DelaySource::RateLimited
+                } else {
+                    DelaySource::OriginPaused
+                };
+            }
         }
         Some(self.decision())
     }

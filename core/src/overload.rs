@@ -12,6 +12,7 @@
 
 use core::time::Duration;
 
+use crate::decision::StopReason;
 use crate::time::Instant;
 
 mod gate;
@@ -214,6 +215,56 @@ impl Standing {
         }
         Ok(probe)
     }
+
+    /// What an operation does about the send due at `now` (nanoseconds), with a probe `lease`,
+    /// under its `deadline` (nanoseconds): [`admit`](Self::admit) it, then send it, wait for
+    /// the hold's end, or give up when that end reaches the deadline or the send `fails_fast`
+    /// (a first send under [`Policy::fail_fast_when_paused`](crate::Policy::fail_fast_when_paused),
+    /// which can use no slot of a reopening but the present). Shared by both machines.
+    pub(crate) fn admit_send<G: Gate, L: RateLimiter>(
+        &mut self,
+        (gate, limiter): (&G, &L),
+        now: u64,
+        lease: Duration,
+        deadline: u64,
+        fails_fast: bool,
+    ) -> SendDue {
+        let ask_before = if fails_fast { now } else { deadline };
+        let admitted = self.admit(
+            gate,
+            limiter,
+            Instant::from_nanos(now),
+            lease,
+            Instant::from_nanos(ask_before),
+        );
+        let (until, reason) = match admitted {
+            Ok(probe) => {
+                self.spend();
+                return SendDue::Now { probe };
+            }
+            Err(Held::Gate(t)) => (t, StopReason::OriginPaused),
+            Err(Held::Limiter(t)) => (t, StopReason::RateLimited),
+        };
+        // Not before the next nanosecond: a wait ends after `now`.
+        let until = until.nanos().max(now.saturating_add(1));
+        if until >= deadline || fails_fast {
+            self.spend();
+            return SendDue::GiveUp(reason);
+        }
+        SendDue::Held { until, reason }
+    }
+}
+
+/// What an operation does about its send due (see [`Standing::admit_send`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SendDue {
+    /// Send it now, as the gate's probe or not.
+    Now { probe: bool },
+    /// Wait until `until` (nanoseconds, after now): held by the gate (`OriginPaused`) or the
+    /// limiter (`RateLimited`).
+    Held { until: u64, reason: StopReason },
+    /// Give up for this reason: the hold would reach the deadline, or the send fails fast.
+    GiveUp(StopReason),
 }
 
 /// Who held an attempt back, and until when.

@@ -23,7 +23,7 @@ use crate::budget::{self, Budget, Unlimited};
 use crate::classify::{AttemptError, ErrorClass, ErrorKind};
 use crate::decision::{AttemptOutcome, DelaySource, Outcome, StopReason};
 use crate::event::{MisuseError, Request, Response};
-use crate::overload::{Gate, GateSignal, Held, NoGate, NoRateLimiter, RateLimiter, Standing};
+use crate::overload::{Gate, GateSignal, NoGate, NoRateLimiter, RateLimiter, SendDue, Standing};
 use crate::policy::Policy;
 use crate::server_delay::{floored_wait, is_retryable, pushback, server_floor};
 use crate::time::{nanos_saturating, Instant};
@@ -836,36 +836,25 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter> HedgeMachine<R, 
     #[cold]
     #[inline(never)]
     fn admission(&mut self, trigger: HedgeTrigger) -> bool {
-        let now = Instant::from_nanos(self.now);
-        let fail_fast = self.sent == 0 && self.policy.fail_fast_when_paused();
-        // Failing fast, the operation can use no slot of a reopening but the present.
-        let deadline = if fail_fast { self.now } else { self.deadline };
-        let lease = self.copy_timeout();
-        let admitted = self.standing.admit(
-            &self.gate,
-            &self.limiter,
-            now,
-            lease,
-            Instant::from_nanos(deadline),
+        let fails_fast = self.sent == 0 && self.policy.fail_fast_when_paused();
+        let due = self.standing.admit_send(
+            (&self.gate, &self.limiter),
+            self.now,
+            self.copy_timeout(),
+            self.deadline,
+            fails_fast,
         );
-        let (until, reason) = match admitted {
-            Ok(probe) => {
-                self.standing.spend();
+        match due {
+            SendDue::Now { probe } => {
                 self.admitted = true;
                 self.probe_admitted = probe.then_some(self.now);
                 return true;
             }
-            Err(Held::Gate(t)) => (t, StopReason::OriginPaused),
-            Err(Held::Limiter(t)) => (t, StopReason::RateLimited),
-        };
-        // Not before the next nanosecond: a wait ends after `now`.
-        let until = until.nanos().max(self.now.saturating_add(1));
-        if until >= self.deadline || fail_fast {
-            self.standing.spend();
-            self.suppress(reason);
-        } else {
-            self.hold = until;
-            self.next_at(until, trigger);
+            SendDue::GiveUp(reason) => self.suppress(reason),
+            SendDue::Held { until, .. } => {
+                self.hold = until;
+                self.next_at(until, trigger);
+            }
         }
         false
     }
