@@ -21,7 +21,7 @@ use crate::request::Plan;
 use crate::run::{run_planned, Own};
 use crate::runtime::Runtime;
 use crate::transport::{drain_body, AttemptNumber, DrainLimits};
-use crate::{Attempt, Retrier, RetryError, Transport};
+use crate::{Attempt, HedgeOutcome, Retried, Retrier, RetryError, Transport};
 use tower_layer::Layer;
 use tower_service::Service;
 
@@ -141,12 +141,7 @@ where
             Own(runtime),
             plan,
             calls,
-            |result, _| {
-                let done = result?;
-                let mut response = done.response;
-                response.extensions_mut().insert(done.outcome);
-                Ok(response)
-            },
+            |result, _| Ok(with_outcome(result?, None)),
         ))
     }
 }
@@ -194,14 +189,19 @@ where
         policy,
         copy,
         kind,
-        |result, hedged| {
-            let done = result?;
-            let mut response = done.response;
-            response.extensions_mut().insert(done.outcome);
-            response.extensions_mut().insert(hedged);
-            Ok(response)
-        },
+        |result, hedged| Ok(with_outcome(result?, Some(hedged))),
     ))
+}
+
+/// The response the caller gets, carrying the operation's `Outcome` (and a hedged one's
+/// `HedgeOutcome`) in its extensions.
+fn with_outcome<R>(done: Retried<R>, hedged: Option<HedgeOutcome>) -> http::Response<R> {
+    let mut response = done.response;
+    response.extensions_mut().insert(done.outcome);
+    if let Some(hedged) = hedged {
+        response.extensions_mut().insert(hedged);
+    }
+    response
 }
 
 /// One operation's attempts through the inner service: its own clone of it, made ready before
