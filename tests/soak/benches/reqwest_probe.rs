@@ -296,25 +296,14 @@ fn main() {
         return;
     }
     if flag("--allocs").is_some() {
-        let gets = 1_000;
-        allocs::header("reqwest", 20, gets);
-        for name in &names {
-            let w = rt.block_on(async {
-                let w = way(name, &host, false);
-                for _ in 0..200 {
-                    assert_eq!(get(&w, &url).await, 200);
+        let make = |name: &str| rt.block_on(async { way(name, &host, false) });
+        allocs::table("reqwest", &names, make, |w, n| {
+            rt.block_on(async {
+                for _ in 0..n {
+                    assert_eq!(get(w, &url).await, 200);
                 }
-                w
             });
-            let ((), count) = allocs::counted(|| {
-                rt.block_on(async {
-                    for _ in 0..gets {
-                        assert_eq!(get(&w, &url).await, 200);
-                    }
-                });
-            });
-            allocs::print(name, 20, gets, count);
-        }
+        });
         return;
     }
     if let Some(i) = flag("--only") {

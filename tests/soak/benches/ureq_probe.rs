@@ -154,20 +154,11 @@ fn main() {
         None => WAYS.to_vec(),
     };
     if flag("--allocs").is_some() {
-        let gets = 1_000;
-        allocs::header("ureq", 20, gets);
-        for name in &names {
-            let w = way(name);
-            for _ in 0..200 {
-                assert_eq!(get(&w, &url), 200);
+        allocs::table("ureq", &names, way, |w, n| {
+            for _ in 0..n {
+                assert_eq!(get(w, &url), 200);
             }
-            let ((), count) = allocs::counted(|| {
-                for _ in 0..gets {
-                    assert_eq!(get(&w, &url), 200);
-                }
-            });
-            allocs::print(name, 20, gets, count);
-        }
+        });
         return;
     }
     if let Some(i) = flag("--only") {

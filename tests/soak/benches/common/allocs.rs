@@ -86,3 +86,21 @@ pub fn header(probe: &str, width: usize, gets: usize) {
     );
     println!("{:<width$} {:>9} {:>11}", "way", "blocks", "bytes");
 }
+
+/// The `--allocs` table of a probe: for each way in `names`, made by `make` and warmed by 200
+/// GETs, the allocations of 1,000 more (`gets(way, n)` makes `n` GETs and checks each).
+pub fn table<W>(
+    probe: &str,
+    names: &[&str],
+    mut make: impl FnMut(&str) -> W,
+    mut gets: impl FnMut(&W, usize),
+) {
+    let n = 1_000;
+    header(probe, 20, n);
+    for name in names {
+        let way = make(name);
+        gets(&way, 200);
+        let ((), count) = counted(|| gets(&way, n));
+        print(name, 20, n, count);
+    }
+}
