@@ -300,18 +300,7 @@ fn a_403_whose_quota_is_exhausted_is_not_final_for_a_hedged_copy() {
         .retry_after_spread(Duration::ZERO)
         .build()
         .unwrap();
-    let mut m = HedgeMachine::new(
-        policy,
-        Request::new(Method::Get),
-        Pcg64Mcg::seed_from_u64(7),
-        Instant::ZERO,
-    );
-    assert!(matches!(
-        m.poll(Instant::ZERO),
-        HedgeDecision::Send { copy: 1, .. }
-    ));
-    m.handle(Instant::ZERO, HedgeEvent::Started { copy: 1 })
-        .unwrap();
+    let mut m = first_copy_in_flight(policy);
     let now = Instant::from_millis(10);
     let response = Response::new(403).rate_limit(br#""default";r=0;t=3"#);
     m.handle(now, HedgeEvent::Response { copy: 1, response })
@@ -343,17 +332,26 @@ fn a_plain_403_wins_for_a_hedged_copy() {
         .hedging(Hedging::fixed(Duration::from_millis(50)).max_attempts(2))
         .build()
         .unwrap();
+    let mut m = first_copy_in_flight(policy);
+    let response = Response::new(403);
+    m.handle(Instant::ZERO, HedgeEvent::Response { copy: 1, response })
+        .unwrap();
+    assert!(matches!(m.poll(Instant::ZERO), HedgeDecision::Return(_)));
+}
+
+/// A hedged GET under `policy`, made at 0, whose first copy started then.
+fn first_copy_in_flight(policy: Policy) -> HedgeMachine<Pcg64Mcg> {
     let mut m = HedgeMachine::new(
         policy,
         Request::new(Method::Get),
         Pcg64Mcg::seed_from_u64(7),
         Instant::ZERO,
     );
-    assert!(matches!(m.poll(Instant::ZERO), HedgeDecision::Send { .. }));
+    assert!(matches!(
+        m.poll(Instant::ZERO),
+        HedgeDecision::Send { copy: 1, .. }
+    ));
     m.handle(Instant::ZERO, HedgeEvent::Started { copy: 1 })
         .unwrap();
-    let response = Response::new(403);
-    m.handle(Instant::ZERO, HedgeEvent::Response { copy: 1, response })
-        .unwrap();
-    assert!(matches!(m.poll(Instant::ZERO), HedgeDecision::Return(_)));
+    m
 }
