@@ -217,7 +217,9 @@ where
 {
     use backstop_core::{HedgeDecision, HedgeEvent};
 
-    loop {
+    // Bounded: a hedged GET ends within a few decisions; a machine that did not would fail
+    // here, not spin.
+    for _ in 0..1_000 {
         match m.poll(now) {
             HedgeDecision::Send { copy, .. } => {
                 m.handle(now, HedgeEvent::Started { copy }).expect("due");
@@ -240,4 +242,5 @@ where
             other => panic!("unexpected {other:?}"),
         }
     }
+    panic!("the hedged GET did not end within 1,000 decisions")
 }
