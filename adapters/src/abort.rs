@@ -131,6 +131,13 @@ impl Abort {
         }
     }
 
+    /// A listener for the handle's firing, for a future that polls it itself: check
+    /// [`is_aborted`](Self::is_aborted) after making it (a firing before it was made is not
+    /// heard).
+    pub(crate) fn listen(&self) -> event_listener::EventListener {
+        self.0.event.listen()
+    }
+
     /// Blocks the thread until the handle fires or `deadline` passes. Returns whether it
     /// fired. For blocking runtimes.
     pub fn wait_until(&self, deadline: std::time::Instant) -> bool {

@@ -125,10 +125,12 @@ where
                 }
                 let span = emitter.attempt_span(copy);
                 let future = InSpan {
-                    future: Box::pin(send(Attempt {
-                        number: copy,
-                        timeout,
-                        request: http::Request::new(()),
+                    future: Box::pin(span.scope(|| {
+                        send(Attempt {
+                            number: copy,
+                            timeout,
+                            request: http::Request::new(()),
+                        })
                     })),
                     span,
                 };

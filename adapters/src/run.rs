@@ -170,8 +170,11 @@ where
         let (retrier, runtime): (&Retrier, &RT) = (&retrier, &runtime);
         let plan = plan.borrow_mut();
         // The plan is read where it was captured, not moved to a binding of its own: moved,
-        // it would take its room twice in this future. The abort is taken, not cloned.
+        // it would take its room twice in this future. The abort and the origin are taken,
+        // not cloned; the rest is lent to the operation.
         let abort = plan.abort.take();
+        let origin = plan.origin.take();
+        let plan: &Plan = plan;
         let start = runtime.now();
         let facts = Request::new(Method::from(&plan.method))
             .with_idempotency_key(plan.has_idempotency_key)
@@ -188,12 +191,12 @@ where
                 &plan.uri,
             ),
             machine: RetryMachine::with_overload(
-                // The request's own policy, else the retrier's.
-                *plan.policy.as_deref().unwrap_or(retrier.policy()),
+                // The request's own policy, else the retrier's: borrowed, not copied.
+                plan.policy.as_deref().unwrap_or(retrier.policy()),
                 facts,
                 retrier.next_rng(),
                 retrier.budget.clone(),
-                SharedGate::of(retrier, plan.origin.take(), start),
+                SharedGate::of(retrier, origin, start),
                 SharedLimiter(retrier.limiter.as_deref()),
                 start,
             ),
@@ -271,13 +274,21 @@ where
                     // (the transport is lent to it meanwhile). It runs inside the attempt's span.
                     let span = operation.emitter.attempt_span(attempt);
                     let (raced, span) = {
-                        let future = pin!(transport.send(Attempt {
+                        let future = pin!(span.scope(|| transport.send(Attempt {
                             number: attempt,
                             timeout,
                             request: next_request(attempt),
-                        }));
+                        })));
                         let mut traced = InSpan { future, span };
-                        let raced = operation.attempt(now, timeout, Pin::new(&mut traced)).await;
+                        let raced = if operation.start(now) {
+                            let mut scoped = operation.progress.scope(Pin::new(&mut traced));
+                            let raced = operation
+                                .race(now.saturating_add(timeout), Pin::new(&mut scoped))
+                                .await;
+                            Some(operation.ended(raced))
+                        } else {
+                            None
+                        };
                         (raced, traced.span)
                     };
                     match raced {
@@ -336,13 +347,76 @@ enum Raced<T> {
     Aborted,
 }
 
+/// A future raced against its timeout and the operation's abort. A timer that fires before
+/// the clock reaches `timeout_at` is replaced: the future keeps running.
+///
+/// The abort's listener and the timer are made on the first poll that finds the future
+/// pending: a blocking attempt completes in that poll (its client enforces the timeout and the
+/// abort), and so may an async one, with neither made for it. Each wake-up polls the future
+/// once, first: a poll that found it pending registered its waker, so polling it again before
+/// the task is woken only repeats the client's work. Written out, not an `async fn`: the
+/// attempt's state in the operation's future is this and nothing around it.
+struct Race<'a, F, RT: ?Sized> {
+    attempt: Pin<&'a mut F>,
+    abort: Option<&'a Abort>,
+    listener: Option<event_listener::EventListener>,
+    timer: Option<Sleep>,
+    runtime: &'a RT,
+    timeout_at: Instant,
+}
+
+impl<F: Future, RT: Runtime + ?Sized> Future for Race<'_, F, RT> {
+    type Output = Raced<F::Output>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut core::task::Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        // Bounded: a pass ends in a result or `Pending`, unless the timer fired before
+        // `timeout_at`; then the future is polled again and a new timer made.
+        loop {
+            if let Poll::Ready(output) = this.attempt.as_mut().poll(cx) {
+                return Poll::Ready(Raced::Done(output));
+            }
+            if let Some(abort) = this.abort {
+                // The flag is checked after the listener is made, and again after it is
+                // heard: nothing that happened before it was made is missed. Bounded: a
+                // listener is heard only after the flag was set.
+                loop {
+                    if abort.is_aborted() {
+                        return Poll::Ready(Raced::Aborted);
+                    }
+                    match &mut this.listener {
+                        None => this.listener = Some(abort.listen()),
+                        Some(listener) => {
+                            if Pin::new(listener).poll(cx).is_pending() {
+                                break;
+                            }
+                            this.listener = None;
+                        }
+                    }
+                }
+            }
+            let (runtime, timeout_at) = (this.runtime, this.timeout_at);
+            let sleep = this
+                .timer
+                .get_or_insert_with(|| runtime.timeout_at(timeout_at));
+            if sleep.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            if runtime.now() >= timeout_at {
+                return Poll::Ready(Raced::TimedOut);
+            }
+            this.timer = None;
+        }
+    }
+}
+
 /// One operation's state between the loop's steps.
 struct Operation<'a, RT: ?Sized> {
     retrier: &'a Retrier,
     runtime: &'a RT,
     abort: Option<&'a Abort>,
     emitter: Emitter<'a>,
-    machine: RetryMachine<LazyRng, SharedBudget, SharedGate, SharedLimiter<'a>>,
+    machine: RetryMachine<LazyRng, SharedBudget, SharedGate, SharedLimiter<'a>, &'a Policy>,
     start: Instant,
     /// Whether the attempt in flight is still connecting, as its client says.
     progress: Progress,
@@ -360,25 +434,22 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         now.saturating_duration_since(self.start)
     }
 
-    /// Starts attempt `number`, decided at `now`: its `future`, raced against its `timeout`
-    /// and the abort. Returns how the race ended and the clock after, or `None` when an
-    /// abort came first (reported; the attempt is neither sent nor counted).
-    async fn attempt<B, E>(
-        &mut self,
-        now: Instant,
-        timeout: Duration,
-        future: Pin<&mut impl Future<Output = Result<http::Response<B>, E>>>,
-    ) -> Option<(Sent<B, E>, Instant)> {
+    /// Starts the attempt decided at `now`, unless an abort came first (reported; the
+    /// attempt is then neither sent nor counted): whether it started. The caller then races
+    /// it against its timeout and the abort ([`Self::race`]) and reads the clock after
+    /// ([`Self::ended`]).
+    fn start(&mut self, now: Instant) -> bool {
         if self.aborted() {
             let _ = self.machine.handle(now, Event::Abort);
-            return None;
+            return false;
         }
         // Cannot fail: the machine has just decided to send.
         let _ = self.machine.handle(now, Event::AttemptStarted);
-        let mut scoped = self.progress.scope(future);
-        let raced = self
-            .race(now.saturating_add(timeout), Pin::new(&mut scoped))
-            .await;
+        true
+    }
+
+    /// How a started attempt's race ended, with the clock read after it.
+    fn ended<T>(&self, raced: Raced<T>) -> (Raced<T>, Instant) {
         let ended = self.runtime.now();
         // An abort wins over whatever the attempt ended with: a blocking client reports the
         // abort that interrupted it as an error of its own.
@@ -387,7 +458,7 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         } else {
             raced
         };
-        Some((raced, ended))
+        (raced, ended)
     }
 
     /// Reports how attempt `number` with its `timeout`, sent at `now`, ended (`raced`, the
@@ -443,46 +514,20 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         }
     }
 
-    /// Races the attempt against its timeout and the abort. A timer that fires before the
-    /// clock reaches `timeout_at` is replaced: the attempt keeps running.
-    async fn race<T>(
-        &self,
+    /// Races `attempt` against `timeout_at` and the abort (see [`Race`]).
+    fn race<'r, F: Future>(
+        &'r self,
         timeout_at: Instant,
-        mut attempt: Pin<&mut impl Future<Output = T>>,
-    ) -> Raced<T> {
-        // The abort listener and the timer are made on the first poll that finds the attempt
-        // pending: a blocking attempt completes in that poll (its client enforces the timeout
-        // and the abort), and so may an async one, with neither made for it. Each wake-up
-        // polls the attempt once, first: a poll that found it pending registered its waker, so
-        // polling it again before the task is woken only repeats the client's work.
-        let mut aborted = pin!(None);
-        let mut timer: Option<Sleep> = None;
-        // Bounded: a pass ends in a result or `Pending`, unless the timer fired before
-        // `timeout_at`; then the attempt is polled again and a new timer made.
-        future::poll_fn(|cx| loop {
-            if let Poll::Ready(output) = attempt.as_mut().poll(cx) {
-                return Poll::Ready(Raced::Done(output));
-            }
-            // `Abort::aborted` checks the flag after it starts listening, and the timer's
-            // instant is absolute: nothing that happened before they were made is missed.
-            if aborted.is_none() {
-                aborted.set(self.abort.map(Abort::aborted));
-            }
-            if let Some(listener) = aborted.as_mut().as_pin_mut() {
-                if listener.poll(cx).is_ready() {
-                    return Poll::Ready(Raced::Aborted);
-                }
-            }
-            let sleep = timer.get_or_insert_with(|| self.runtime.timeout_at(timeout_at));
-            if sleep.as_mut().poll(cx).is_pending() {
-                return Poll::Pending;
-            }
-            if self.runtime.now() >= timeout_at {
-                return Poll::Ready(Raced::TimedOut);
-            }
-            timer = None;
-        })
-        .await
+        attempt: Pin<&'r mut F>,
+    ) -> Race<'r, F, RT> {
+        Race {
+            attempt,
+            abort: self.abort,
+            listener: None,
+            timer: None,
+            runtime: self.runtime,
+            timeout_at,
+        }
     }
 
     /// Reports how attempt `number` with its `timeout` ended (the clock read `ended` after

@@ -18,6 +18,7 @@ use crate::event::{Event, MisuseError, Request, Response};
 use crate::jitter::{uniform_nanos, uniform_nanos_nonzero, Jitter};
 use crate::overload::{Gate, GateSignal, NoGate, NoRateLimiter, RateLimiter, SendDue, Standing};
 use crate::policy::Policy;
+use core::borrow::Borrow;
 use crate::server_delay::{floored_wait, has_reset_field, is_retryable, pushback, server_floor};
 use crate::time::{nanos_saturating, Instant};
 
@@ -74,8 +75,10 @@ use crate::time::{nanos_saturating, Instant};
 /// assert_eq!((outcome.attempts, outcome.reason), (2, StopReason::FinalStatus));
 /// ```
 #[derive(Clone, Debug)]
-pub struct RetryMachine<R, B = Unlimited, G = NoGate, L = NoRateLimiter> {
-    policy: Policy,
+pub struct RetryMachine<R, B = Unlimited, G = NoGate, L = NoRateLimiter, P = Policy> {
+    /// The policy, owned or borrowed (`&Policy`: a driver that keeps its policy elsewhere
+    /// does not copy it into every operation).
+    policy: P,
     /// Read once, into `fixed`; kept so that `Debug` shows it.
     #[allow(dead_code)]
     request: Request,
@@ -286,7 +289,7 @@ impl<R: Rng, B: Budget> RetryMachine<R, B> {
     }
 }
 
-impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
+impl<R: Rng, B: Budget, G: Gate, L: RateLimiter, P: Borrow<Policy>> RetryMachine<R, B, G, L, P> {
     /// A machine that consults `budget` before every retry, and the origin's `gate` and the
     /// send-rate `limiter` before every attempt (the first one too): a closed gate or an empty
     /// bucket makes the machine wait ([`DelaySource::OriginPaused`],
@@ -301,7 +304,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
     /// they cause are bounded by the deadline, not by [`Policy::worst_case`]'s `wait`, which
     /// counts the policy's own waits.
     pub fn with_overload(
-        policy: Policy,
+        policy: P,
         request: Request,
         rng: R,
         budget: B,
@@ -309,8 +312,10 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
         limiter: L,
         now: Instant,
     ) -> Self {
-        let deadline = now.saturating_add(policy.max_elapsed()).nanos();
-        let fixed = Fixed::new(&policy, request);
+        let borrowed = policy.borrow();
+        let deadline = now.saturating_add(borrowed.max_elapsed()).nanos();
+        let fixed = Fixed::new(borrowed, request);
+        let previous_wait = borrowed.backoff().base();
         RetryMachine {
             deadline,
             full_timeout_before: match deadline.checked_sub(fixed.attempt_timeout) {
@@ -338,7 +343,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
             wait_source: DelaySource::Backoff,
             stop: StopReason::FinalStatus,
             started: now.nanos(),
-            previous_wait: policy.backoff().base(),
+            previous_wait,
             last: None,
             last_retry_after: None,
             fixed,
@@ -347,8 +352,8 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
 
     /// The policy this machine follows.
     #[must_use]
-    pub const fn policy(&self) -> &Policy {
-        &self.policy
+    pub fn policy(&self) -> &Policy {
+        self.policy.borrow()
     }
 
     /// The instant after which no attempt starts.
@@ -461,7 +466,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
         }
         self.now = now;
         let status = response.status;
-        let retryable = is_retryable(&self.policy, response);
+        let retryable = is_retryable(self.policy.borrow(), response);
         let cause = AttemptOutcome::Response(status);
         self.last = Some(cause);
         if let Some(success) = budget::response_success(status, retryable) {
@@ -474,7 +479,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
         // The usual response has no `Retry-After` and no rate-limit field: four tests, and
         // the parsers stay out of line.
         if response.retry_after.is_some()
-            || (retryable && self.policy.rate_limit_fields() && has_reset_field(response))
+            || (retryable && self.policy.borrow().rate_limit_fields() && has_reset_field(response))
         {
             self.response_with_fields(*response, cause, retryable);
         } else {
@@ -606,7 +611,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
     #[cold]
     #[inline(never)]
     fn admission(&mut self) -> Option<Decision> {
-        let fails_fast = self.attempts == 0 && self.policy.fail_fast_when_paused();
+        let fails_fast = self.attempts == 0 && self.policy.borrow().fail_fast_when_paused();
         let due = self.standing.admit_send(
             (&self.gate, &self.limiter),
             self.now,
@@ -643,7 +648,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
     #[inline(never)]
     fn overload_response(&mut self, response: &Response<'_>, retryable: bool) {
         let now = Instant::from_nanos(self.now);
-        let (back_off, throttled) = pushback(&self.policy, response, retryable);
+        let (back_off, throttled) = pushback(self.policy.borrow(), response, retryable);
         if L::ACTIVE {
             self.limiter.on_response(now, throttled);
         }
@@ -861,7 +866,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
         response: &Response<'_>,
         retryable: bool,
     ) -> Option<(Duration, DelaySource)> {
-        let (retry_after, floor) = server_floor(&self.policy, response, retryable);
+        let (retry_after, floor) = server_floor(self.policy.borrow(), response, retryable);
         self.last_retry_after = retry_after;
         floor
     }
@@ -894,7 +899,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
             self.stop(reason);
             return true;
         }
-        if self.attempts >= self.policy.max_attempts() {
+        if self.attempts >= self.policy.borrow().max_attempts() {
             self.stop(StopReason::Attempts);
             return true;
         }
@@ -966,7 +971,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
         source: DelaySource,
     ) -> Option<(Duration, DelaySource)> {
         floored_wait(
-            &self.policy,
+            self.policy.borrow(),
             &mut self.rng,
             self.deadline.saturating_sub(self.now),
             (floor, source),
@@ -994,9 +999,9 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter> RetryMachine<R, B, G, L> {
     #[cold]
     #[inline(never)]
     fn backoff_wait_general(&mut self) -> u64 {
-        let backoff = self.policy.backoff();
+        let backoff = self.policy.borrow().backoff();
         let d = backoff.delay(self.attempts);
-        let wait = self.policy.jitter().apply(
+        let wait = self.policy.borrow().jitter().apply(
             d,
             backoff.base(),
             backoff.cap(),

@@ -227,6 +227,17 @@ fn record_result(span: &tracing::Span, result: AttemptOutcome) {
     }
 }
 
+impl AttemptSpan {
+    /// Runs `f` inside this span: a transport's `send`, which may call the client (a tower
+    /// service's `call`, the rest of a middleware chain) before its future is first polled,
+    /// so that what the client traces of the attempt is the span's child from its start.
+    pub(crate) fn scope<R>(&self, f: impl FnOnce() -> R) -> R {
+        #[cfg(feature = "tracing")]
+        let _inside = self.span.enter();
+        f()
+    }
+}
+
 /// A future polled inside an attempt's span, so that what the client traces of the attempt
 /// is its child. Only for futures that need no pinning of their own (boxed, or pinned in
 /// place): the wrapper then needs no projection.

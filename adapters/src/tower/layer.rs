@@ -233,7 +233,8 @@ where
 
     /// Calls the service `ready` made ready, or returns the error it failed with. The request
     /// (and a `ReplayBody`'s factory) is cloned only when an attempt is sent, and the service
-    /// is called only when the attempt's future is first polled.
+    /// is called then (the loop sends nothing after an abort), inside the attempt's span: the
+    /// attempt's future holds the service's future only, not the request as well.
     fn send(
         &mut self,
         attempt: Attempt<()>,
@@ -244,15 +245,14 @@ where
         } else {
             self.ready.take().unwrap_or(Ok(()))
         };
-        let mut request = self.request.clone();
-        request
-            .extensions_mut()
-            .insert(AttemptNumber(attempt.number));
-        let service = &mut self.inner;
-        async move {
-            readied?;
-            service.call(request).await.map_err(ServiceError::new)
-        }
+        let called = readied.map(|()| {
+            let mut request = self.request.clone();
+            request
+                .extensions_mut()
+                .insert(AttemptNumber(attempt.number));
+            self.inner.call(request)
+        });
+        async move { called?.await.map_err(ServiceError::new) }
     }
 
     fn error_kind(&self, error: &ServiceError) -> crate::ErrorKind {
