@@ -366,21 +366,27 @@ impl Retrier {
             let n = self.operations.fetch_add(1, Ordering::Relaxed);
             s.wrapping_add(n)
         });
-        LazyRng { seed, rng: None }
+        LazyRng::Seed(seed)
     }
 }
 
 /// A [`Pcg64Mcg`] made on first use from its seed (a fresh random one when there is none).
-pub(crate) struct LazyRng {
-    seed: Option<u64>,
-    rng: Option<Pcg64Mcg>,
+/// One or the other, not both: the operation's future holds it.
+pub(crate) enum LazyRng {
+    Seed(Option<u64>),
+    Rng(Pcg64Mcg),
 }
 
 impl LazyRng {
     fn rng(&mut self) -> &mut Pcg64Mcg {
-        let seed = self.seed;
-        self.rng
-            .get_or_insert_with(|| Pcg64Mcg::seed_from_u64(seed.unwrap_or_else(random_u64)))
+        if let LazyRng::Seed(seed) = *self {
+            *self = LazyRng::Rng(Pcg64Mcg::seed_from_u64(seed.unwrap_or_else(random_u64)));
+        }
+        match self {
+            LazyRng::Rng(rng) => rng,
+            // Cannot happen: made just above.
+            LazyRng::Seed(_) => unreachable!("the generator is made before it is lent"),
+        }
     }
 }
 

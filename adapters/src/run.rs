@@ -170,9 +170,8 @@ where
         let (retrier, runtime): (&Retrier, &RT) = (&retrier, &runtime);
         let plan = plan.borrow_mut();
         // The plan is read where it was captured, not moved to a binding of its own: moved,
-        // it would take its room twice in this future. The abort and the origin are taken,
-        // not cloned; the rest is lent to the operation.
-        let abort = plan.abort.take();
+        // it would take its room twice in this future. The origin is taken; the rest
+        // (the abort too) is lent to the operation.
         let origin = plan.origin.take();
         let plan: &Plan = plan;
         let start = runtime.now();
@@ -182,7 +181,7 @@ where
         let mut operation = Operation {
             retrier,
             runtime,
-            abort: abort.as_ref(),
+            abort: plan.abort.as_ref(),
             emitter: Emitter::new(
                 &retrier.observers,
                 retrier.metrics.as_ref(),
@@ -291,16 +290,27 @@ where
                         };
                         (raced, traced.span)
                     };
-                    match raced {
-                        Some(raced) => operation.attempt_ended::<B, T>(
-                            now,
-                            (attempt, timeout),
-                            raced,
-                            &span,
-                            &transport,
-                            &mut last,
-                        ),
-                        None => now,
+                    let Some(raced) = raced else { continue };
+                    let (after, response) = operation.attempt_ended::<B, T>(
+                        now,
+                        (attempt, timeout),
+                        raced,
+                        &span,
+                        &transport,
+                        &mut last,
+                    );
+                    // A response ends the operation (the success path: it is returned from here,
+                    // never moved into `last`), or is kept in `last`, boxed, to be released
+                    // before the next attempt: `last` stays small in this future.
+                    match response.map(|r| (r, operation.machine.poll(after))) {
+                        None => after,
+                        Some((response, Decision::Return(outcome) | Decision::GiveUp(outcome))) => {
+                            return finish(operation.returned(outcome, response), transport);
+                        }
+                        Some((response, _)) => {
+                            last = Last::Response(Box::new(response));
+                            after
+                        }
                     }
                 }
                 Decision::Wait {
@@ -331,7 +341,9 @@ where
 /// What the last attempt left for the caller.
 enum Last<B, E> {
     Nothing,
-    Response(http::Response<B>),
+    /// A response the operation does not end with (yet): the next attempt's or wait's to
+    /// release. Boxed: the success path never puts its response here.
+    Response(Box<http::Response<B>>),
     Error(E, ErrorKind),
     /// The loop's own timer ended the attempt: there is no client error to return.
     TimedOut,
@@ -472,11 +484,11 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         span: &AttemptSpan,
         transport: &T,
         last: &mut Last<T::Body, T::Error>,
-    ) -> Instant {
+    ) -> (Instant, Option<http::Response<T::Body>>) {
         let classify = |e: &T::Error| transport.error_kind(e);
         let (gate, limiter) = (self.machine.gate(), self.machine.rate_limiter());
         let marks = Marks::of(gate, limiter);
-        let result = self.report(classify, (number, timeout), ended, raced, last);
+        let (result, response) = self.report(classify, (number, timeout), ended, raced, last);
         span.ended(&result);
         self.emitter.emit(EventKind::AttemptEnded {
             attempt: number,
@@ -488,7 +500,7 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
             let (gate, limiter) = (self.machine.gate(), self.machine.rate_limiter());
             marks.emit_changes(gate, limiter, &self.emitter, number, ended, self.start);
         }
-        self.emitter.clock_after(self.runtime, ended)
+        (self.emitter.clock_after(self.runtime, ended), response)
     }
 
     /// Awaits `ready`, bounded by the deadline and the abort (an abort is reported; the
@@ -531,7 +543,8 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
     }
 
     /// Reports how attempt `number` with its `timeout` ended (the clock read `ended` after
-    /// it) to the machine, keeps what the caller may get in `last`, and says what it was.
+    /// it) to the machine, keeps what the caller may get in `last` (a response: returned),
+    /// and says what it was.
     fn report<B, E: std::error::Error + 'static>(
         &mut self,
         classify: impl Fn(&E) -> ErrorKind,
@@ -539,14 +552,17 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         ended: Instant,
         raced: Raced<Result<http::Response<B>, E>>,
         last: &mut Last<B, E>,
-    ) -> AttemptOutcome {
+    ) -> (AttemptOutcome, Option<http::Response<B>>) {
         // The attempt's own result is reported at `ended` even when the clock has reached its
         // timeout by then: the machine takes what the client produced over a timeout that no
         // decision has reported yet (as it takes the abort).
         match raced {
             Raced::Aborted => {
                 let _ = self.machine.handle(ended, Event::Abort);
-                AttemptOutcome::Error(AttemptError::new(ErrorKind::Aborted))
+                (
+                    AttemptOutcome::Error(AttemptError::new(ErrorKind::Aborted)),
+                    None,
+                )
             }
             // The loop's timer ended the attempt. It is reported as an error like a client's
             // (the machine would time it out by itself at the next decision, but without the
@@ -559,15 +575,16 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
                 // Cannot fail: the attempt is in flight until its result is reported.
                 let _ = self.machine.handle(ended, Event::Error(e));
                 *last = Last::TimedOut;
-                AttemptOutcome::Error(e)
+                (AttemptOutcome::Error(e), None)
             }
             Raced::Done(Ok(response)) => {
                 let facts = self.response_facts(&response);
                 let status = facts.status;
                 // Cannot fail: the attempt is in flight until its result is reported.
                 let _ = self.machine.handle(ended, Event::Response(facts));
-                *last = Last::Response(response);
-                AttemptOutcome::Response(status)
+                // It replaces what an earlier attempt left; the caller keeps it.
+                *last = Last::Nothing;
+                (AttemptOutcome::Response(status), Some(response))
             }
             Raced::Done(Err(error)) => {
                 let kind = classify(&error);
@@ -575,7 +592,7 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
                 // Cannot fail: the attempt is in flight until its result is reported.
                 let _ = self.machine.handle(ended, Event::Error(e));
                 *last = Last::Error(error, kind);
-                AttemptOutcome::Error(e)
+                (AttemptOutcome::Error(e), None)
             }
         }
     }
@@ -622,6 +639,7 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         let Last::Response(response) = core::mem::replace(last, Last::Nothing) else {
             return None;
         };
+        let response = *response;
         // Half the time left at most: the next attempt keeps the other half.
         let time_left = self.machine.deadline().saturating_duration_since(now);
         let limits = self
@@ -710,6 +728,20 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         self.emitter.clock_after(self.runtime, woke)
     }
 
+    /// The caller's result when the machine ends the operation with the `response` its last
+    /// attempt just got (see [`Self::finish`]).
+    fn returned<B, E>(
+        &self,
+        outcome: Outcome,
+        response: http::Response<B>,
+    ) -> Result<Retried<B>, RetryError<E>> {
+        self.emitter.emit(EventKind::Finished { outcome });
+        if outcome.reason == StopReason::Aborted {
+            return Err(RetryError::Aborted(outcome));
+        }
+        Ok(Retried { response, outcome })
+    }
+
     /// Turns the machine's final outcome and the last attempt's leftovers into the caller's
     /// result.
     fn finish<B, E>(
@@ -720,7 +752,10 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         self.emitter.emit(EventKind::Finished { outcome });
         match last {
             _ if outcome.reason == StopReason::Aborted => Err(RetryError::Aborted(outcome)),
-            Last::Response(response) => Ok(Retried { response, outcome }),
+            Last::Response(response) => Ok(Retried {
+                response: *response,
+                outcome,
+            }),
             // The client's own timeout is a time-out like the loop's. `Nothing` with a response
             // in the outcome: the machine returned a response the loop had already released
             // (drained during a wait the operation ended at, past the deadline); the time ran

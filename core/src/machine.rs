@@ -18,9 +18,9 @@ use crate::event::{Event, MisuseError, Request, Response};
 use crate::jitter::{uniform_nanos, uniform_nanos_nonzero, Jitter};
 use crate::overload::{Gate, GateSignal, NoGate, NoRateLimiter, RateLimiter, SendDue, Standing};
 use crate::policy::Policy;
-use core::borrow::Borrow;
 use crate::server_delay::{floored_wait, has_reset_field, is_retryable, pushback, server_floor};
 use crate::time::{nanos_saturating, Instant};
+use core::borrow::Borrow;
 
 /// The sans-IO retry state machine for one operation (one logical request and its retries).
 ///

@@ -221,6 +221,35 @@ struct Calls<S, B> {
     request: http::Request<B>,
 }
 
+pin_project_lite::pin_project! {
+    /// An attempt's future: the service's, or the readiness error the attempt fails with.
+    /// Written out, not an `async` block: the operation's future holds the service's future
+    /// and nothing around it.
+    #[project = CalledNow]
+    enum Called<F> {
+        Future { #[pin] future: F },
+        Failed { error: Option<ServiceError> },
+    }
+}
+
+impl<F, R, E> Future for Called<F>
+where
+    F: Future<Output = Result<http::Response<R>, E>>,
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Output = Result<http::Response<R>, ServiceError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project() {
+            CalledNow::Future { future } => future.poll(cx).map_err(ServiceError::new),
+            // Polled once: the loop drops the attempt's future when it is ready.
+            CalledNow::Failed { error } => Poll::Ready(Err(error
+                .take()
+                .unwrap_or_else(|| ServiceError::new(UnsupportedUri)))),
+        }
+    }
+}
+
 impl<S, B, R> Transport<()> for Calls<S, B>
 where
     S: Service<http::Request<B>, Response = http::Response<R>> + Clone,
@@ -245,14 +274,18 @@ where
         } else {
             self.ready.take().unwrap_or(Ok(()))
         };
-        let called = readied.map(|()| {
-            let mut request = self.request.clone();
-            request
-                .extensions_mut()
-                .insert(AttemptNumber(attempt.number));
-            self.inner.call(request)
-        });
-        async move { called?.await.map_err(ServiceError::new) }
+        match readied {
+            Ok(()) => {
+                let mut request = self.request.clone();
+                request
+                    .extensions_mut()
+                    .insert(AttemptNumber(attempt.number));
+                Called::Future {
+                    future: self.inner.call(request),
+                }
+            }
+            Err(error) => Called::Failed { error: Some(error) },
+        }
     }
 
     fn error_kind(&self, error: &ServiceError) -> crate::ErrorKind {
