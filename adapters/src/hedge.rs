@@ -82,27 +82,19 @@ where
     let abort = plan.abort.take();
     let start = runtime.now();
     let facts = facts(&plan);
-    let emitter = Emitter::new(
-        &retrier.observers,
-        retrier.metrics.as_ref(),
-        plan.name.as_ref(),
-        &plan.method,
-        &plan.uri,
-    );
+    let origin = plan.origin.take();
+    let plan = &plan;
+    let emitter = Emitter::new(&retrier.observers, retrier.metrics.as_ref(), plan);
     let mut machine = HedgeMachine::with_overload(
         policy,
         facts,
         retrier.next_rng(),
         retrier.budget.clone(),
         &*retrier.latencies,
-        SharedGate::of(retrier, plan.origin.take(), start),
+        SharedGate::of(retrier, origin, start),
         SharedLimiter(retrier.limiter.as_deref()),
         start,
     );
-    let answers = retrier
-        .classify_response
-        .is_some()
-        .then(|| (plan.method.clone(), plan.uri.clone()));
     let mut copies: Vec<Slot<Fut>> = (0..machine.max_copies()).map(|_| None).collect();
     let mut last = Leftovers {
         response: None,
@@ -194,12 +186,8 @@ where
                         let marks = Marks::of(machine.gate(), machine.rate_limiter());
                         let outcome = match result {
                             Ok(response) => {
-                                let facts = response_facts(
-                                    retrier,
-                                    machine.policy(),
-                                    answers.as_ref(),
-                                    &response,
-                                );
+                                let facts =
+                                    response_facts(retrier, machine.policy(), plan, &response);
                                 let status = facts.status;
                                 let _ = machine.handle(
                                     ended,

@@ -90,7 +90,7 @@ where
         retrier,
         runtime,
         plan,
-        move |number| {
+        move |number, _: &Plan| {
             let mut copy = copy_for_attempt(&request);
             copy.extensions_mut().insert(AttemptNumber(number));
             copy
@@ -101,22 +101,25 @@ where
 }
 
 /// [`run`] for a front door that sends the caller's request itself (the reqwest middleware,
-/// the tower layer): the loop knows the request by its `plan`, each attempt carries an empty
-/// request, and `finish` turns the result (and the transport, given back) into the front
-/// door's. The loop's future is the front door's own: it owns (or borrows, through `retrier`
-/// and `runtime`) what it works on, with no future around it that would hold them too.
+/// the tower layer): the loop knows the request by its `plan`, each attempt carries the
+/// request `head` makes of it (empty, or [`plan_head`]'s), and `finish` turns the result (and
+/// the transport, given back) into the front door's. The loop's future is the front door's
+/// own: it owns (or borrows, through `retrier` and `runtime`) what it works on, with no
+/// future around it that would hold them too.
 #[cfg(any(feature = "tower", feature = "reqwest"))]
-pub(crate) fn run_planned<Rr, Rh, RT, T, F, O>(
+pub(crate) fn run_planned<Rr, Rh, RT, H, T, F, O>(
     retrier: Rr,
     runtime: Rh,
     plan: Plan,
+    head: H,
     transport: T,
     finish: F,
-) -> impl Future<Output = O> + use<Rr, Rh, RT, T, F, O>
+) -> impl Future<Output = O> + use<Rr, Rh, RT, H, T, F, O>
 where
     Rr: Deref<Target = Retrier>,
     Rh: Deref<Target = RT>,
     RT: Runtime + ?Sized,
+    H: Fn(&Plan) -> http::Request<()>,
     T: Transport<()>,
     F: FnOnce(Result<Retried<T::Body>, RetryError<T::Error>>, T) -> O,
 {
@@ -124,10 +127,20 @@ where
         retrier,
         runtime,
         plan,
-        |_| http::Request::new(()),
+        move |_, plan: &Plan| head(plan),
         transport,
         finish,
     )
+}
+
+/// An attempt's request with `plan`'s method and URI, and nothing else: for a transport that
+/// keeps the rest of the request, so that the operation's future holds those once.
+#[cfg(feature = "tower")]
+pub(crate) fn plan_head(plan: &Plan) -> http::Request<()> {
+    let mut head = http::Request::new(());
+    *head.method_mut() = plan.method.clone();
+    *head.uri_mut() = plan.uri.clone();
+    head
 }
 
 /// A value a future owns, lent to the loop as a reference would be (the tower layer's
@@ -162,7 +175,7 @@ where
     Rh: Deref<Target = RT>,
     RT: Runtime + ?Sized,
     P: core::borrow::BorrowMut<Plan>,
-    N: FnMut(u32) -> http::Request<B>,
+    N: FnMut(u32, &Plan) -> http::Request<B>,
     T: Transport<B>,
     F: FnOnce(Result<Retried<T::Body>, RetryError<T::Error>>, T) -> O,
 {
@@ -182,13 +195,7 @@ where
             retrier,
             runtime,
             abort: plan.abort.as_ref(),
-            emitter: Emitter::new(
-                &retrier.observers,
-                retrier.metrics.as_ref(),
-                plan.name.as_ref(),
-                &plan.method,
-                &plan.uri,
-            ),
+            emitter: Emitter::new(&retrier.observers, retrier.metrics.as_ref(), plan),
             machine: RetryMachine::with_overload(
                 // The request's own policy, else the retrier's: borrowed, not copied.
                 plan.policy.as_deref().unwrap_or(retrier.policy()),
@@ -201,10 +208,6 @@ where
             ),
             start,
             progress: Progress::default(),
-            answers: retrier
-                .classify_response
-                .is_some()
-                .then(|| Box::new((plan.method.clone(), plan.uri.clone()))),
         };
         let mut last = Last::Nothing;
         // The clock as last read. It is read again after every attempt and every wait; a reading
@@ -276,7 +279,7 @@ where
                         let future = pin!(span.scope(|| transport.send(Attempt {
                             number: attempt,
                             timeout,
-                            request: next_request(attempt),
+                            request: next_request(attempt, plan),
                         })));
                         let mut traced = InSpan { future, span };
                         let raced = if operation.start(now) {
@@ -368,16 +371,16 @@ enum Raced<T> {
 /// once, first: a poll that found it pending registered its waker, so polling it again before
 /// the task is woken only repeats the client's work. Written out, not an `async fn`: the
 /// attempt's state in the operation's future is this and nothing around it.
-struct Race<'a, F, RT: ?Sized> {
-    attempt: Pin<&'a mut F>,
-    abort: Option<&'a Abort>,
+struct Race<'r, 'a, F, RT: ?Sized> {
+    attempt: Pin<&'r mut F>,
+    /// The operation's runtime and abort (one reference: this lives in its future).
+    operation: &'r Operation<'a, RT>,
     listener: Option<event_listener::EventListener>,
     timer: Option<Sleep>,
-    runtime: &'a RT,
     timeout_at: Instant,
 }
 
-impl<F: Future, RT: Runtime + ?Sized> Future for Race<'_, F, RT> {
+impl<F: Future, RT: Runtime + ?Sized> Future for Race<'_, '_, F, RT> {
     type Output = Raced<F::Output>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut core::task::Context<'_>) -> Poll<Self::Output> {
@@ -388,7 +391,7 @@ impl<F: Future, RT: Runtime + ?Sized> Future for Race<'_, F, RT> {
             if let Poll::Ready(output) = this.attempt.as_mut().poll(cx) {
                 return Poll::Ready(Raced::Done(output));
             }
-            if let Some(abort) = this.abort {
+            if let Some(abort) = this.operation.abort {
                 // The flag is checked after the listener is made, and again after it is
                 // heard: nothing that happened before it was made is missed. Bounded: a
                 // listener is heard only after the flag was set.
@@ -407,7 +410,7 @@ impl<F: Future, RT: Runtime + ?Sized> Future for Race<'_, F, RT> {
                     }
                 }
             }
-            let (runtime, timeout_at) = (this.runtime, this.timeout_at);
+            let (runtime, timeout_at) = (this.operation.runtime, this.timeout_at);
             let sleep = this
                 .timer
                 .get_or_insert_with(|| runtime.timeout_at(timeout_at));
@@ -432,12 +435,9 @@ struct Operation<'a, RT: ?Sized> {
     start: Instant,
     /// Whether the attempt in flight is still connecting, as its client says.
     progress: Progress,
-    /// The request's method and URI, kept for the response hook when there is one (boxed:
-    /// the operation's future stays small without a hook).
-    answers: Option<Box<(http::Method, http::Uri)>>,
 }
 
-impl<RT: Runtime + ?Sized> Operation<'_, RT> {
+impl<'a, RT: Runtime + ?Sized> Operation<'a, RT> {
     fn aborted(&self) -> bool {
         self.abort.is_some_and(Abort::is_aborted)
     }
@@ -531,13 +531,12 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         &'r self,
         timeout_at: Instant,
         attempt: Pin<&'r mut F>,
-    ) -> Race<'r, F, RT> {
+    ) -> Race<'r, 'a, F, RT> {
         Race {
             attempt,
-            abort: self.abort,
+            operation: self,
             listener: None,
             timer: None,
-            runtime: self.runtime,
             timeout_at,
         }
     }
@@ -659,7 +658,7 @@ impl<RT: Runtime + ?Sized> Operation<'_, RT> {
         response_facts(
             self.retrier,
             self.machine.policy(),
-            self.answers.as_deref(),
+            self.emitter.plan(),
             response,
         )
     }
@@ -787,27 +786,27 @@ pub(crate) fn classified(
     AttemptError::new(kind).with_class(class)
 }
 
-/// The parts of `response` that bear on a retry under `policy`; `answers` (the request's
-/// method and URI) is there when the retrier has a response hook. The fast path (a status the
+/// The parts of `response` that bear on a retry under `policy`, for the request of `plan`
+/// (whose method and URI the retrier's response hook reads, when there is one). The fast path (a status the
 /// policy does not retry, or one without any of the fields) looks up one or two header names
 /// only.
 #[inline]
 pub(crate) fn response_facts<'r, B>(
     retrier: &Retrier,
     policy: &Policy,
-    answers: Option<&(http::Method, http::Uri)>,
+    plan: &Plan,
     response: &'r http::Response<B>,
 ) -> Response<'r> {
     let headers = response.headers();
     let status = response.status().as_u16();
-    let class = match (&retrier.classify_response, answers) {
-        (Some(f), Some((method, uri))) => f(&ResponseView {
-            method,
-            uri,
+    let class = match &retrier.classify_response {
+        Some(f) => f(&ResponseView {
+            method: &plan.method,
+            uri: &plan.uri,
             status: response.status(),
             headers,
         }),
-        _ => ResponseClass::ByStatus,
+        None => ResponseClass::ByStatus,
     };
     let mut facts = Response::new(status).class(class);
     // `Date` matters only as the reference of a `Retry-After` or an `X-RateLimit-Reset`:

@@ -76,6 +76,7 @@ pub use metrics::{Metrics, MetricsSnapshot};
 pub use redact::{redact_uri, RedactedUri};
 
 use crate::observe::spans::{AttemptSpan, OperationSpan};
+use crate::request::Plan;
 use crate::runtime::Runtime;
 
 /// A callback that receives every event (attempts, waits, outcomes).
@@ -99,30 +100,27 @@ fn trace_enabled() -> bool {
 /// Sends one operation's events to the observers, the metrics, the `metrics` facade and
 /// `tracing`.
 pub(crate) struct Emitter<'r> {
-    // Thin references (a `Vec`'s, a name's): the emitter lives in every operation's future.
+    // Thin references (a `Vec`'s, the plan's): the emitter lives in every operation's future.
     observers: &'r Vec<Observer>,
     metrics: Option<&'r Metrics>,
     #[cfg(feature = "metrics")]
     series: otel_metrics::Series,
-    operation: Option<&'r crate::OperationName>,
-    method: &'r http::Method,
-    /// The request's URI, redacted whenever it is shown.
-    url: redact::RedactedUri<'r>,
+    /// The operation's name, method and URI (redacted whenever it is shown).
+    plan: &'r Plan,
     active: bool,
     /// The operation's span (none unless reported and a subscriber wants it).
     span: OperationSpan,
 }
 
 impl<'r> Emitter<'r> {
-    /// The emitter of the operation `name` sending `method` to `uri`: it borrows them, and
-    /// formats nothing until a callback or a subscriber does.
+    /// The emitter of the operation `plan` (its name, its method, its URI): it borrows it,
+    /// and formats nothing until a callback or a subscriber does.
     pub(crate) fn new(
         observers: &'r Vec<Observer>,
         metrics: Option<&'r Metrics>,
-        name: Option<&'r crate::OperationName>,
-        method: &'r http::Method,
-        uri: &'r http::Uri,
+        plan: &'r Plan,
     ) -> Self {
+        let (name, method, uri) = (plan.name.as_ref(), &plan.method, &plan.uri);
         let active = reported(observers);
         let url = redact::RedactedUri::new(uri);
         let span = if active {
@@ -135,12 +133,15 @@ impl<'r> Emitter<'r> {
             metrics,
             #[cfg(feature = "metrics")]
             series: otel_metrics::Series::new(method, uri),
-            operation: name,
-            method,
-            url,
+            plan,
             active,
             span,
         }
+    }
+
+    /// The operation's plan.
+    pub(crate) fn plan(&self) -> &'r Plan {
+        self.plan
     }
 
     /// The span of attempt (or copy) `number`: a child of the operation's, or none.
@@ -148,7 +149,9 @@ impl<'r> Emitter<'r> {
         if !self.active {
             return AttemptSpan::default();
         }
-        self.span.attempt(number, self.method, self.url)
+        let plan = self.plan;
+        self.span
+            .attempt(number, &plan.method, redact::RedactedUri::new(&plan.uri))
     }
 
     /// The clock after an event was emitted at `read`: `read` itself when no callback ran
@@ -175,9 +178,13 @@ impl<'r> Emitter<'r> {
             return;
         }
         let event = RetryEvent {
-            operation: self.operation.map_or("", crate::OperationName::as_str),
-            method: self.method.as_str(),
-            url: self.url,
+            operation: self
+                .plan
+                .name
+                .as_ref()
+                .map_or("", crate::OperationName::as_str),
+            method: self.plan.method.as_str(),
+            url: redact::RedactedUri::new(&self.plan.uri),
             kind,
         };
         #[cfg(feature = "tracing")]

@@ -18,7 +18,7 @@ use crate::classify::UnsupportedUri;
 use crate::hedge::{hedges, run_hedged};
 use crate::idempotency::ensure_idempotency_key;
 use crate::request::Plan;
-use crate::run::{run_planned, Own};
+use crate::run::{plan_head, run_planned, Own};
 use crate::runtime::Runtime;
 use crate::transport::{drain_body, AttemptNumber, DrainLimits};
 use crate::{Attempt, HedgeOutcome, Retried, Retrier, RetryError, Transport};
@@ -115,7 +115,7 @@ where
         // The plan and the calls are made here, not in the future: what it captures it holds
         // once, where a value made inside it and lent to the loop would also keep the room of
         // what it was made from.
-        let plan = Plan::of(&request, &retrier);
+        let mut plan = Plan::of(&request, &retrier);
         let policy = plan.policy.as_deref().unwrap_or(retrier.policy());
         if hedges(policy, &plan) {
             let policy = *policy;
@@ -125,14 +125,22 @@ where
         // The request (and a `ReplayBody`'s factory) is cloned only when an attempt is sent. A
         // discarded response's body is read to its end when small and quick, so the inner
         // client can send the next attempt on the same connection.
+        // `http::Uri` takes `host:99999`, which a connector may read as its default port:
+        // such a request is refused at its first attempt, never sent.
+        let unservable = port_out_of_range(request.uri());
+        let (head, body) = request.into_parts();
+        // The plan keeps the method and the URI: each attempt's request brings them from there.
+        plan.method = head.method;
+        plan.uri = head.uri;
         let calls = Calls {
             inner: self.inner.clone(),
             ready: None,
             failed: false,
-            // `http::Uri` takes `host:99999`, which a connector may read as its default port:
-            // such a request is refused at its first attempt, never sent.
-            unservable: port_out_of_range(request.uri()),
-            request,
+            unservable,
+            version: head.version,
+            headers: head.headers,
+            extensions: head.extensions,
+            body,
         };
         // The loop's future is the one boxed: it owns the plan, the calls, the retrier's `Arc`
         // and the runtime, with no future around it holding them too.
@@ -140,6 +148,7 @@ where
             retrier,
             Own(runtime),
             plan,
+            plan_head,
             calls,
             |result, _| Ok(with_outcome(result?, None)),
         ))
@@ -218,7 +227,12 @@ struct Calls<S, B> {
     failed: bool,
     /// The request's port is not a TCP port: each attempt is refused unsent.
     unservable: bool,
-    request: http::Request<B>,
+    /// The caller's request but its method and URI, which each attempt's request brings from
+    /// the plan (the operation's future holds them once).
+    version: http::Version,
+    headers: http::HeaderMap,
+    extensions: http::Extensions,
+    body: B,
 }
 
 pin_project_lite::pin_project! {
@@ -276,10 +290,12 @@ where
         };
         match readied {
             Ok(()) => {
-                let mut request = self.request.clone();
-                request
-                    .extensions_mut()
-                    .insert(AttemptNumber(attempt.number));
+                let (mut head, ()) = attempt.request.into_parts();
+                head.version = self.version;
+                head.headers = self.headers.clone();
+                head.extensions = self.extensions.clone();
+                head.extensions.insert(AttemptNumber(attempt.number));
+                let request = http::Request::from_parts(head, self.body.clone());
                 Called::Future {
                     future: self.inner.call(request),
                 }
