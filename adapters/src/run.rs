@@ -206,7 +206,6 @@ where
                 SharedLimiter(retrier.limiter.as_deref()),
                 start,
             ),
-            start,
             progress: Progress::default(),
         };
         let mut last = Last::Nothing;
@@ -432,7 +431,6 @@ struct Operation<'a, RT: ?Sized> {
     abort: Option<&'a Abort>,
     emitter: Emitter<'a>,
     machine: RetryMachine<LazyRng, SharedBudget, SharedGate, SharedLimiter<'a>, &'a Policy>,
-    start: Instant,
     /// Whether the attempt in flight is still connecting, as its client says.
     progress: Progress,
 }
@@ -443,7 +441,7 @@ impl<'a, RT: Runtime + ?Sized> Operation<'a, RT> {
     }
 
     fn since_start(&self, now: Instant) -> Duration {
-        now.saturating_duration_since(self.start)
+        now.saturating_duration_since(self.machine.started())
     }
 
     /// Starts the attempt decided at `now`, unless an abort came first (reported; the
@@ -498,7 +496,8 @@ impl<'a, RT: Runtime + ?Sized> Operation<'a, RT> {
         });
         if let Some(marks) = marks {
             let (gate, limiter) = (self.machine.gate(), self.machine.rate_limiter());
-            marks.emit_changes(gate, limiter, &self.emitter, number, ended, self.start);
+            let start = self.machine.started();
+            marks.emit_changes(gate, limiter, &self.emitter, number, ended, start);
         }
         (self.emitter.clock_after(self.runtime, ended), response)
     }

@@ -356,6 +356,13 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter, P: Borrow<Policy>> RetryMachine
         self.policy.borrow()
     }
 
+    /// The instant the machine was created at: the operation's start, from which the
+    /// `max_elapsed` deadline runs.
+    #[must_use]
+    pub const fn started(&self) -> Instant {
+        Instant::from_nanos(self.started)
+    }
+
     /// The instant after which no attempt starts.
     #[must_use]
     pub const fn deadline(&self) -> Instant {

@@ -8,6 +8,7 @@
 use core::fmt;
 use core::future::Future;
 use core::pin::Pin;
+use core::task::{Context, Poll};
 
 use crate::hedge::{hedges, run_hedged};
 use crate::idempotency::ensure_idempotency_key;
@@ -272,6 +273,29 @@ fn hedged<'f, RT: Runtime + Send + Sync + 'static>(
     ))
 }
 
+/// An attempt's call down the rest of the chain (reqwest-middleware's boxed future), or none
+/// for a request that could not be copied. Written out, not an `async` block: the
+/// operation's future holds the call and nothing around it.
+struct Call<F>(Option<F>);
+
+impl<F> Future for Call<F>
+where
+    F: Future<Output = reqwest_middleware::Result<Response>> + Unpin,
+{
+    type Output = Result<http::Response<Response>, reqwest_middleware::Error>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let Some(call) = self.0.as_mut() else {
+            return Poll::Ready(Err(reqwest_middleware::Error::middleware(
+                BodyNotReplayableError,
+            )));
+        };
+        Pin::new(call)
+            .poll(cx)
+            .map(|result| Ok(head(result.map_err(redact_url)?)))
+    }
+}
+
 /// The extensions a hedged copy went down the chain with, carried back with its response.
 #[derive(Clone)]
 struct CopyExtensions(Extensions);
@@ -356,12 +380,7 @@ impl Transport<()> for Sends<'_> {
         } = &mut *self;
         *own = extensions.clone();
         own.insert(AttemptNumber(attempt.number));
-        let call = request.map(|request| next.clone().run(request, own));
-        async move {
-            let call =
-                call.ok_or_else(|| reqwest_middleware::Error::middleware(BodyNotReplayableError))?;
-            Ok(head(call.await.map_err(redact_url)?))
-        }
+        Call(request.map(|request| next.clone().run(request, own)))
     }
 
     fn error_kind(&self, error: &reqwest_middleware::Error) -> ErrorKind {
