@@ -26,7 +26,7 @@ use futures_lite::future;
 use crate::abort::Abort;
 use crate::observe::events::EventKind;
 use crate::observe::spans::InSpan;
-use crate::observe::Emitter;
+use crate::observe::{AttemptEnd, Emitter};
 use crate::outcome::{Retried, RetryError};
 use crate::overload::{Marks, SharedGate, SharedLimiter};
 use crate::request::{Attempt, Plan};
@@ -212,8 +212,8 @@ where
                             answered.future.span.ended(&outcome);
                         }
                         let (gate, limiter) = (machine.gate(), machine.rate_limiter());
-                        let end = CopyEnd {
-                            copy,
+                        let end = AttemptEnd {
+                            attempt: copy,
                             outcome,
                             sent,
                             ended,
@@ -241,8 +241,8 @@ where
                             let marks = Marks::of(machine.gate(), machine.rate_limiter());
                             let _ = machine.handle(ended, HedgeEvent::Error { copy, error: e });
                             let (gate, limiter) = (machine.gate(), machine.rate_limiter());
-                            let end = CopyEnd {
-                                copy,
+                            let end = AttemptEnd {
+                                attempt: copy,
                                 outcome: AttemptOutcome::Error(e),
                                 sent: timed_out.sent,
                                 ended,
@@ -268,36 +268,6 @@ where
             // The machine has no other decision today; a new one is polled again.
             _ => now,
         };
-    }
-}
-
-/// How a copy ended, once the machine has heard of it.
-struct CopyEnd {
-    copy: u32,
-    outcome: AttemptOutcome,
-    sent: Instant,
-    ended: Instant,
-}
-
-impl CopyEnd {
-    /// Tells the observers: the copy's `AttemptEnded`, then what its report did to the gate and
-    /// the limiter (`marks`, read before the report) of an operation started at `start`.
-    fn announce(
-        self,
-        emitter: &Emitter<'_>,
-        marks: Option<Marks>,
-        (gate, limiter): (&SharedGate, &SharedLimiter<'_>),
-        start: Instant,
-    ) {
-        emitter.emit(EventKind::AttemptEnded {
-            attempt: self.copy,
-            result: self.outcome,
-            took: self.ended.saturating_duration_since(self.sent),
-            elapsed: self.ended.saturating_duration_since(start),
-        });
-        if let Some(marks) = marks {
-            marks.emit_changes(gate, limiter, emitter, self.copy, self.ended, start);
-        }
     }
 }
 

@@ -25,7 +25,7 @@ use crate::abort::Abort;
 use crate::drain::{announced_too_long, DrainLimits};
 use crate::observe::events::EventKind;
 use crate::observe::spans::{AttemptSpan, InSpan};
-use crate::observe::Emitter;
+use crate::observe::{AttemptEnd, Emitter};
 use crate::outcome::{Retried, RetryError};
 use crate::overload::{Marks, SharedGate, SharedLimiter};
 use crate::progress::Progress;
@@ -488,17 +488,19 @@ impl<'a, RT: Runtime + ?Sized> Operation<'a, RT> {
         let marks = Marks::of(gate, limiter);
         let (result, response) = self.report(classify, (number, timeout), ended, raced, last);
         span.ended(&result);
-        self.emitter.emit(EventKind::AttemptEnded {
+        let end = AttemptEnd {
             attempt: number,
-            result,
-            took: ended.saturating_duration_since(now),
-            elapsed: self.since_start(ended),
-        });
-        if let Some(marks) = marks {
-            let (gate, limiter) = (self.machine.gate(), self.machine.rate_limiter());
-            let start = self.machine.started();
-            marks.emit_changes(gate, limiter, &self.emitter, number, ended, start);
-        }
+            outcome: result,
+            sent: now,
+            ended,
+        };
+        let (gate, limiter) = (self.machine.gate(), self.machine.rate_limiter());
+        end.announce(
+            &self.emitter,
+            marks,
+            (gate, limiter),
+            self.machine.started(),
+        );
         (self.emitter.clock_after(self.runtime, ended), response)
     }
 

@@ -76,6 +76,7 @@ pub use metrics::{Metrics, MetricsSnapshot};
 pub use redact::{redact_uri, RedactedUri};
 
 use crate::observe::spans::{AttemptSpan, OperationSpan};
+use crate::overload::{Marks, SharedGate, SharedLimiter};
 use crate::request::Plan;
 use crate::runtime::Runtime;
 
@@ -95,6 +96,36 @@ fn trace_enabled() -> bool {
         || tracing::enabled!(target: "backstop", tracing::Level::DEBUG);
     #[cfg(not(feature = "tracing"))]
     false
+}
+
+/// How an attempt (or a hedged copy) ended, once the machine has heard of it.
+pub(crate) struct AttemptEnd {
+    pub(crate) attempt: u32,
+    pub(crate) outcome: backstop_core::AttemptOutcome,
+    pub(crate) sent: backstop_core::Instant,
+    pub(crate) ended: backstop_core::Instant,
+}
+
+impl AttemptEnd {
+    /// Tells the observers: the attempt's `AttemptEnded`, then what its report did to the gate
+    /// and the limiter (`marks`, read before the report) of an operation started at `start`.
+    pub(crate) fn announce(
+        self,
+        emitter: &Emitter<'_>,
+        marks: Option<Marks>,
+        (gate, limiter): (&SharedGate, &SharedLimiter<'_>),
+        start: backstop_core::Instant,
+    ) {
+        emitter.emit(EventKind::AttemptEnded {
+            attempt: self.attempt,
+            result: self.outcome,
+            took: self.ended.saturating_duration_since(self.sent),
+            elapsed: self.ended.saturating_duration_since(start),
+        });
+        if let Some(marks) = marks {
+            marks.emit_changes(gate, limiter, emitter, self.attempt, self.ended, start);
+        }
+    }
 }
 
 /// Sends one operation's events to the observers, the metrics, the `metrics` facade and
