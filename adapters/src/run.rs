@@ -194,7 +194,6 @@ where
         let mut operation = Operation {
             retrier,
             runtime,
-            abort: plan.abort.as_ref(),
             emitter: Emitter::new(&retrier.observers, retrier.metrics.as_ref(), plan),
             machine: RetryMachine::with_overload(
                 // The request's own policy, else the retrier's: borrowed, not copied.
@@ -390,7 +389,7 @@ impl<F: Future, RT: Runtime + ?Sized> Future for Race<'_, '_, F, RT> {
             if let Poll::Ready(output) = this.attempt.as_mut().poll(cx) {
                 return Poll::Ready(Raced::Done(output));
             }
-            if let Some(abort) = this.operation.abort {
+            if let Some(abort) = this.operation.abort() {
                 // The flag is checked after the listener is made, and again after it is
                 // heard: nothing that happened before it was made is missed. Bounded: a
                 // listener is heard only after the flag was set.
@@ -428,7 +427,6 @@ impl<F: Future, RT: Runtime + ?Sized> Future for Race<'_, '_, F, RT> {
 struct Operation<'a, RT: ?Sized> {
     retrier: &'a Retrier,
     runtime: &'a RT,
-    abort: Option<&'a Abort>,
     emitter: Emitter<'a>,
     machine: RetryMachine<LazyRng, SharedBudget, SharedGate, SharedLimiter<'a>, &'a Policy>,
     /// Whether the attempt in flight is still connecting, as its client says.
@@ -436,8 +434,13 @@ struct Operation<'a, RT: ?Sized> {
 }
 
 impl<'a, RT: Runtime + ?Sized> Operation<'a, RT> {
+    /// The request's abort, from its plan.
+    fn abort(&self) -> Option<&'a Abort> {
+        self.emitter.plan().abort.as_ref()
+    }
+
     fn aborted(&self) -> bool {
-        self.abort.is_some_and(Abort::is_aborted)
+        self.abort().is_some_and(Abort::is_aborted)
     }
 
     fn since_start(&self, now: Instant) -> Duration {
@@ -712,7 +715,7 @@ impl<'a, RT: Runtime + ?Sized> Operation<'a, RT> {
             let _ = self.race(cut, pin!(transport.drain(body, limits))).await;
         }
         let sleep = self.runtime.sleep_until(until);
-        match self.abort {
+        match self.abort() {
             Some(a) => future::or(a.aborted(), sleep).await,
             None => sleep.await,
         }
