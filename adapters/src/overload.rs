@@ -246,28 +246,33 @@ impl OriginGates {
         })))
     }
 
+    /// [`find`](Self::find) for an `http::Uri`.
+    pub(crate) fn find_uri(&self, uri: &http::Uri) -> Option<OriginOf> {
+        let authority = uri.authority().map(http::uri::Authority::as_str);
+        self.find(uri.scheme_str(), authority, || (uri.host(), uri.port_u16()))
+    }
+
     /// The gate of the origin `lookup` names, made at `now` if there is none; remembered as
     /// this thread's last lookup when the map keeps it.
     pub(crate) fn gate(&self, lookup: Lookup, now: Instant) -> Arc<OriginGate> {
-        let gate = self.gate_in_map(&lookup.origin, now);
-        if let Some(gate) = &gate.kept {
-            let gate = Arc::downgrade(gate);
+        let (gate, kept) = self.gate_in_map(&lookup.origin, now);
+        if kept {
             let last = LastLookup {
                 gates: self.id,
                 scheme: lookup.scheme,
                 authority: lookup.authority,
-                gate,
+                gate: Arc::downgrade(&gate),
             };
             let _ = LAST_LOOKUP.try_with(|cache| *cache.borrow_mut() = Some(last));
         }
-        gate.gate
+        gate
     }
 
     /// The gate of `origin`, made at `now` if there is none, and whether the map keeps it.
-    fn gate_in_map(&self, origin: &Origin, now: Instant) -> Looked {
+    fn gate_in_map(&self, origin: &Origin, now: Instant) -> (Arc<OriginGate>, bool) {
         let mut gates = self.gates.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(gate) = gates.get(origin) {
-            return Looked::kept(gate.clone());
+            return (gate.clone(), true);
         }
         let config = match self.config.fixed_seed() {
             Some(_) => self.config,
@@ -284,7 +289,7 @@ impl OriginGates {
                 .find(|(_, g)| holds_nothing_back(g, now))
                 .map(|(o, _)| o.clone())
             else {
-                return Looked::not_kept(gate);
+                return (gate, false);
             };
             // A thread's cache may take the gate between the test and the removal (its weak
             // reference upgrades without the lock): the gate goes only if the map's reference
@@ -293,31 +298,12 @@ impl OriginGates {
             if let Some(evicted) = gates.remove(&o) {
                 if let Err(held) = Arc::try_unwrap(evicted) {
                     gates.insert(o, held);
-                    return Looked::not_kept(gate);
+                    return (gate, false);
                 }
             }
         }
         gates.insert(origin.clone(), gate.clone());
-        Looked::kept(gate)
-    }
-}
-
-/// A gate found or made in the map, and whether the map keeps it.
-struct Looked {
-    gate: Arc<OriginGate>,
-    kept: Option<Arc<OriginGate>>,
-}
-
-impl Looked {
-    fn kept(gate: Arc<OriginGate>) -> Self {
-        Looked {
-            kept: Some(gate.clone()),
-            gate,
-        }
-    }
-
-    fn not_kept(gate: Arc<OriginGate>) -> Self {
-        Looked { gate, kept: None }
+        (gate, true)
     }
 }
 
@@ -472,11 +458,7 @@ mod tests {
     fn origin(host: &str) -> Lookup {
         let uri: http::Uri = format!("http://{host}/").parse().expect("a URI");
         let gates = OriginGates::new(GateConfig::new()).expect("the defaults are valid");
-        match gates.find(
-            uri.scheme_str(),
-            uri.authority().map(|a| a.as_str()),
-            || (uri.host(), uri.port_u16()),
-        ) {
+        match gates.find_uri(&uri) {
             Some(OriginOf::Origin(lookup)) => *lookup,
             _ => panic!("a new map has no gate"),
         }
@@ -517,11 +499,7 @@ mod tests {
         let (gates, other) = (new_gates(), new_gates());
         let find = |gates: &OriginGates, uri: &str| {
             let uri: http::Uri = uri.parse().expect("a URI");
-            match gates.find(
-                uri.scheme_str(),
-                uri.authority().map(|a| a.as_str()),
-                || (uri.host(), uri.port_u16()),
-            ) {
+            match gates.find_uri(&uri) {
                 Some(OriginOf::Gate(gate)) => Some(gate),
                 _ => None,
             }

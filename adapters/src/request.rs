@@ -252,9 +252,7 @@ impl Plan {
             request.extensions(),
         );
         if let Some(gates) = &retrier.gates {
-            let uri = request.uri();
-            let authority = uri.authority().map(http::uri::Authority::as_str);
-            plan.origin = gates.find(uri.scheme_str(), authority, || (uri.host(), uri.port_u16()));
+            plan.origin = gates.find_uri(request.uri());
         }
         plan
     }
