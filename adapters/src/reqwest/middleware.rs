@@ -128,7 +128,7 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
             &self.retrier,
             &self.runtime,
             plan,
-            |_: &crate::request::Plan| http::Request::new(()),
+            |_: &Plan| http::Request::new(()),
             sends,
             |result, sends| finish(result, sends, None),
         ))
