@@ -247,8 +247,7 @@ async fn get(way: &Way, url: &str) -> u16 {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let flag = |name: &str| args.iter().position(|a| a == name).map(|i| i + 1);
+    let args = interleaved::Args::from_env();
     let server = PollServer::start();
     let url = format!("http://{}/ok", server.addr);
     let host = server.addr.ip().to_string();
@@ -256,11 +255,8 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let names: Vec<&str> = match flag("--ways") {
-        Some(i) => args[i].split(',').collect(),
-        None => WAYS.to_vec(),
-    };
-    if flag("--sizes").is_some() {
+    let names = args.ways(&WAYS);
+    if args.has("--sizes") {
         println!("== reqwest probe: the future `send()` returns, and the middleware's box");
         rt.block_on(async {
             for name in &names {
@@ -295,7 +291,7 @@ fn main() {
         });
         return;
     }
-    if flag("--allocs").is_some() {
+    if args.has("--allocs") {
         let make = |name: &str| rt.block_on(async { way(name, &host, false) });
         allocs::table("reqwest", &names, make, |w, n| {
             rt.block_on(async {
@@ -306,22 +302,17 @@ fn main() {
         });
         return;
     }
-    if let Some(i) = flag("--only") {
-        let n: usize = args[i + 1].parse().unwrap();
+    if let Some((only, n)) = args.only() {
         rt.block_on(async {
-            let w = way(&args[i], &host, false);
+            let w = way(only, &host, false);
             for _ in 0..n {
                 assert_eq!(get(&w, &url).await, 200);
             }
         });
         return;
     }
-    let cpu = flag("--cpu").is_some();
-    let (blocks, per_block) = if flag("--quick").is_some() {
-        (5, 400)
-    } else {
-        (20, 2_000)
-    };
+    let cpu = args.has("--cpu");
+    let (blocks, per_block) = args.blocks();
     let start = Instant::now();
     let clock = || interleaved::reading(cpu, start);
     let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];

@@ -145,15 +145,11 @@ fn get(way: &Way, url: &str) -> u16 {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let flag = |name: &str| args.iter().position(|a| a == name).map(|i| i + 1);
+    let args = interleaved::Args::from_env();
     let server = PollServer::start();
     let url = format!("http://{}/ok", server.addr);
-    let names: Vec<&str> = match flag("--ways") {
-        Some(i) => args[i].split(',').collect(),
-        None => WAYS.to_vec(),
-    };
-    if flag("--allocs").is_some() {
+    let names = args.ways(&WAYS);
+    if args.has("--allocs") {
         allocs::table("ureq", &names, way, |w, n| {
             for _ in 0..n {
                 assert_eq!(get(w, &url), 200);
@@ -161,20 +157,15 @@ fn main() {
         });
         return;
     }
-    if let Some(i) = flag("--only") {
-        let n: usize = args[i + 1].parse().unwrap();
-        let w = way(&args[i]);
+    if let Some((only, n)) = args.only() {
+        let w = way(only);
         for _ in 0..n {
             assert_eq!(get(&w, &url), 200);
         }
         return;
     }
-    let cpu = flag("--cpu").is_some();
-    let (blocks, per_block) = if flag("--quick").is_some() {
-        (5, 400)
-    } else {
-        (20, 2_000)
-    };
+    let cpu = args.has("--cpu");
+    let (blocks, per_block) = args.blocks();
     let start = Instant::now();
     let clock = || interleaved::reading(cpu, start);
     let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];

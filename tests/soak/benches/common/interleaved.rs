@@ -1,5 +1,5 @@
-//! What the per-GET probes (`reqwest_probe`, `tower_probe`) share: the client thread's CPU
-//! clock, the interleaving of the ways, and the table of their samples.
+//! What the per-GET probes (`reqwest_probe`, `tower_probe`, `ureq_probe`) share: their command
+//! line, the client thread's CPU clock, the interleaving of the ways, and the table of their samples.
 
 use std::time::{Duration, Instant};
 
@@ -70,5 +70,49 @@ pub fn report(probe: &str, width: usize, names: &[&str], samples: Vec<Vec<Durati
             q(0.9),
             (mean / first_mean - 1.0) * 100.0,
         );
+    }
+}
+
+/// The probes' command line: `--ways a,b` (default: all), `--only WAY N`, `--quick`, and the
+/// switches `--cpu`, `--allocs`, `--sizes`.
+pub struct Args(Vec<String>);
+
+impl Args {
+    /// The process's arguments.
+    pub fn from_env() -> Self {
+        Args(std::env::args().collect())
+    }
+
+    /// The argument after `name`, if `name` is there.
+    fn after(&self, name: &str) -> Option<usize> {
+        self.0.iter().position(|a| a == name).map(|i| i + 1)
+    }
+
+    /// Whether the switch `name` is there.
+    pub fn has(&self, name: &str) -> bool {
+        self.after(name).is_some()
+    }
+
+    /// The ways `--ways` names, else `all`.
+    pub fn ways<'a>(&'a self, all: &[&'a str]) -> Vec<&'a str> {
+        match self.after("--ways") {
+            Some(i) => self.0[i].split(',').collect(),
+            None => all.to_vec(),
+        }
+    }
+
+    /// `--only WAY N`: one way, N GETs.
+    pub fn only(&self) -> Option<(&str, usize)> {
+        let i = self.after("--only")?;
+        Some((&self.0[i], self.0[i + 1].parse().unwrap()))
+    }
+
+    /// How many blocks of how many rounds the interleaved run makes (fewer under `--quick`).
+    pub fn blocks(&self) -> (usize, usize) {
+        if self.has("--quick") {
+            (5, 400)
+        } else {
+            (20, 2_000)
+        }
     }
 }
