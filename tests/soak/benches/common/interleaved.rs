@@ -1,5 +1,6 @@
-//! What the per-GET probes (`reqwest_probe`, `tower_probe`, `ureq_probe`) share: their command
-//! line, the client thread's CPU clock, the interleaving of the ways, and the table of their samples.
+//! What the per-GET probes (`reqwest_probe`, `tower_probe`, `ureq_probe`) share: their
+//! command line, the client thread's CPU clock, the interleaving of the ways, and the table of
+//! their samples.
 
 use std::time::{Duration, Instant};
 
