@@ -18,6 +18,7 @@
 use std::time::{Duration, Instant};
 
 use backstop::Retrier;
+use backstop_soak::peers::{self, PeerError};
 use backstop_soak::poll_server::PollServer;
 use backstop_soak::{bare, clients};
 use http_body_util::BodyExt;
@@ -258,24 +259,6 @@ fn smol_family(
     samples
 }
 
-/// How one operation of a peer's ended when it did not end in a response the peer passes on.
-#[derive(Debug)]
-enum PeerError {
-    /// A 5xx the peer retries.
-    Status(u16),
-    /// reqwest's own.
-    Reqwest(reqwest::Error),
-}
-
-impl std::fmt::Display for PeerError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            PeerError::Status(status) => write!(f, "status {status}"),
-            PeerError::Reqwest(e) => write!(f, "reqwest: {e}"),
-        }
-    }
-}
-
 /// Every order of `n` ways (Heap's algorithm): rounds take them in turn, so each way takes each
 /// place, and follows each other way, about equally often.
 fn orders(n: usize) -> Vec<Vec<usize>> {
@@ -357,19 +340,7 @@ fn reqwest_family(
                 status
             };
             // One attempt of backon's: a 5xx is an error it retries.
-            let attempt = |client: &reqwest::Client, url: &str| {
-                let request = client.get(url);
-                async move {
-                    let r = request.send().await.map_err(PeerError::Reqwest)?;
-                    let status = r.status().as_u16();
-                    r.bytes().await.map_err(PeerError::Reqwest)?;
-                    if status >= 500 {
-                        Err(PeerError::Status(status))
-                    } else {
-                        Ok(status)
-                    }
-                }
-            };
+            let attempt = peers::reqwest_attempt;
             let bare_op = || async {
                 let mut status = 0;
                 for _ in 0..3 {

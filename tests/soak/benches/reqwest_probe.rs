@@ -57,6 +57,7 @@ use std::time::{Duration, Instant};
 
 use backstop::runtime::{Epoch, Runtime, Sleep};
 use backstop::Retrier;
+use backstop_soak::peers::{self, PeerError};
 use backstop_soak::poll_server::PollServer;
 use http::Extensions;
 use reqwest::{Request, Response};
@@ -167,24 +168,11 @@ fn own_retry(host: &str) -> reqwest::Client {
     reqwest::Client::builder().retry(policy).build().unwrap()
 }
 
-/// One attempt of backon's: a 5xx is an error it retries.
-enum PeerError {
-    Reqwest(reqwest::Error),
-    Status(u16),
-}
-
+/// A GET through backon: one attempt of its is [`peers::reqwest_attempt`], a 5xx an error it
+/// retries.
 async fn backon_get(client: &reqwest::Client, url: &str) -> u16 {
     use backon::{ConstantBuilder, Retryable};
-    let attempt = || async {
-        let r = client.get(url).send().await.map_err(PeerError::Reqwest)?;
-        let status = r.status().as_u16();
-        r.bytes().await.map_err(PeerError::Reqwest)?;
-        if status >= 500 {
-            Err(PeerError::Status(status))
-        } else {
-            Ok(status)
-        }
-    };
+    let attempt = || peers::reqwest_attempt(client, url);
     let no_wait = ConstantBuilder::new()
         .with_delay(Duration::ZERO)
         .with_max_times(3);
@@ -192,10 +180,7 @@ async fn backon_get(client: &reqwest::Client, url: &str) -> u16 {
         .retry(no_wait)
         .when(|e| matches!(e, PeerError::Status(_)))
         .await
-        .unwrap_or_else(|e| match e {
-            PeerError::Reqwest(e) => panic!("{e}"),
-            PeerError::Status(s) => panic!("status {s}"),
-        })
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The way named `name` to `host`; `sized` puts [`Size`] in front of its middleware.

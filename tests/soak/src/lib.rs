@@ -12,6 +12,7 @@
 //!   concurrency, and the memory an operation in flight holds;
 //! - [`bare`] and [`clients`]: the bare clients, and backstop's async front doors around them
 //!   (the tower layer over hyper-util on tokio and over `backstop::smol::HttpService` on smol);
+//! - [`peers`]: one attempt of a peer's that retries by its own loop (backon's) over reqwest;
 //! - [`poll_server::PollServer`]: the one-thread, busy-polling server the per-request benches
 //!   measure against;
 //! - [`process`]: open descriptors and resident memory of this process, from `/proc`.
@@ -27,6 +28,7 @@ pub mod bare;
 pub mod clients;
 pub mod faulty_server;
 pub mod load;
+pub mod peers;
 pub mod poll_server;
 pub mod process;
 pub mod soak;
