@@ -175,6 +175,7 @@ mod drain;
 mod hedge;
 #[cfg(feature = "hyper")]
 mod hyper_error;
+mod last_origin;
 mod outcome;
 mod progress;
 mod read;

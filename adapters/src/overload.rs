@@ -48,6 +48,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
+use crate::last_origin::{self, without_userinfo};
 use crate::observe::events::EventKind;
 use crate::observe::Emitter;
 use crate::retrier::Retrier;
@@ -116,13 +117,6 @@ impl Origin {
     }
 }
 
-/// `authority` without its userinfo: the host and port as written.
-pub(crate) fn without_userinfo(authority: &str) -> &str {
-    authority
-        .rsplit_once('@')
-        .map_or(authority, |(_, host)| host)
-}
-
 /// What a request's plan knows of its origin's gate, when the retrier has gates: the gate
 /// itself (this thread looked its origin up last, and the gate is still kept), or the origin
 /// to look up under the map's lock when the operation starts.
@@ -150,19 +144,12 @@ impl core::fmt::Debug for Lookup {
     }
 }
 
-/// A thread's last lookup: the map's id, the scheme and the host and port as the request
-/// wrote them (no userinfo), and the origin's gate (weak: the cache keeps no gate from eviction, and an evicted gate
-/// is dead, see [`OriginGates::gate`]). Another spelling of the same origin (case, a default
-/// port written out) only misses the cache: the map finds the same gate.
-struct LastLookup {
-    gates: u64,
-    scheme: String,
-    authority: String,
-    gate: Weak<OriginGate>,
-}
-
 thread_local! {
-    static LAST_LOOKUP: RefCell<Option<LastLookup>> = const { RefCell::new(None) };
+    /// A thread's last lookup ([`last_origin`]): the map's id and the origin's gate (weak: the
+    /// cache keeps no gate from eviction, and an evicted gate is dead, see
+    /// [`OriginGates::gate`]). Another spelling of the same origin only misses the cache: the
+    /// map finds the same gate.
+    static LAST_LOOKUP: last_origin::Slot<(u64, Weak<OriginGate>)> = const { RefCell::new(None) };
 }
 
 /// The ids of the maps (never reused, so a cache never answers for another map).
@@ -223,17 +210,9 @@ impl OriginGates {
         let authority = without_userinfo(authority?);
         let scheme = scheme.unwrap_or_default();
         // A thread whose locals are being torn down has no cache: the map answers.
-        let cached = LAST_LOOKUP
-            .try_with(|last| {
-                let last = last.borrow();
-                let last = last.as_ref()?;
-                if last.gates != self.id || last.authority != authority || last.scheme != scheme {
-                    return None;
-                }
-                last.gate.upgrade()
-            })
-            .ok()
-            .flatten();
+        let cached = last_origin::find(&LAST_LOOKUP, scheme, authority, |(gates, gate)| {
+            (*gates == self.id).then(|| gate.upgrade()).flatten()
+        });
         if let Some(gate) = cached {
             return Some(OriginOf::Gate(gate));
         }
@@ -257,13 +236,8 @@ impl OriginGates {
     pub(crate) fn gate(&self, lookup: Lookup, now: Instant) -> Arc<OriginGate> {
         let (gate, kept) = self.gate_in_map(&lookup.origin, now);
         if kept {
-            let last = LastLookup {
-                gates: self.id,
-                scheme: lookup.scheme,
-                authority: lookup.authority,
-                gate: Arc::downgrade(&gate),
-            };
-            let _ = LAST_LOOKUP.try_with(|cache| *cache.borrow_mut() = Some(last));
+            let value = (self.id, Arc::downgrade(&gate));
+            last_origin::remember(&LAST_LOOKUP, lookup.scheme, lookup.authority, value);
         }
         gate
     }

@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use ::metrics::{Label, SharedString, Unit};
 
+use crate::last_origin;
 use crate::observe::events::EventKind;
 use crate::observe::redact;
 use crate::StopReason;
@@ -230,7 +231,7 @@ fn number(n: u32) -> SharedString {
 /// written), else made and remembered (a client that talks to one origin formats them once).
 fn server(uri: &http::Uri) -> (SharedString, SharedString) {
     thread_local! {
-        static LAST: core::cell::RefCell<Option<LastServer>> =
+        static LAST: last_origin::Slot<(SharedString, SharedString)> =
             const { core::cell::RefCell::new(None) };
     }
     let (scheme, authority) = (
@@ -238,37 +239,17 @@ fn server(uri: &http::Uri) -> (SharedString, SharedString) {
         uri.authority().map_or("", |a| a.as_str()),
     );
     // The host and port as written: the userinfo is not kept.
-    let authority = crate::overload::without_userinfo(authority);
+    let authority = last_origin::without_userinfo(authority);
     // A thread whose locals are being torn down has no cache: the labels are made.
-    let cached = LAST
-        .try_with(|last| {
-            let last = last.borrow();
-            let last = last.as_ref()?;
-            (last.authority == authority && last.scheme == scheme).then(|| last.labels.clone())
-        })
-        .ok()
-        .flatten();
-    if let Some(labels) = cached {
+    if let Some(labels) = last_origin::find(&LAST, scheme, authority, |l| Some(l.clone())) {
         return labels;
     }
     let (host, port) = redact::server(uri);
     let port = port.map_or(SharedString::const_str(""), |p| number(u32::from(p)));
     let labels = (SharedString::from_shared(Arc::from(host)), port);
-    let last = LastServer {
-        scheme: scheme.to_owned(),
-        authority: authority.to_owned(),
-        labels: labels.clone(),
-    };
-    let _ = LAST.try_with(|cache| *cache.borrow_mut() = Some(last));
+    let (scheme, authority) = (scheme.to_owned(), authority.to_owned());
+    last_origin::remember(&LAST, scheme, authority, labels.clone());
     labels
-}
-
-/// A thread's last `server.address` and `server.port`, by the scheme and the host and port
-/// as written they were read from.
-struct LastServer {
-    scheme: String,
-    authority: String,
-    labels: (SharedString, SharedString),
 }
 
 #[cfg(test)]

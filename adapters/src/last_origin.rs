@@ -1,0 +1,63 @@
+//! A thread's last answer for one origin as a request wrote it: its scheme, and its host and
+//! port without the userinfo (compared byte for byte: no parsing, no lock, no hash).
+//!
+//! Rule: a client that talks to one origin finds what it worked out for that origin (its
+//! gate, its metrics' server labels) without working it out again. Another spelling of the
+//! same origin (case, a default port written out) only misses: the answer is worked out
+//! afresh and is the same. The userinfo names no origin and is never kept.
+
+use std::cell::RefCell;
+use std::thread::LocalKey;
+
+/// `authority` without its userinfo: the host and port as written.
+pub(crate) fn without_userinfo(authority: &str) -> &str {
+    authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host)
+}
+
+/// The value kept for one origin as written.
+pub(crate) struct Last<T> {
+    scheme: String,
+    authority: String,
+    value: T,
+}
+
+/// A thread's slot: `thread_local! { static X: Slot<T> = const { RefCell::new(None) }; }`.
+pub(crate) type Slot<T> = RefCell<Option<Last<T>>>;
+
+/// A thread's cache, the key of its [`Slot`].
+pub(crate) type Cache<T> = LocalKey<Slot<T>>;
+
+/// What `read` makes of the value `cache` keeps for `scheme` and `authority` (without its
+/// userinfo); `None` when it keeps another origin's or none, or when the thread's locals are
+/// being torn down.
+pub(crate) fn find<T, R>(
+    cache: &'static Cache<T>,
+    scheme: &str,
+    authority: &str,
+    read: impl FnOnce(&T) -> Option<R>,
+) -> Option<R> {
+    cache
+        .try_with(|last| {
+            let last = last.borrow();
+            let last = last.as_ref()?;
+            if last.authority != authority || last.scheme != scheme {
+                return None;
+            }
+            read(&last.value)
+        })
+        .ok()
+        .flatten()
+}
+
+/// Keeps `value` as the thread's answer for `scheme` and `authority` (without its userinfo),
+/// in place of the last one (nothing, while the thread's locals are being torn down).
+pub(crate) fn remember<T>(cache: &'static Cache<T>, scheme: String, authority: String, value: T) {
+    let last = Last {
+        scheme,
+        authority,
+        value,
+    };
+    let _ = cache.try_with(|cache| *cache.borrow_mut() = Some(last));
+}
