@@ -187,9 +187,10 @@ impl Standing {
     }
 
     /// Asks the gate (when engaged), then the limiter (when engaged), to admit an attempt due
-    /// at `now`: `Ok(probe)` to send it, as the gate's probe or not, else who holds it back
-    /// until when. A probe the limiter holds back is handed back at once: another operation
-    /// may probe meanwhile.
+    /// at `now`: `Ok(probe)` to send it, as the gate's probe or not, else until when it is
+    /// held back, with the reason to give up for if the hold is too long (the gate's
+    /// `OriginPaused`, the limiter's `RateLimited`). A probe the limiter holds back is handed
+    /// back at once: another operation may probe meanwhile.
     pub(crate) fn admit<G: Gate, L: RateLimiter>(
         &mut self,
         gate: &G,
@@ -197,12 +198,12 @@ impl Standing {
         now: Instant,
         lease: Duration,
         deadline: Instant,
-    ) -> Result<bool, Held> {
+    ) -> Result<bool, (Instant, StopReason)> {
         let mut probe = false;
         if G::ACTIVE && gate.engaged() {
             match self.ask(gate, now, lease, deadline) {
                 GateSaid::Admitted { probe: p } => probe = p,
-                GateSaid::Held(t) => return Err(Held::Gate(t)),
+                GateSaid::Held(t) => return Err((t, StopReason::OriginPaused)),
             }
         }
         if L::ACTIVE && limiter.engaged() {
@@ -210,7 +211,7 @@ impl Standing {
                 if probe {
                     gate.probe_not_sent(now);
                 }
-                return Err(Held::Limiter(t));
+                return Err((t, StopReason::RateLimited));
             }
         }
         Ok(probe)
@@ -242,8 +243,7 @@ impl Standing {
                 self.spend();
                 return SendDue::Now { probe };
             }
-            Err(Held::Gate(t)) => (t, StopReason::OriginPaused),
-            Err(Held::Limiter(t)) => (t, StopReason::RateLimited),
+            Err(held) => held,
         };
         // Not before the next nanosecond: a wait ends after `now`.
         let until = until.nanos().max(now.saturating_add(1));
@@ -265,15 +265,6 @@ pub(crate) enum SendDue {
     Held { until: u64, reason: StopReason },
     /// Give up for this reason: the hold would reach the deadline, or the send fails fast.
     GiveUp(StopReason),
-}
-
-/// Who held an attempt back, and until when.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Held {
-    /// The origin's gate (closed, or another operation's probe in flight).
-    Gate(Instant),
-    /// The send-rate limiter.
-    Limiter(Instant),
 }
 
 /// A gate for one origin (scheme, host, port), shared by every operation to it.
