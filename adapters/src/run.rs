@@ -731,6 +731,16 @@ impl<'a, RT: Runtime + ?Sized> Operation<'a, RT> {
         self.emitter.clock_after(self.runtime, woke)
     }
 
+    /// Reports the operation's end; an aborted operation's result, whatever its last attempt
+    /// left: [`RetryError::Aborted`].
+    fn ended_with<E>(&self, outcome: Outcome) -> Result<(), RetryError<E>> {
+        self.emitter.emit(EventKind::Finished { outcome });
+        if outcome.reason == StopReason::Aborted {
+            return Err(RetryError::Aborted(outcome));
+        }
+        Ok(())
+    }
+
     /// The caller's result when the machine ends the operation with the `response` its last
     /// attempt just got (see [`Self::finish`]).
     fn returned<B, E>(
@@ -738,10 +748,7 @@ impl<'a, RT: Runtime + ?Sized> Operation<'a, RT> {
         outcome: Outcome,
         response: http::Response<B>,
     ) -> Result<Retried<B>, RetryError<E>> {
-        self.emitter.emit(EventKind::Finished { outcome });
-        if outcome.reason == StopReason::Aborted {
-            return Err(RetryError::Aborted(outcome));
-        }
+        self.ended_with(outcome)?;
         Ok(Retried { response, outcome })
     }
 
@@ -752,9 +759,8 @@ impl<'a, RT: Runtime + ?Sized> Operation<'a, RT> {
         outcome: Outcome,
         last: Last<B, E>,
     ) -> Result<Retried<B>, RetryError<E>> {
-        self.emitter.emit(EventKind::Finished { outcome });
+        self.ended_with(outcome)?;
         match last {
-            _ if outcome.reason == StopReason::Aborted => Err(RetryError::Aborted(outcome)),
             Last::Response(response) => Ok(Retried {
                 response: *response,
                 outcome,
