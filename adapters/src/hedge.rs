@@ -56,19 +56,21 @@ fn facts(plan: &Plan) -> Request {
 
 /// Runs one hedged operation: `send` makes copy `n`'s future (it owns what it needs: the loop
 /// holds several at once), `error_kind` names a client error's kind, and `finish` makes the
-/// front door's output of the caller's result and what hedging did. The retrier and the
-/// runtime come through `Deref` (owned or borrowed): this future is the one a front door
-/// boxes, not one awaited inside another (each nesting moves its few kilobytes once more).
-#[allow(clippy::too_many_arguments)]
-pub(crate) async fn run_hedged<Rr, Rh, RT, F, Fut, B, E, Fin, O>(
+/// front door's output of the caller's result and what hedging did. The policy is the plan's
+/// own, else the retrier's (borrowed, not copied). The retrier and the runtime come through
+/// `Deref` (owned or borrowed): this future is the one a front door boxes, not one awaited
+/// inside another (each nesting moves its kilobytes once more).
+// Not an `async fn`, whose future would hold the plan and `send` twice (the arguments, and
+// the bindings they move to): the block works on what it captured.
+#[allow(clippy::manual_async_fn)]
+pub(crate) fn run_hedged<Rr, Rh, RT, F, Fut, B, E, K, Fin, O>(
     retrier: Rr,
     runtime: Rh,
     mut plan: Plan,
-    policy: Policy,
     mut send: F,
-    error_kind: impl Fn(&E) -> ErrorKind,
+    error_kind: K,
     finish: Fin,
-) -> O
+) -> impl Future<Output = O> + use<Rr, Rh, RT, F, Fut, B, E, K, Fin, O>
 where
     Rr: core::ops::Deref<Target = Retrier>,
     Rh: core::ops::Deref<Target = RT>,
@@ -76,199 +78,227 @@ where
     F: FnMut(Attempt<()>) -> Fut,
     Fut: Future<Output = Result<http::Response<B>, E>>,
     E: std::error::Error + 'static,
+    K: Fn(&E) -> ErrorKind,
     Fin: FnOnce(Result<Retried<B>, RetryError<E>>, HedgeOutcome) -> O,
 {
-    let (retrier, runtime): (&Retrier, &RT) = (&retrier, &runtime);
-    let abort = plan.abort.take();
-    let start = runtime.now();
-    let facts = facts(&plan);
-    let origin = plan.origin.take();
-    let plan = &plan;
-    let emitter = Emitter::new(&retrier.observers, retrier.metrics.as_ref(), plan);
-    let mut machine = HedgeMachine::with_overload(
-        policy,
-        facts,
-        retrier.next_rng(),
-        retrier.budget.clone(),
-        &*retrier.latencies,
-        SharedGate::of(retrier, origin, start),
-        SharedLimiter(retrier.limiter.as_deref()),
-        start,
-    );
-    let mut copies: Vec<Slot<Fut>> = (0..machine.max_copies()).map(|_| None).collect();
-    let mut last = Leftovers {
-        response: None,
-        error: None,
-    };
-    let aborted = || abort.as_ref().is_some_and(Abort::is_aborted);
-    let mut now = start;
-    // Bounded by the machine: at most `max_copies` sends and as many cancels, and every wait
-    // ends at a copy's timeout or the next copy's delay, all by the deadline.
-    loop {
-        now = match machine.poll(now) {
-            HedgeDecision::Send {
-                copy,
-                timeout,
-                trigger,
-            } => {
-                if aborted() {
-                    let _ = machine.handle(now, HedgeEvent::Abort);
-                    continue;
-                }
-                let span = emitter.attempt_span(copy);
-                let future = InSpan {
-                    future: Box::pin(span.scope(|| {
-                        send(Attempt {
-                            number: copy,
-                            timeout,
-                            request: http::Request::new(()),
-                        })
-                    })),
-                    span,
-                };
-                // Cannot fail: the machine has just decided to send this copy.
-                let _ = machine.handle(now, HedgeEvent::Started { copy });
-                copies[copy as usize - 1] = Some(InFlight {
-                    future,
-                    sent: now,
+    async move {
+        let (retrier, runtime): (&Retrier, &RT) = (&retrier, &runtime);
+        let abort = plan.abort.take();
+        let start = runtime.now();
+        let facts = facts(&plan);
+        let origin = plan.origin.take();
+        let plan = &plan;
+        let emitter = Emitter::new(&retrier.observers, retrier.metrics.as_ref(), plan);
+        let mut machine = HedgeMachine::with_overload(
+            // The request's own policy, else the retrier's: borrowed, not copied.
+            plan.policy.as_deref().unwrap_or(retrier.policy()),
+            facts,
+            retrier.next_rng(),
+            retrier.budget.clone(),
+            &*retrier.latencies,
+            SharedGate::of(retrier, origin, start),
+            SharedLimiter(retrier.limiter.as_deref()),
+            start,
+        );
+        let mut copies: Vec<Slot<Fut>> = (0..machine.max_copies()).map(|_| None).collect();
+        let mut last = Leftovers {
+            response: None,
+            error: None,
+        };
+        let aborted = || abort.as_ref().is_some_and(Abort::is_aborted);
+        let mut now = start;
+        // Bounded by the machine: at most `max_copies` sends and as many cancels, and every wait
+        // ends at a copy's timeout or the next copy's delay, all by the deadline.
+        loop {
+            now = match machine.poll(now) {
+                HedgeDecision::Send {
+                    copy,
                     timeout,
-                });
-                emitter.emit(EventKind::CopySent {
-                    copy,
                     trigger,
-                    elapsed: now.saturating_duration_since(start),
-                });
-                emitter.clock_after(runtime, now)
-            }
-            HedgeDecision::Cancel { copy, reason } => {
-                // Dropping the future cancels its request.
-                if let Some(cancelled) = copies[copy as usize - 1].take() {
-                    cancelled.future.span.cancelled(reason.as_str());
-                }
-                // Cannot fail: the machine has just asked for this cancel.
-                let _ = machine.handle(now, HedgeEvent::Cancelled { copy });
-                emitter.emit(EventKind::CopyCancelled {
-                    copy,
-                    reason,
-                    elapsed: now.saturating_duration_since(start),
-                });
-                emitter.clock_after(runtime, now)
-            }
-            // Nothing in flight: a wait between copies (a server's floor), which a runtime
-            // may skip (`VirtualTime`), raced against the abort only.
-            HedgeDecision::Wait {
-                until,
-                in_flight: 0,
-            } => {
-                let sleep = runtime.sleep_until(until);
-                match abort.as_ref() {
-                    Some(a) => future::or(a.aborted(), sleep).await,
-                    None => sleep.await,
-                }
-                let woke = runtime.now();
-                if aborted() {
-                    let _ = machine.handle(woke, HedgeEvent::Abort);
-                }
-                emitter.clock_after(runtime, woke)
-            }
-            HedgeDecision::Wait { until, .. } => {
-                let raced = race(runtime, abort.as_ref(), until, &mut copies).await;
-                let ended = runtime.now();
-                match raced {
-                    Race::Answered(i, _) if aborted() => {
-                        copies[i] = None;
-                        let _ = machine.handle(ended, HedgeEvent::Abort);
+                } => {
+                    if aborted() {
+                        let _ = machine.handle(now, HedgeEvent::Abort);
+                        continue;
                     }
-                    Race::Answered(i, result) => {
-                        let answered = copies[i].take();
-                        let sent = answered.as_ref().map_or(ended, |c| c.sent);
-                        let copy = i as u32 + 1;
-                        let marks = Marks::of(machine.gate(), machine.rate_limiter());
-                        let outcome = match result {
-                            Ok(response) => {
-                                let facts =
-                                    response_facts(retrier, machine.policy(), plan, &response);
-                                let status = facts.status;
-                                let _ = machine.handle(
-                                    ended,
-                                    HedgeEvent::Response {
-                                        copy,
-                                        response: facts,
-                                    },
-                                );
-                                // The previous response is dropped: it will not be returned.
-                                last.response = Some(response);
-                                AttemptOutcome::Response(status)
-                            }
-                            Err(error) => {
-                                let kind = error_kind(&error);
-                                let e = classified(retrier, kind, &error);
-                                let _ = machine.handle(ended, HedgeEvent::Error { copy, error: e });
-                                last.error = Some((error, kind));
-                                AttemptOutcome::Error(e)
-                            }
-                        };
-                        if let Some(answered) = answered {
-                            answered.future.span.ended(&outcome);
+                    let span = emitter.attempt_span(copy);
+                    let future = InSpan {
+                        future: Box::pin(span.scope(|| {
+                            send(Attempt {
+                                number: copy,
+                                timeout,
+                                request: http::Request::new(()),
+                            })
+                        })),
+                        span,
+                    };
+                    // Cannot fail: the machine has just decided to send this copy.
+                    let _ = machine.handle(now, HedgeEvent::Started { copy });
+                    copies[copy as usize - 1] = Some(InFlight {
+                        future,
+                        sent: now,
+                        timeout,
+                    });
+                    emitter.emit(EventKind::CopySent {
+                        copy,
+                        trigger,
+                        elapsed: now.saturating_duration_since(start),
+                    });
+                    emitter.clock_after(runtime, now)
+                }
+                HedgeDecision::Cancel { copy, reason } => {
+                    // Dropping the future cancels its request.
+                    if let Some(cancelled) = copies[copy as usize - 1].take() {
+                        cancelled.future.span.cancelled(reason.as_str());
+                    }
+                    // Cannot fail: the machine has just asked for this cancel.
+                    let _ = machine.handle(now, HedgeEvent::Cancelled { copy });
+                    emitter.emit(EventKind::CopyCancelled {
+                        copy,
+                        reason,
+                        elapsed: now.saturating_duration_since(start),
+                    });
+                    emitter.clock_after(runtime, now)
+                }
+                // Nothing in flight: a wait between copies (a server's floor), which a runtime
+                // may skip (`VirtualTime`), raced against the abort only.
+                HedgeDecision::Wait {
+                    until,
+                    in_flight: 0,
+                } => {
+                    let sleep = runtime.sleep_until(until);
+                    match abort.as_ref() {
+                        Some(a) => future::or(a.aborted(), sleep).await,
+                        None => sleep.await,
+                    }
+                    let woke = runtime.now();
+                    if aborted() {
+                        let _ = machine.handle(woke, HedgeEvent::Abort);
+                    }
+                    emitter.clock_after(runtime, woke)
+                }
+                HedgeDecision::Wait { until, .. } => {
+                    let raced = race(runtime, abort.as_ref(), until, &mut copies).await;
+                    let ended = runtime.now();
+                    match raced {
+                        Race::Answered(i, _) if aborted() => {
+                            copies[i] = None;
+                            let _ = machine.handle(ended, HedgeEvent::Abort);
                         }
-                        let (gate, limiter) = (machine.gate(), machine.rate_limiter());
-                        let end = AttemptEnd {
-                            attempt: copy,
-                            outcome,
-                            sent,
-                            ended,
-                        };
-                        end.announce(&emitter, marks, (gate, limiter), start);
-                    }
-                    Race::Aborted => {
-                        let _ = machine.handle(ended, HedgeEvent::Abort);
-                    }
-                    // Copies whose timeout came end with the loop's timeout error (through the
-                    // caller's override, as on the retry path); else the next copy is due.
-                    Race::Timer => {
-                        for (i, slot) in copies.iter_mut().enumerate() {
-                            // Dropping the future cancels its request.
-                            let Some(timed_out) = slot.take_if(|c| c.timeout_at() <= ended) else {
-                                continue;
-                            };
+                        Race::Answered(i, result) => {
+                            let answered = copies[i].take();
+                            let sent = answered.as_ref().map_or(ended, |c| c.sent);
                             let copy = i as u32 + 1;
-                            let e = classified(
-                                retrier,
-                                ErrorKind::Timeout,
-                                &AttemptTimedOut::new(copy, timed_out.timeout),
-                            );
-                            timed_out.future.span.ended(&AttemptOutcome::Error(e));
                             let marks = Marks::of(machine.gate(), machine.rate_limiter());
-                            let _ = machine.handle(ended, HedgeEvent::Error { copy, error: e });
+                            let mut answer = None;
+                            let outcome = match result {
+                                Ok(response) => {
+                                    let facts =
+                                        response_facts(retrier, machine.policy(), plan, &response);
+                                    let status = facts.status;
+                                    let _ = machine.handle(
+                                        ended,
+                                        HedgeEvent::Response {
+                                            copy,
+                                            response: facts,
+                                        },
+                                    );
+                                    answer = Some(response);
+                                    AttemptOutcome::Response(status)
+                                }
+                                Err(error) => {
+                                    let kind = error_kind(&error);
+                                    let e = classified(retrier, kind, &error);
+                                    let _ =
+                                        machine.handle(ended, HedgeEvent::Error { copy, error: e });
+                                    last.error = Some((error, kind));
+                                    AttemptOutcome::Error(e)
+                                }
+                            };
+                            if let Some(answered) = answered {
+                                answered.future.span.ended(&outcome);
+                            }
                             let (gate, limiter) = (machine.gate(), machine.rate_limiter());
                             let end = AttemptEnd {
                                 attempt: copy,
-                                outcome: AttemptOutcome::Error(e),
-                                sent: timed_out.sent,
+                                outcome,
+                                sent,
                                 ended,
                             };
                             end.announce(&emitter, marks, (gate, limiter), start);
+                            if let Some(response) = answer {
+                                let after = emitter.clock_after(runtime, ended);
+                                match machine.poll(after) {
+                                    // The operation ends with this response (the success path:
+                                    // returned from here, never kept in `last`).
+                                    HedgeDecision::Return(done) | HedgeDecision::GiveUp(done) => {
+                                        let result = last.returned(done, response);
+                                        return finish(ended_with(&emitter, done, result), done);
+                                    }
+                                    // Kept, boxed (it may still be returned), in place of the
+                                    // previous one; the decision is polled again (the same).
+                                    _ => last.response = Some(Box::new(response)),
+                                }
+                                now = after;
+                                continue;
+                            }
+                        }
+                        Race::Aborted => {
+                            let _ = machine.handle(ended, HedgeEvent::Abort);
+                        }
+                        // Copies whose timeout came end with the loop's timeout error (through the
+                        // caller's override, as on the retry path); else the next copy is due.
+                        Race::Timer => {
+                            for (i, slot) in copies.iter_mut().enumerate() {
+                                // Dropping the future cancels its request.
+                                let Some(timed_out) = slot.take_if(|c| c.timeout_at() <= ended)
+                                else {
+                                    continue;
+                                };
+                                let copy = i as u32 + 1;
+                                let e = classified(
+                                    retrier,
+                                    ErrorKind::Timeout,
+                                    &AttemptTimedOut::new(copy, timed_out.timeout),
+                                );
+                                timed_out.future.span.ended(&AttemptOutcome::Error(e));
+                                let marks = Marks::of(machine.gate(), machine.rate_limiter());
+                                let _ = machine.handle(ended, HedgeEvent::Error { copy, error: e });
+                                let (gate, limiter) = (machine.gate(), machine.rate_limiter());
+                                let end = AttemptEnd {
+                                    attempt: copy,
+                                    outcome: AttemptOutcome::Error(e),
+                                    sent: timed_out.sent,
+                                    ended,
+                                };
+                                end.announce(&emitter, marks, (gate, limiter), start);
+                            }
                         }
                     }
+                    emitter.clock_after(runtime, ended)
                 }
-                emitter.clock_after(runtime, ended)
-            }
-            HedgeDecision::Return(done) | HedgeDecision::GiveUp(done) => {
-                emitter.emit(EventKind::Hedged {
-                    winner: done.winner,
-                    cancelled: done.cancelled,
-                    suppressed: done.suppressed,
-                    suppressed_by: done.suppressed_by,
-                });
-                emitter.emit(EventKind::Finished {
-                    outcome: done.outcome,
-                });
-                return finish(last.finish(done), done);
-            }
-            // The machine has no other decision today; a new one is polled again.
-            _ => now,
-        };
+                HedgeDecision::Return(done) | HedgeDecision::GiveUp(done) => {
+                    let result = last.finish(done);
+                    return finish(ended_with(&emitter, done, result), done);
+                }
+                // The machine has no other decision today; a new one is polled again.
+                _ => now,
+            };
+        }
     }
+}
+
+/// Reports the operation's end (what hedging did, then `Finished`) and passes its `result` on.
+fn ended_with<T>(emitter: &Emitter<'_>, done: HedgeOutcome, result: T) -> T {
+    emitter.emit(EventKind::Hedged {
+        winner: done.winner,
+        cancelled: done.cancelled,
+        suppressed: done.suppressed,
+        suppressed_by: done.suppressed_by,
+    });
+    emitter.emit(EventKind::Finished {
+        outcome: done.outcome,
+    });
+    result
 }
 
 /// One copy's place: the copy while it is in flight.
@@ -288,22 +318,44 @@ impl<Fut> InFlight<Fut> {
     }
 }
 
-/// What the copies left for the caller: the last response, the last client error.
+/// What the copies left for the caller: the last response (boxed: the success path returns
+/// its response where it arrives, and never keeps one here), the last client error.
 struct Leftovers<B, E> {
-    response: Option<http::Response<B>>,
+    response: Option<Box<http::Response<B>>>,
     error: Option<(E, ErrorKind)>,
 }
 
 impl<B, E> Leftovers<B, E> {
+    /// The caller's result when the machine ends the operation with the `response` that just
+    /// arrived (see [`Self::finish`]).
+    fn returned(
+        self,
+        done: HedgeOutcome,
+        response: http::Response<B>,
+    ) -> Result<Retried<B>, RetryError<E>> {
+        let outcome = done.outcome;
+        match outcome.last {
+            _ if outcome.reason == StopReason::Aborted => Err(RetryError::Aborted(outcome)),
+            // The last outcome the machine heard of: this response.
+            Some(AttemptOutcome::Response(_)) => Ok(Retried { response, outcome }),
+            _ => Leftovers {
+                response: Some(Box::new(response)),
+                ..self
+            }
+            .finish(done),
+        }
+    }
+
     /// The caller's result for the machine's outcome: the response it names (the winner's, or
     /// the last one), else the last error.
     fn finish(self, done: HedgeOutcome) -> Result<Retried<B>, RetryError<E>> {
         let outcome = done.outcome;
         match (outcome.last, self.response, self.error) {
             _ if outcome.reason == StopReason::Aborted => Err(RetryError::Aborted(outcome)),
-            (Some(AttemptOutcome::Response(_)), Some(response), _) => {
-                Ok(Retried { response, outcome })
-            }
+            (Some(AttemptOutcome::Response(_)), Some(response), _) => Ok(Retried {
+                response: *response,
+                outcome,
+            }),
             // The machine's own timeout is the last error, or the client's was a timeout.
             (Some(AttemptOutcome::Error(e)), _, Some((error, kind)))
                 if e.kind == kind && kind != ErrorKind::Timeout =>

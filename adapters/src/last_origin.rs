@@ -29,9 +29,9 @@ pub(crate) type Slot<T> = RefCell<Option<Last<T>>>;
 /// A thread's cache, the key of its [`Slot`].
 pub(crate) type Cache<T> = LocalKey<Slot<T>>;
 
-/// What `read` makes of the value `cache` keeps for `scheme` and `authority` (without its
-/// userinfo); `None` when it keeps another origin's or none, or when the thread's locals are
-/// being torn down.
+/// What `read` makes of the value `cache` keeps for `scheme` and `authority` (as written: its
+/// userinfo, if any, is set aside); `None` when it keeps another origin's or none, or when the
+/// thread's locals are being torn down.
 pub(crate) fn find<T, R>(
     cache: &'static Cache<T>,
     scheme: &str,
@@ -42,7 +42,11 @@ pub(crate) fn find<T, R>(
         .try_with(|last| {
             let last = last.borrow();
             let last = last.as_ref()?;
-            if last.authority != authority || last.scheme != scheme {
+            // The kept authority has no userinfo: one written without any (the common case)
+            // is compared as it is, not searched for an `@` first.
+            let same = last.authority == authority
+                || (authority.contains('@') && last.authority == without_userinfo(authority));
+            if !same || last.scheme != scheme {
                 return None;
             }
             read(&last.value)
@@ -60,4 +64,33 @@ pub(crate) fn remember<T>(cache: &'static Cache<T>, scheme: String, authority: S
         value,
     };
     let _ = cache.try_with(|cache| *cache.borrow_mut() = Some(last));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    thread_local! {
+        static CACHE: Slot<u32> = const { RefCell::new(None) };
+    }
+
+    #[test]
+    fn an_authority_is_found_as_written_with_or_without_its_userinfo() {
+        let found = |scheme, authority| find(&CACHE, scheme, authority, |v| Some(*v));
+        assert_eq!(found("http", "h:1"), None);
+        remember(
+            &CACHE,
+            "http".into(),
+            without_userinfo("u:pw@h:1").into(),
+            7,
+        );
+        assert_eq!(found("http", "h:1"), Some(7));
+        assert_eq!(found("http", "u:pw@h:1"), Some(7));
+        assert_eq!(found("http", "other@h:1"), Some(7));
+        assert_eq!(found("http", "u@h:2"), None);
+        assert_eq!(found("http", "h:2"), None);
+        assert_eq!(found("https", "h:1"), None);
+        // `@` inside the host part of what is kept cannot be: the kept text has none.
+        assert_eq!(found("http", "h:1@"), None);
+    }
 }

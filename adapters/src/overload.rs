@@ -206,8 +206,7 @@ impl OriginGates {
         authority: Option<&str>,
         host_port: impl FnOnce() -> (Option<&'h str>, Option<u16>),
     ) -> Option<OriginOf> {
-        // The host and port as written: the userinfo names no origin, and is not kept.
-        let authority = without_userinfo(authority?);
+        let authority = authority?;
         let scheme = scheme.unwrap_or_default();
         // A thread whose locals are being torn down has no cache: the map answers.
         let cached = last_origin::find(&LAST_LOOKUP, scheme, authority, |(gates, gate)| {
@@ -216,6 +215,8 @@ impl OriginGates {
         if let Some(gate) = cached {
             return Some(OriginOf::Gate(gate));
         }
+        // The host and port as written: the userinfo names no origin, and is not kept.
+        let authority = without_userinfo(authority);
         let (host, port) = host_port();
         let origin = Origin::new(Some(scheme).filter(|s| !s.is_empty()), host, port)?;
         Some(OriginOf::Origin(Box::new(Lookup {

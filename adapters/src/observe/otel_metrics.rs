@@ -238,12 +238,12 @@ fn server(uri: &http::Uri) -> (SharedString, SharedString) {
         uri.scheme_str().unwrap_or_default(),
         uri.authority().map_or("", |a| a.as_str()),
     );
-    // The host and port as written: the userinfo is not kept.
-    let authority = last_origin::without_userinfo(authority);
     // A thread whose locals are being torn down has no cache: the labels are made.
     if let Some(labels) = last_origin::find(&LAST, scheme, authority, |l| Some(l.clone())) {
         return labels;
     }
+    // The host and port as written: the userinfo is not kept.
+    let authority = last_origin::without_userinfo(authority);
     let (host, port) = redact::server(uri);
     let port = port.map_or(SharedString::const_str(""), |p| number(u32::from(p)));
     let labels = (SharedString::from_shared(Arc::from(host)), port);

@@ -119,8 +119,7 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
         plan.body_not_replayable = !replayable;
         let policy = plan.policy.as_deref().unwrap_or(self.retrier.policy());
         if hedges(policy, &plan) {
-            let policy = *policy;
-            return hedged(&self.retrier, &self.runtime, plan, policy, sends);
+            return hedged(&self.retrier, &self.runtime, plan, sends);
         }
         // The loop's future is the one boxed: it owns the plan and the sends, with no future
         // around it holding them too.
@@ -230,7 +229,6 @@ fn hedged<'f, RT: Runtime + Send + Sync + 'static>(
     retrier: &'f Retrier,
     runtime: &'f RT,
     plan: crate::request::Plan,
-    policy: crate::Policy,
     mut sends: Sends<'f>,
 ) -> Pin<Box<dyn Future<Output = reqwest_middleware::Result<Response>> + Send + 'f>> {
     let Some(request) = sends.request.take() else {
@@ -258,7 +256,6 @@ fn hedged<'f, RT: Runtime + Send + Sync + 'static>(
         retrier,
         runtime,
         plan,
-        policy,
         copies,
         error_kind,
         move |result, hedged| {

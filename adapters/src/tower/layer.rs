@@ -118,9 +118,8 @@ where
         let mut plan = Plan::of(&request, &retrier);
         let policy = plan.policy.as_deref().unwrap_or(retrier.policy());
         if hedges(policy, &plan) {
-            let policy = *policy;
             let inner = self.inner.clone();
-            return hedged(retrier, runtime, plan, policy, inner, request);
+            return hedged(retrier, runtime, plan, inner, request);
         }
         // The request (and a `ReplayBody`'s factory) is cloned only when an attempt is sent. A
         // discarded response's body is read to its end when small and quick, so the inner
@@ -163,7 +162,6 @@ fn hedged<S, B, R, RT>(
     retrier: Arc<Retrier>,
     runtime: RT,
     plan: Plan,
-    policy: crate::Policy,
     inner: S,
     request: http::Request<B>,
 ) -> RetryFuture<R>
@@ -195,7 +193,6 @@ where
         retrier,
         Own(runtime),
         plan,
-        policy,
         copy,
         kind,
         |result, hedged| Ok(with_outcome(result?, Some(hedged))),

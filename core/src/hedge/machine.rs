@@ -12,6 +12,7 @@
 //! origin's gate and the send-rate limiter before it is sent, as a retry is: overload control
 //! holds a backup back as it holds a retry.
 
+use core::borrow::Borrow;
 use core::time::Duration;
 
 use rand_core::Rng;
@@ -133,8 +134,17 @@ enum CopyState {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug)]
-pub struct HedgeMachine<R, B = Unlimited, L = NoLatencies, G = NoGate, RL = NoRateLimiter> {
-    policy: Policy,
+pub struct HedgeMachine<
+    R,
+    B = Unlimited,
+    L = NoLatencies,
+    G = NoGate,
+    RL = NoRateLimiter,
+    P = Policy,
+> {
+    /// The policy, owned or borrowed (`&Policy`: a driver that keeps its policy elsewhere
+    /// does not copy it into every operation).
+    policy: P,
     rng: R,
     budget: B,
     latencies: L,
@@ -222,7 +232,9 @@ impl<R: Rng, B: Budget, L: Latencies> HedgeMachine<R, B, L> {
     }
 }
 
-impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter> HedgeMachine<R, B, L, G, RL> {
+impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy>>
+    HedgeMachine<R, B, L, G, RL, P>
+{
     /// A machine that pays for copies from `budget`, reads (and feeds) `latencies`, and has
     /// every copy (the first too) admitted by the origin's `gate`, then the send-rate
     /// `limiter`, before it is sent: see [Overload control](HedgeMachine#overload-control).
@@ -231,7 +243,7 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter> HedgeMachine<R, 
     // The retry machine's arguments, and the latencies: one more than clippy's default.
     #[allow(clippy::too_many_arguments)]
     pub fn with_overload(
-        policy: Policy,
+        policy: P,
         request: Request,
         rng: R,
         budget: B,
@@ -240,6 +252,8 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter> HedgeMachine<R, 
         limiter: RL,
         now: Instant,
     ) -> Self {
+        let owned = policy;
+        let policy: &Policy = owned.borrow();
         let refusal = if request.has_replayable_body {
             policy.retry_refusal(request.method, request.has_idempotency_key)
         } else {
@@ -264,7 +278,7 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter> HedgeMachine<R, 
         HedgeMachine {
             deadline: now.saturating_add(nanos_saturating(policy.max_elapsed())),
             attempt_timeout: nanos_saturating(policy.attempt_timeout()),
-            policy,
+            policy: owned,
             rng,
             budget,
             latencies,
@@ -299,8 +313,8 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter> HedgeMachine<R, 
 
     /// The policy this machine follows.
     #[must_use]
-    pub const fn policy(&self) -> &Policy {
-        &self.policy
+    pub fn policy(&self) -> &Policy {
+        self.policy.borrow()
     }
 
     /// The hedging delay this operation uses (fixed, or read from the latencies when the
@@ -604,7 +618,7 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter> HedgeMachine<R, 
 
     fn response_in(&mut self, i: usize, response: &Response<'_>) {
         let status = response.status;
-        let retryable = is_retryable(&self.policy, response);
+        let retryable = is_retryable(self.policy.borrow(), response);
         if let Some(success) = budget::response_success(status, retryable) {
             self.budget
                 .on_attempt_end(Instant::from_nanos(self.now), success);
@@ -612,7 +626,7 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter> HedgeMachine<R, 
         if self.overload() {
             self.overload_response(i, response, retryable);
         }
-        let (retry_after, floor) = server_floor(&self.policy, response, retryable);
+        let (retry_after, floor) = server_floor(self.policy.borrow(), response, retryable);
         self.last_response = Some((status, retry_after));
         if retryable {
             self.set(i, CopyState::Ended);
@@ -714,7 +728,7 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter> HedgeMachine<R, 
             let mut source = None;
             if let Some(floor) = floor {
                 let room = self.deadline.saturating_sub(self.now);
-                match floored_wait(&self.policy, &mut self.rng, room, floor) {
+                match floored_wait(self.policy.borrow(), &mut self.rng, room, floor) {
                     Some((wait, s)) => {
                         let until = self.now.saturating_add(nanos_saturating(wait));
                         self.not_before = self.not_before.max(until);
@@ -836,7 +850,7 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter> HedgeMachine<R, 
     #[cold]
     #[inline(never)]
     fn admission(&mut self, trigger: HedgeTrigger) -> bool {
-        let fails_fast = self.sent == 0 && self.policy.fail_fast_when_paused();
+        let fails_fast = self.sent == 0 && self.policy().fail_fast_when_paused();
         let due = self.standing.admit_send(
             (&self.gate, &self.limiter),
             self.now,
@@ -867,7 +881,7 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter> HedgeMachine<R, 
             return;
         };
         let now = Instant::from_nanos(self.now);
-        let (back_off, throttled) = pushback(&self.policy, response, retryable);
+        let (back_off, throttled) = pushback(self.policy.borrow(), response, retryable);
         if RL::ACTIVE {
             self.limiter.on_response(now, throttled);
         }
