@@ -15,6 +15,9 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method, Uri};
 
 use crate::abort::Abort;
 use crate::observe::redact::DebugRequest;
+#[cfg(feature = "reqwest")]
+use crate::observe::redact::ShownUrl;
+use crate::observe::redact::Target;
 use crate::overload::OriginOf;
 use crate::{Policy, Retrier};
 
@@ -188,7 +191,7 @@ pub fn needs_idempotency_key(method: &Method) -> bool {
 pub(crate) struct Plan {
     pub(crate) name: Option<OperationName>,
     pub(crate) method: Method,
-    pub(crate) uri: Uri,
+    pub(crate) address: Address,
     pub(crate) has_idempotency_key: bool,
     pub(crate) abort: Option<Abort>,
     /// This request's policy, in place of the retrier's (boxed: a request without one, the
@@ -199,6 +202,16 @@ pub(crate) struct Plan {
     /// The request's gate, or its origin to find the gate of, when the retrier has origin
     /// gates (none without them, the usual case).
     pub(crate) origin: Option<OriginOf>,
+}
+
+/// Where a request goes, as its front door has it.
+pub(crate) enum Address {
+    Uri(Uri),
+    /// reqwest's URL as the events, spans and metrics show it, for a request that has no
+    /// response hook (which reads an `http::Uri`): writing it once costs less than converting
+    /// it. An address is no larger than a URI.
+    #[cfg(feature = "reqwest")]
+    Url(ShownUrl),
 }
 
 impl Plan {
@@ -227,12 +240,34 @@ impl Plan {
         Plan {
             name,
             method,
-            uri,
+            address: Address::Uri(uri),
             has_idempotency_key,
             abort,
             policy,
             body_not_replayable: false,
             origin: None,
+        }
+    }
+
+    /// The request's URI: for a front door's attempts and the response hook (`/` for a URL
+    /// kept as it is, which a front door keeps only when there is no hook).
+    pub(crate) fn uri(&self) -> &Uri {
+        match &self.address {
+            Address::Uri(uri) => uri,
+            #[cfg(feature = "reqwest")]
+            Address::Url(_) => {
+                static ROOT: std::sync::LazyLock<Uri> = std::sync::LazyLock::new(Uri::default);
+                &ROOT
+            }
+        }
+    }
+
+    /// The request's target as the observers read it.
+    pub(crate) fn target(&self) -> Target<'_> {
+        match &self.address {
+            Address::Uri(uri) => Target::Uri(uri),
+            #[cfg(feature = "reqwest")]
+            Address::Url(url) => Target::Url(url),
         }
     }
 

@@ -345,7 +345,8 @@ impl Retrier {
     /// Whether an operation started now reads its request's URI: for its events, for the
     /// response hook, or for the `metrics` feature's `server.address` and `server.port`. A
     /// front door passes the URI to the loop only then (copying it costs more than the rest
-    /// of the request's facts).
+    /// of the request's facts; the reqwest middleware keeps its URL as it is, and converts it
+    /// for the response hook only).
     pub(crate) fn needs_uri(&self) -> bool {
         self.reports_events() || self.classify_response.is_some() || cfg!(feature = "metrics")
     }

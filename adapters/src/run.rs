@@ -139,7 +139,7 @@ where
 pub(crate) fn plan_head(plan: &Plan) -> http::Request<()> {
     let mut head = http::Request::new(());
     *head.method_mut() = plan.method.clone();
-    *head.uri_mut() = plan.uri.clone();
+    *head.uri_mut() = plan.uri().clone();
     head
 }
 
@@ -812,7 +812,7 @@ pub(crate) fn response_facts<'r, B>(
     let class = match &retrier.classify_response {
         Some(f) => f(&ResponseView {
             method: &plan.method,
-            uri: &plan.uri,
+            uri: plan.uri(),
             status: response.status(),
             headers,
         }),

@@ -151,11 +151,10 @@ impl<'r> Emitter<'r> {
         metrics: Option<&'r Metrics>,
         plan: &'r Plan,
     ) -> Self {
-        let (name, method, uri) = (plan.name.as_ref(), &plan.method, &plan.uri);
+        let (name, method, target) = (plan.name.as_ref(), &plan.method, plan.target());
         let active = reported(observers);
-        let url = redact::RedactedUri::new(uri);
         let span = if active {
-            OperationSpan::new(name.map(crate::OperationName::as_str), method, uri, url)
+            OperationSpan::new(name.map(crate::OperationName::as_str), method, target)
         } else {
             OperationSpan::default()
         };
@@ -163,7 +162,7 @@ impl<'r> Emitter<'r> {
             observers,
             metrics,
             #[cfg(feature = "metrics")]
-            series: otel_metrics::Series::new(method, uri),
+            series: otel_metrics::Series::new(method, target),
             plan,
             active,
             span,
@@ -182,7 +181,7 @@ impl<'r> Emitter<'r> {
         }
         let plan = self.plan;
         self.span
-            .attempt(number, &plan.method, redact::RedactedUri::new(&plan.uri))
+            .attempt(number, &plan.method, redact::RedactedUri::of(plan.target()))
     }
 
     /// The clock after an event was emitted at `read`: `read` itself when no callback ran
@@ -215,7 +214,7 @@ impl<'r> Emitter<'r> {
                 .as_ref()
                 .map_or("", crate::OperationName::as_str),
             method: self.plan.method.as_str(),
-            url: redact::RedactedUri::new(&self.plan.uri),
+            url: redact::RedactedUri::of(self.plan.target()),
             kind,
         };
         #[cfg(feature = "tracing")]

@@ -19,7 +19,7 @@ use ::metrics::{Label, SharedString, Unit};
 
 use crate::last_origin;
 use crate::observe::events::EventKind;
-use crate::observe::redact;
+use crate::observe::redact::{self, Target};
 use crate::StopReason;
 use backstop_core::AttemptOutcome;
 
@@ -87,8 +87,8 @@ pub(crate) struct Series {
 }
 
 impl Series {
-    pub(crate) fn new(method: &http::Method, uri: &http::Uri) -> Self {
-        let (address, port) = server(uri);
+    pub(crate) fn new(method: &http::Method, target: Target<'_>) -> Self {
+        let (address, port) = server(target);
         Series {
             labels: [
                 Label::new("http.request.method", method_name(method)),
@@ -226,17 +226,17 @@ fn number(n: u32) -> SharedString {
     }
 }
 
-/// `server.address` and `server.port` of `uri` as labels (see [`redact::server`]): this
+/// `server.address` and `server.port` of `target` as labels (see [`redact::server`]): this
 /// thread's last ones when its last operation had the same scheme and authority (compared as
 /// written), else made and remembered (a client that talks to one origin formats them once).
-fn server(uri: &http::Uri) -> (SharedString, SharedString) {
+fn server(target: Target<'_>) -> (SharedString, SharedString) {
     thread_local! {
         static LAST: last_origin::Slot<(SharedString, SharedString)> =
             const { core::cell::RefCell::new(None) };
     }
     let (scheme, authority) = (
-        uri.scheme_str().unwrap_or_default(),
-        uri.authority().map_or("", |a| a.as_str()),
+        target.scheme().unwrap_or_default(),
+        target.authority().unwrap_or_default(),
     );
     // A thread whose locals are being torn down has no cache: the labels are made.
     if let Some(labels) = last_origin::find(&LAST, scheme, authority, |l| Some(l.clone())) {
@@ -244,7 +244,7 @@ fn server(uri: &http::Uri) -> (SharedString, SharedString) {
     }
     // The host and port as written: the userinfo is not kept.
     let authority = last_origin::without_userinfo(authority);
-    let (host, port) = redact::server(uri);
+    let (host, port) = redact::server(target);
     let port = port.map_or(SharedString::const_str(""), |p| number(u32::from(p)));
     let labels = (SharedString::from_shared(Arc::from(host)), port);
     let (scheme, authority) = (scheme.to_owned(), authority.to_owned());
@@ -269,7 +269,7 @@ mod tests {
             ("/relative", "", ""),
         ] {
             let uri: http::Uri = uri.parse().expect("a URI");
-            let (a, p) = server(&uri);
+            let (a, p) = server(Target::Uri(&uri));
             assert_eq!((&*a, &*p), (address, port), "{uri}");
         }
     }
@@ -287,8 +287,8 @@ mod tests {
             "https://b.example/",
         ] {
             let uri: http::Uri = uri.parse().expect("a URI");
-            let (a, p) = server(&uri);
-            let (host, port) = redact::server(&uri);
+            let (a, p) = server(Target::Uri(&uri));
+            let (host, port) = redact::server(Target::Uri(&uri));
             assert_eq!(
                 (&*a, &*p),
                 (host, &*port.map(|p| p.to_string()).unwrap_or_default())
@@ -357,7 +357,7 @@ mod tests {
             let uri = http::Uri::from_static("http://example.com/");
             // A plain operation the budget stopped; a hedged one whose copy the budget refused
             // and that then ran out of copies, for the budget too.
-            let plain = Series::new(&http::Method::GET, &uri);
+            let plain = Series::new(&http::Method::GET, Target::Uri(&uri));
             plain.record(&EventKind::GateClosed {
                 attempt: 1,
                 reopens_in: Duration::from_secs(1),
@@ -368,7 +368,7 @@ mod tests {
                 elapsed: Duration::ZERO,
             });
             plain.record(&finished(StopReason::Budget));
-            let hedged = Series::new(&http::Method::GET, &uri);
+            let hedged = Series::new(&http::Method::GET, Target::Uri(&uri));
             hedged.record(&EventKind::Hedged {
                 winner: None,
                 cancelled: 0,
@@ -377,7 +377,8 @@ mod tests {
             });
             hedged.record(&finished(StopReason::Budget));
             // An operation that ran out of attempts was not denied.
-            Series::new(&http::Method::GET, &uri).record(&finished(StopReason::Attempts));
+            Series::new(&http::Method::GET, Target::Uri(&uri))
+                .record(&finished(StopReason::Attempts));
         });
         assert_eq!(counters.get(BUDGET_DENIALS), 2);
         assert_eq!(counters.get(ORIGIN_PAUSES), 1);

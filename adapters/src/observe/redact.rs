@@ -6,22 +6,152 @@
 
 use core::fmt;
 
-/// The `server.address` and `server.port` of `uri` (OpenTelemetry's HTTP names): its host,
-/// never its userinfo, an IPv6 address without the brackets a URI needs around it (empty
-/// without a host); its port, else the scheme's (none for another scheme). Shared by the
-/// spans and the metrics.
+/// A request's target as its front door has it: an `http::Uri`, or reqwest's URL as shown
+/// (written once, when the operation starts: an operation whose URL is only shown never
+/// parses it again).
+#[derive(Clone, Copy)]
+pub(crate) enum Target<'a> {
+    Uri(&'a http::Uri),
+    #[cfg(feature = "reqwest")]
+    Url(&'a ShownUrl),
+}
+
+impl<'a> Target<'a> {
+    /// The scheme, if any.
+    pub(crate) fn scheme(self) -> Option<&'a str> {
+        match self {
+            Target::Uri(uri) => uri.scheme_str(),
+            #[cfg(feature = "reqwest")]
+            Target::Url(url) => url.text.get(..url.scheme_end),
+        }
+    }
+
+    /// The authority as written (a URI's userinfo too; a shown URL has none), if any.
+    #[cfg(feature = "metrics")]
+    pub(crate) fn authority(self) -> Option<&'a str> {
+        match self {
+            Target::Uri(uri) => uri.authority().map(http::uri::Authority::as_str),
+            #[cfg(feature = "reqwest")]
+            Target::Url(url) => url.text.get(url.scheme_end + 3..url.path_start),
+        }
+    }
+
+    /// The host (an IPv6 address in its brackets), if any.
+    fn host(self) -> Option<&'a str> {
+        match self {
+            Target::Uri(uri) => uri.host(),
+            #[cfg(feature = "reqwest")]
+            Target::Url(url) => url
+                .text
+                .get(url.scheme_end + 3..url.host_end)
+                .filter(|h| !h.is_empty()),
+        }
+    }
+
+    /// The port as written, if any (a URL leaves out its scheme's default port).
+    fn port(self) -> Option<Port<'a>> {
+        match self {
+            // When there is a port, it is what follows the authority's last `:`.
+            Target::Uri(uri) => {
+                let authority = uri.authority()?;
+                authority.port()?;
+                let (_, port) = authority.as_str().rsplit_once(':')?;
+                Some(Port::Written(port))
+            }
+            #[cfg(feature = "reqwest")]
+            Target::Url(url) => url.port.map(Port::Number),
+        }
+    }
+
+    /// The path (`/` when there is none).
+    fn path(self) -> &'a str {
+        match self {
+            Target::Uri(uri) => uri.path(),
+            #[cfg(feature = "reqwest")]
+            Target::Url(url) => url.text.get(url.path_start..).unwrap_or("/"),
+        }
+    }
+}
+
+/// reqwest's URL as the observers show it, written once: `scheme://host[:port]/path` (no
+/// userinfo, query or fragment), with where its parts are. One string; nothing is parsed
+/// when it is read.
+#[cfg(feature = "reqwest")]
+pub(crate) struct ShownUrl {
+    text: String,
+    /// `text[..scheme_end]` is the scheme, `text[scheme_end + 3..host_end]` the host,
+    /// `text[path_start..]` the path; between the host and the path, `:port` or nothing.
+    scheme_end: usize,
+    host_end: usize,
+    path_start: usize,
+    /// The port the URL names (none for its scheme's default).
+    port: Option<u16>,
+}
+
+#[cfg(feature = "reqwest")]
+impl ShownUrl {
+    /// `url` as shown.
+    pub(crate) fn of(url: &reqwest::Url) -> Self {
+        let (scheme, host, port) = (url.scheme(), url.host_str().unwrap_or_default(), url.port());
+        // The host and port as the URL wrote them (its scheme's default port left out).
+        let host_port = crate::last_origin::without_userinfo(url.authority());
+        let path = match url.path() {
+            "" => "/",
+            path => path,
+        };
+        let mut text = String::with_capacity(scheme.len() + 3 + host_port.len() + path.len());
+        text.push_str(scheme);
+        text.push_str("://");
+        let host_end = text.len() + host.len();
+        text.push_str(host_port);
+        let path_start = text.len();
+        text.push_str(path);
+        ShownUrl {
+            text,
+            scheme_end: scheme.len(),
+            host_end,
+            path_start,
+            port,
+        }
+    }
+}
+
+/// A port: as a URI wrote it, or as a URL's number.
+#[derive(Clone, Copy)]
+enum Port<'a> {
+    Written(&'a str),
+    #[cfg_attr(not(feature = "reqwest"), allow(dead_code))]
+    Number(u16),
+}
+
+impl Port<'_> {
+    fn number(self) -> Option<u16> {
+        match self {
+            Port::Written(p) => p.parse().ok(),
+            Port::Number(n) => Some(n),
+        }
+    }
+}
+
+/// The `server.address` and `server.port` of `target` (OpenTelemetry's HTTP names): its
+/// host, never its userinfo, an IPv6 address without the brackets a URI needs around it
+/// (empty without a host); its port, else the scheme's (none for another scheme). Shared by
+/// the spans and the metrics.
 #[cfg(any(feature = "tracing", feature = "metrics"))]
-pub(crate) fn server(uri: &http::Uri) -> (&str, Option<u16>) {
-    let host = uri.host().unwrap_or_default();
+pub(crate) fn server(target: Target<'_>) -> (&str, Option<u16>) {
+    let host = target.host().unwrap_or_default();
     let host = host
         .strip_prefix('[')
         .and_then(|h| h.strip_suffix(']'))
         .unwrap_or(host);
-    let port = uri.port_u16().or(match uri.scheme_str() {
-        Some("https") => Some(443),
-        Some("http") => Some(80),
-        _ => None,
-    });
+    let port = target
+        .port()
+        .and_then(Port::number)
+        .or(match target.scheme() {
+            Some("https") => Some(443),
+            Some("http") => Some(80),
+            _ => None,
+        });
     (host, port)
 }
 
@@ -34,7 +164,7 @@ pub(crate) fn server(uri: &http::Uri) -> (&str, Option<u16>) {
 /// ```
 #[must_use]
 pub fn redact_uri(uri: &http::Uri) -> String {
-    RedactedUri(uri).to_string()
+    RedactedUri::new(uri).to_string()
 }
 
 /// A URI shown without its secrets, as [`redact_uri`] writes it (`scheme://host[:port]/path`),
@@ -51,30 +181,44 @@ pub fn redact_uri(uri: &http::Uri) -> String {
 /// # Ok::<(), http::uri::InvalidUri>(())
 /// ```
 #[derive(Clone, Copy)]
-pub struct RedactedUri<'a>(&'a http::Uri);
+pub struct RedactedUri<'a>(Target<'a>);
 
 impl<'a> RedactedUri<'a> {
     /// `uri`, to be shown without userinfo, query or fragment.
     #[must_use]
     pub fn new(uri: &'a http::Uri) -> Self {
-        RedactedUri(uri)
+        RedactedUri(Target::Uri(uri))
+    }
+
+    /// `target`, to be shown without userinfo, query or fragment.
+    pub(crate) fn of(target: Target<'a>) -> Self {
+        RedactedUri(target)
     }
 
     /// Writes the parts to `out`, in order.
     fn write_to(self, out: &mut impl fmt::Write) -> fmt::Result {
-        let uri = self.0;
-        if let Some(scheme) = uri.scheme_str() {
+        let target = self.0;
+        // Written already.
+        #[cfg(feature = "reqwest")]
+        if let Target::Url(url) = target {
+            return out.write_str(&url.text);
+        }
+        if let Some(scheme) = target.scheme() {
             out.write_str(scheme)?;
             out.write_str("://")?;
         }
-        if let Some(authority) = uri.authority() {
-            out.write_str(authority.host())?;
-            if let Some(port) = authority.port() {
-                out.write_char(':')?;
-                out.write_str(port.as_str())?;
+        if let Some(host) = target.host() {
+            out.write_str(host)?;
+            match target.port() {
+                Some(Port::Written(port)) => {
+                    out.write_char(':')?;
+                    out.write_str(port)?;
+                }
+                Some(Port::Number(port)) => write!(out, ":{port}")?,
+                None => {}
             }
         }
-        out.write_str(uri.path())
+        out.write_str(target.path())
     }
 }
 
@@ -133,7 +277,7 @@ pub(crate) struct DebugUri<'a>(pub(crate) &'a http::Uri);
 
 impl fmt::Debug for DebugUri<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&RedactedUri(self.0), f)
+        fmt::Debug::fmt(&RedactedUri::new(self.0), f)
     }
 }
 
@@ -206,17 +350,56 @@ mod tests {
             assert_eq!(RedactedUri::new(&a), RedactedUri::new(&b));
             let uri: http::Uri = input.parse().expect("uri");
             assert_eq!(redact_uri(&uri), expected, "{input}");
-            assert_eq!(RedactedUri(&uri), expected, "{input}");
+            assert_eq!(RedactedUri::new(&uri), expected, "{input}");
             assert_ne!(
-                RedactedUri(&uri),
+                RedactedUri::new(&uri),
                 &expected[..expected.len() - 1],
                 "{input}"
             );
             assert_ne!(
-                RedactedUri(&uri),
+                RedactedUri::new(&uri),
                 format!("{expected}/").as_str(),
                 "{input}"
             );
         }
+    }
+
+    /// reqwest's URL, read as it is, is shown as its `http::Uri` would be (but for a port its
+    /// scheme has by default, which the URL leaves out), with the same server address and port.
+    #[cfg(feature = "reqwest")]
+    #[test]
+    fn a_url_is_shown_as_its_uri_would_be() {
+        for (input, expected) in [
+            ("http://127.0.0.1:8080/a/b?x=1", "http://127.0.0.1:8080/a/b"),
+            (
+                "https://alice:pw@example.com/p?token=1#f",
+                "https://example.com/p",
+            ),
+            ("https://tok@example.com", "https://example.com/"),
+            ("http://[::1]:8080/x?y", "http://[::1]:8080/x"),
+            ("http://u@[::1]/", "http://[::1]/"),
+            ("https://example.com:8443", "https://example.com:8443/"),
+        ] {
+            let url = ShownUrl::of(&reqwest::Url::parse(input).expect("a URL"));
+            let uri: http::Uri = input.parse().expect("a URI");
+            let shown = RedactedUri::of(Target::Url(&url));
+            assert_eq!(shown, expected, "{input}");
+            assert_eq!(
+                shown.to_string(),
+                RedactedUri::new(&uri).to_string(),
+                "{input}"
+            );
+            #[cfg(any(feature = "tracing", feature = "metrics"))]
+            assert_eq!(
+                server(Target::Url(&url)),
+                server(Target::Uri(&uri)),
+                "{input}"
+            );
+        }
+        // The one difference: a default port written out.
+        let url = ShownUrl::of(&reqwest::Url::parse("http://example.com:80/p").expect("a URL"));
+        assert_eq!(RedactedUri::of(Target::Url(&url)), "http://example.com/p");
+        #[cfg(any(feature = "tracing", feature = "metrics"))]
+        assert_eq!(server(Target::Url(&url)), ("example.com", Some(80)));
     }
 }

@@ -21,7 +21,7 @@ use core::task::{Context, Poll};
 use crate::observe::events::RetryEvent;
 #[cfg(feature = "tracing")]
 use crate::observe::redact;
-use crate::observe::redact::RedactedUri;
+use crate::observe::redact::{RedactedUri, Target};
 #[cfg(feature = "tracing")]
 use crate::Outcome;
 #[cfg(feature = "tracing")]
@@ -65,15 +65,10 @@ impl Default for AttemptSpan {
 }
 
 impl OperationSpan {
-    /// The span of the operation `name` (empty: none) sending `method` to `uri`, whose
-    /// redacted text is `url`. Call only when the operation is reported.
+    /// The span of the operation `name` (empty: none) sending `method` to `target`. Call only
+    /// when the operation is reported.
     #[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
-    pub(crate) fn new(
-        name: Option<&str>,
-        method: &http::Method,
-        uri: &http::Uri,
-        url: RedactedUri<'_>,
-    ) -> Self {
+    pub(crate) fn new(name: Option<&str>, method: &http::Method, target: Target<'_>) -> Self {
         #[cfg(feature = "tracing")]
         {
             let span = tracing::info_span!(
@@ -83,7 +78,7 @@ impl OperationSpan {
                 "http.request.method" = method.as_str(),
                 "server.address" = tracing::field::Empty,
                 "server.port" = tracing::field::Empty,
-                "url.full" = tracing::field::display(url),
+                "url.full" = tracing::field::display(RedactedUri::of(target)),
                 "backstop.operation" = name,
                 "backstop.attempts" = tracing::field::Empty,
                 "backstop.stop_reason" = tracing::field::Empty,
@@ -94,7 +89,7 @@ impl OperationSpan {
             if span.is_disabled() {
                 return OperationSpan::default();
             }
-            let server = server(uri);
+            let server = server(target);
             record_server(&span, &server);
             OperationSpan { span, server }
         }
@@ -186,11 +181,11 @@ impl AttemptSpan {
     }
 }
 
-/// The host and port of `uri` (see [`redact::server`]), owned: the attempts' spans record
+/// The host and port of `target` (see [`redact::server`]), owned: the attempts' spans record
 /// them too.
 #[cfg(feature = "tracing")]
-fn server(uri: &http::Uri) -> (String, Option<u16>) {
-    let (host, port) = redact::server(uri);
+fn server(target: Target<'_>) -> (String, Option<u16>) {
+    let (host, port) = redact::server(target);
     (host.to_owned(), port)
 }
 

@@ -12,12 +12,13 @@ use core::task::{Context, Poll};
 
 use crate::hedge::{hedges, run_hedged};
 use crate::idempotency::ensure_idempotency_key;
-use crate::request::Plan;
+use crate::observe::redact::ShownUrl;
+use crate::request::{Address, Plan};
 use crate::run::run_planned;
 use crate::runtime::Runtime;
 use crate::tokio::TokioRuntime;
 use crate::transport::{drain_body, AttemptNumber, DrainLimits};
-use crate::{Attempt, ErrorKind, OriginGates, Retried, Retrier, Transport};
+use crate::{Attempt, ErrorKind, Retried, Retrier, Transport};
 use http::Extensions;
 use reqwest::{Body, Request, Response};
 use reqwest_middleware::{Middleware, Next};
@@ -112,10 +113,8 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
             own: Extensions::new(),
             next,
         };
-        // The URL is converted only when something reads it: the events or the response hook.
         // The plan is made here, not in the future: what the future captures it holds once.
-        let needs_uri = self.retrier.needs_uri();
-        let mut plan = plan(&sends, needs_uri, self.retrier.gates.as_deref());
+        let mut plan = plan(&sends, &self.retrier);
         plan.body_not_replayable = !replayable;
         let policy = plan.policy.as_deref().unwrap_or(self.retrier.policy());
         if hedges(policy, &plan) {
@@ -134,12 +133,13 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
     }
 }
 
-/// The facts the loop needs about `request`: method, URL (for events, redacted there, and
-/// for the response hook; only when `needs_uri`: converting it costs more than the rest of
-/// the plan), its `Idempotency-Key`, and an [`Abort`](crate::Abort), an
-/// [`OperationName`](crate::OperationName) and a [`Policy`](crate::Policy) from the
-/// middleware chain's extensions. The body stays in the request.
-fn plan(sends: &Sends<'_>, needs_uri: bool, gates: Option<&OriginGates>) -> Plan {
+/// The facts the loop needs about `request`: method, URL (kept as it is for the events, spans
+/// and metrics, and converted to an `http::Uri` for the response hook: each only when the
+/// `retrier` has them), its `Idempotency-Key`, its origin when the retrier has origin gates,
+/// and an [`Abort`](crate::Abort), an [`OperationName`](crate::OperationName) and a
+/// [`Policy`](crate::Policy) from the middleware chain's extensions. The body stays in the
+/// request.
+fn plan(sends: &Sends<'_>, retrier: &Retrier) -> Plan {
     let extensions = &*sends.extensions;
     // Cannot fail: no attempt has been sent yet.
     let Some(request) = sends.request.as_ref() else {
@@ -150,19 +150,21 @@ fn plan(sends: &Sends<'_>, needs_uri: bool, gates: Option<&OriginGates>) -> Plan
             extensions,
         );
     };
-    // A URL reqwest accepts but `http` does not only names the operation in events.
-    let uri = if needs_uri {
-        request
-            .url()
-            .as_str()
-            .parse::<http::Uri>()
-            .unwrap_or_default()
-    } else {
-        http::Uri::default()
-    };
-    let mut plan = Plan::from_head(request.method().clone(), uri, request.headers(), extensions);
-    if let Some(gates) = gates {
-        let url = request.url();
+    let url = request.url();
+    let mut plan = Plan::from_head(
+        request.method().clone(),
+        http::Uri::default(),
+        request.headers(),
+        extensions,
+    );
+    if retrier.classify_response.is_some() {
+        // A URL reqwest accepts but `http` does not reaches the hook as `/`.
+        let uri = url.as_str().parse::<http::Uri>().unwrap_or_default();
+        plan.address = Address::Uri(uri);
+    } else if retrier.needs_uri() {
+        plan.address = Address::Url(ShownUrl::of(url));
+    }
+    if let Some(gates) = retrier.gates.as_deref() {
         plan.origin = gates.find(Some(url.scheme()), Some(url.authority()), || {
             (url.host_str(), url.port())
         });

@@ -17,7 +17,7 @@ use crate::classify::port_out_of_range;
 use crate::classify::UnsupportedUri;
 use crate::hedge::{hedges, run_hedged};
 use crate::idempotency::ensure_idempotency_key;
-use crate::request::Plan;
+use crate::request::{Address, Plan};
 use crate::run::{plan_head, run_planned, Own};
 use crate::runtime::Runtime;
 use crate::transport::{drain_body, AttemptNumber, DrainLimits};
@@ -130,7 +130,7 @@ where
         let (head, body) = request.into_parts();
         // The plan keeps the method and the URI: each attempt's request brings them from there.
         plan.method = head.method;
-        plan.uri = head.uri;
+        plan.address = Address::Uri(head.uri);
         let calls = Calls {
             inner: self.inner.clone(),
             ready: None,
