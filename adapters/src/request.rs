@@ -207,9 +207,9 @@ pub(crate) struct Plan {
 /// Where a request goes, as its front door has it.
 pub(crate) enum Address {
     Uri(Uri),
-    /// reqwest's URL as the events, spans and metrics show it, for a request that has no
-    /// response hook (which reads an `http::Uri`): writing it once costs less than converting
-    /// it. An address is no larger than a URI.
+    /// reqwest's URL as it is, for the events, spans and metrics of a request that has no
+    /// response hook (which reads an `http::Uri`): keeping it costs less than converting it.
+    /// An address is no larger than a URI.
     #[cfg(feature = "reqwest")]
     Url(ShownUrl),
 }
