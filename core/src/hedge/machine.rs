@@ -339,7 +339,7 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
     /// Copies in flight.
     #[must_use]
     pub fn in_flight(&self) -> u32 {
-        self.copies
+        self.sent_copies()
             .iter()
             .filter(|c| matches!(c, CopyState::InFlight { .. }))
             .count() as u32
@@ -536,16 +536,27 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
         }
     }
 
+    /// The states of the copies sent so far (every later one is `Idle`): what the machine
+    /// looks through, not the whole array.
+    fn sent_copies(&self) -> &[CopyState] {
+        self.copies
+            .get(..self.sent as usize)
+            .unwrap_or(&self.copies)
+    }
+
     /// The first copy the driver must drop, and why.
     fn cancel_pending(&self) -> Option<(usize, CancelReason)> {
-        self.copies.iter().enumerate().find_map(|(i, c)| match c {
-            CopyState::Cancel(reason) => Some((i, *reason)),
-            _ => None,
-        })
+        self.sent_copies()
+            .iter()
+            .enumerate()
+            .find_map(|(i, c)| match c {
+                CopyState::Cancel(reason) => Some((i, *reason)),
+                _ => None,
+            })
     }
 
     fn earliest_timeout(&self) -> Option<u64> {
-        self.copies
+        self.sent_copies()
             .iter()
             .filter_map(|c| match c {
                 CopyState::InFlight { timeout_at, .. } => Some(*timeout_at),
@@ -680,7 +691,7 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
 
     /// Marks every copy in flight for cancelling.
     fn cancel_others(&mut self, reason: CancelReason) {
-        for i in 0..self.copies.len() {
+        for i in 0..self.sent_copies().len() {
             if let CopyState::InFlight { probe, .. } = self.state(i) {
                 self.set(i, CopyState::Cancel(reason));
                 self.cancelled += 1;
@@ -778,7 +789,7 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
     /// Applies the bounds `now` reached: timeouts, then the deadline.
     fn advance(&mut self) {
         let now = self.now;
-        for i in 0..self.copies.len() {
+        for i in 0..self.sent_copies().len() {
             if let CopyState::InFlight {
                 started,
                 timeout_at,
