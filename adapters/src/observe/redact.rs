@@ -96,6 +96,8 @@ enum Port<'a> {
 }
 
 impl Port<'_> {
+    /// The port's number (none for one that is not a TCP port).
+    #[cfg(any(feature = "tracing", feature = "metrics"))]
     fn number(self) -> Option<u16> {
         match self {
             Port::Written(p) => p.parse().ok(),
