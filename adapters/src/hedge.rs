@@ -17,6 +17,8 @@
 //! `rate_limited`). Every copy's answer is reported to them, and the loop emits what it did
 //! (`GateClosed`, `GateReopened`, `RateLimiterEnabled`), as the retry loop does.
 
+mod copies;
+
 use core::future::Future;
 use core::pin::{pin, Pin};
 use core::task::Poll;
@@ -25,7 +27,6 @@ use futures_lite::future;
 
 use crate::abort::Abort;
 use crate::observe::events::EventKind;
-use crate::observe::spans::InSpan;
 use crate::observe::{AttemptEnd, Emitter};
 use crate::outcome::{Retried, RetryError};
 use crate::overload::{Marks, SharedGate, SharedLimiter};
@@ -36,6 +37,7 @@ use crate::runtime::{Runtime, Sleep};
 use crate::timed_out::AttemptTimedOut;
 use crate::{ErrorKind, HedgeOutcome, Method, Policy, StopReason};
 use backstop_core::{AttemptOutcome, HedgeDecision, HedgeEvent, HedgeMachine, Instant, Request};
+use copies::{Copies, Sent};
 
 /// Whether an operation under `policy` with this `plan` is hedged ([`Policy::hedges`]): the
 /// policy hedges and the request may be sent again by its method alone, with a body that can
@@ -100,7 +102,7 @@ where
             SharedLimiter(retrier.limiter.as_deref()),
             start,
         );
-        let mut copies: Vec<Slot<Fut>> = (0..machine.max_copies()).map(|_| None).collect();
+        let mut copies = pin!(Copies::new());
         let mut last = Leftovers {
             response: None,
             error: None,
@@ -121,23 +123,21 @@ where
                         continue;
                     }
                     let span = emitter.attempt_span(copy);
-                    let future = InSpan {
-                        future: Box::pin(span.scope(|| {
-                            send(Attempt {
-                                number: copy,
-                                timeout,
-                                request: http::Request::new(()),
-                            })
-                        })),
-                        span,
-                    };
+                    let future = span.scope(|| {
+                        send(Attempt {
+                            number: copy,
+                            timeout,
+                            request: http::Request::new(()),
+                        })
+                    });
                     // Cannot fail: the machine has just decided to send this copy.
                     let _ = machine.handle(now, HedgeEvent::Started { copy });
-                    copies[copy as usize - 1] = Some(InFlight {
-                        future,
-                        sent: now,
+                    let sent = Sent {
+                        span,
+                        at: now,
                         timeout,
-                    });
+                    };
+                    copies.as_mut().put(copy as usize - 1, future, sent);
                     emitter.emit(EventKind::CopySent {
                         copy,
                         trigger,
@@ -147,8 +147,8 @@ where
                 }
                 HedgeDecision::Cancel { copy, reason } => {
                     // Dropping the future cancels its request.
-                    if let Some(cancelled) = copies[copy as usize - 1].take() {
-                        cancelled.future.span.cancelled(reason.as_str());
+                    if let Some(cancelled) = copies.as_mut().take(copy as usize - 1) {
+                        cancelled.span.cancelled(reason.as_str());
                     }
                     // Cannot fail: the machine has just asked for this cancel.
                     let _ = machine.handle(now, HedgeEvent::Cancelled { copy });
@@ -177,16 +177,16 @@ where
                     emitter.clock_after(runtime, woke)
                 }
                 HedgeDecision::Wait { until, .. } => {
-                    let raced = race(runtime, abort.as_ref(), until, &mut copies).await;
+                    let raced = race(runtime, abort.as_ref(), until, copies.as_mut()).await;
                     let ended = runtime.now();
                     match raced {
                         Race::Answered(i, _) if aborted() => {
-                            copies[i] = None;
+                            copies.as_mut().take(i);
                             let _ = machine.handle(ended, HedgeEvent::Abort);
                         }
                         Race::Answered(i, result) => {
-                            let answered = copies[i].take();
-                            let sent = answered.as_ref().map_or(ended, |c| c.sent);
+                            let answered = copies.as_mut().take(i);
+                            let sent = answered.as_ref().map_or(ended, |c| c.at);
                             let copy = i as u32 + 1;
                             let marks = Marks::of(machine.gate(), machine.rate_limiter());
                             let mut answer = None;
@@ -215,7 +215,7 @@ where
                                 }
                             };
                             if let Some(answered) = answered {
-                                answered.future.span.ended(&outcome);
+                                answered.span.ended(&outcome);
                             }
                             let (gate, limiter) = (machine.gate(), machine.rate_limiter());
                             let end = AttemptEnd {
@@ -248,26 +248,22 @@ where
                         // Copies whose timeout came end with the loop's timeout error (through the
                         // caller's override, as on the retry path); else the next copy is due.
                         Race::Timer => {
-                            for (i, slot) in copies.iter_mut().enumerate() {
-                                // Dropping the future cancels its request.
-                                let Some(timed_out) = slot.take_if(|c| c.timeout_at() <= ended)
-                                else {
-                                    continue;
-                                };
+                            // Dropping the future cancels its request.
+                            while let Some((i, timed_out)) = copies.as_mut().take_timed_out(ended) {
                                 let copy = i as u32 + 1;
                                 let e = classified(
                                     retrier,
                                     ErrorKind::Timeout,
                                     &AttemptTimedOut::new(copy, timed_out.timeout),
                                 );
-                                timed_out.future.span.ended(&AttemptOutcome::Error(e));
+                                timed_out.span.ended(&AttemptOutcome::Error(e));
                                 let marks = Marks::of(machine.gate(), machine.rate_limiter());
                                 let _ = machine.handle(ended, HedgeEvent::Error { copy, error: e });
                                 let (gate, limiter) = (machine.gate(), machine.rate_limiter());
                                 let end = AttemptEnd {
                                     attempt: copy,
                                     outcome: AttemptOutcome::Error(e),
-                                    sent: timed_out.sent,
+                                    sent: timed_out.at,
                                     ended,
                                 };
                                 end.announce(&emitter, marks, (gate, limiter), start);
@@ -299,23 +295,6 @@ fn ended_with<T>(emitter: &Emitter<'_>, done: HedgeOutcome, result: T) -> T {
         outcome: done.outcome,
     });
     result
-}
-
-/// One copy's place: the copy while it is in flight.
-type Slot<Fut> = Option<InFlight<Fut>>;
-
-/// A copy in flight: its future (polled inside its span), when it was sent and its timeout.
-struct InFlight<Fut> {
-    future: InSpan<Pin<Box<Fut>>>,
-    sent: Instant,
-    timeout: core::time::Duration,
-}
-
-impl<Fut> InFlight<Fut> {
-    /// When the loop's timer ends the copy.
-    fn timeout_at(&self) -> Instant {
-        self.sent.saturating_add(self.timeout)
-    }
 }
 
 /// What the copies left for the caller: the last response (boxed: the success path returns
@@ -382,25 +361,21 @@ enum Race<T> {
 
 /// Polls every copy in flight, the abort and a timer at `until`, until one of them ends. A
 /// timer that fires before the clock reaches `until` is replaced.
-async fn race<RT, Fut, T>(
+async fn race<RT, Fut>(
     runtime: &RT,
     abort: Option<&Abort>,
     until: Instant,
-    copies: &mut [Slot<Fut>],
-) -> Race<T>
+    mut copies: Pin<&mut Copies<Fut>>,
+) -> Race<Fut::Output>
 where
     RT: Runtime + ?Sized,
-    Fut: Future<Output = T>,
+    Fut: Future,
 {
     let mut aborted = pin!(abort.map(Abort::aborted));
     let mut timer: Option<Sleep> = None;
     future::poll_fn(|cx| loop {
-        for (i, slot) in copies.iter_mut().enumerate() {
-            if let Some(copy) = slot {
-                if let Poll::Ready(output) = Pin::new(&mut copy.future).poll(cx) {
-                    return Poll::Ready(Race::Answered(i, output));
-                }
-            }
+        if let Poll::Ready((i, output)) = copies.as_mut().poll_next(cx) {
+            return Poll::Ready(Race::Answered(i, output));
         }
         if let Some(listener) = aborted.as_mut().as_pin_mut() {
             if listener.poll(cx).is_ready() {

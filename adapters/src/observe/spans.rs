@@ -223,6 +223,17 @@ fn record_result(span: &tracing::Span, result: AttemptOutcome) {
 }
 
 impl AttemptSpan {
+    /// Polls `future` inside this span.
+    pub(crate) fn poll_in<F: Future>(
+        &self,
+        future: Pin<&mut F>,
+        cx: &mut Context<'_>,
+    ) -> Poll<F::Output> {
+        #[cfg(feature = "tracing")]
+        let _inside = self.span.enter();
+        future.poll(cx)
+    }
+
     /// Runs `f` inside this span: a transport's `send`, which may call the client (a tower
     /// service's `call`, the rest of a middleware chain) before its future is first polled,
     /// so that what the client traces of the attempt is the span's child from its start.
@@ -246,8 +257,6 @@ impl<F: Future + Unpin> Future for InSpan<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.get_mut();
-        #[cfg(feature = "tracing")]
-        let _inside = this.span.span.enter();
-        Pin::new(&mut this.future).poll(cx)
+        this.span.poll_in(Pin::new(&mut this.future), cx)
     }
 }
