@@ -1,6 +1,8 @@
 //! Every front door puts each attempt's `AttemptNumber` in that attempt's request extensions,
 //! where a layer, middleware or transport below backstop reads it (to record OpenTelemetry's
-//! `http.request.resend_count` itself): 1 then 2 for a 503 retried into a 200.
+//! `http.request.resend_count` itself): 1 then 2 for a 503 retried into a 200. Under hedging,
+//! the reqwest middleware hands its caller the extensions the winning copy went down the chain
+//! with.
 
 use std::sync::{Arc, Mutex};
 
@@ -140,4 +142,65 @@ fn a_transport_given_to_run_sees_each_attempts_number() {
         .expect("a response");
     assert_eq!(done.response.status(), 200);
     assert_eq!(*seen.lock().expect("lock"), [Some(1), Some(2)]);
+}
+
+/// The copy a reqwest middleware after backstop's saw, noted in the extensions it sends on.
+#[derive(Clone, Debug, PartialEq)]
+struct WentAs(u32);
+
+/// A reqwest middleware after backstop's that notes, in its extensions, which copy it is.
+struct NotesTheCopy;
+
+#[async_trait::async_trait]
+impl reqwest_middleware::Middleware for NotesTheCopy {
+    async fn handle(
+        &self,
+        request: reqwest::Request,
+        extensions: &mut http::Extensions,
+        next: reqwest_middleware::Next<'_>,
+    ) -> reqwest_middleware::Result<reqwest::Response> {
+        if let Some(number) = extensions.get::<AttemptNumber>() {
+            extensions.insert(WentAs(number.0));
+        }
+        next.run(request, extensions).await
+    }
+}
+
+#[test]
+fn a_hedged_reqwest_request_hands_the_caller_the_winning_copys_extensions() {
+    // The first copy is never answered; the second, sent after 50 ms, is at once.
+    let server = Server::start([
+        backstop_tests::server::Action::HangUntilClosed,
+        Reply::status(200).body("fast").into(),
+    ]);
+    let policy = backstop::Policy::builder()
+        .attempt_timeout(std::time::Duration::from_secs(10))
+        .hedging(backstop::Hedging::fixed(std::time::Duration::from_millis(50)).max_attempts(2))
+        .build()
+        .expect("a valid policy");
+    let (status, went) = block_on(async move {
+        let http = default_tls()
+            .reqwest(reqwest::Client::builder())
+            .build()
+            .expect("a reqwest client");
+        let client = reqwest_middleware::ClientBuilder::new(http)
+            .with(backstop::reqwest::RetryMiddleware::new(Retrier::new(
+                policy,
+            )))
+            .with(NotesTheCopy)
+            .build();
+        let request = client.get(server.url("/")).build().expect("a request");
+        let mut extensions = http::Extensions::new();
+        let response = client
+            .execute_with_extensions(request, &mut extensions)
+            .await
+            .expect("a response");
+        (
+            response.status().as_u16(),
+            extensions.get::<WentAs>().cloned(),
+        )
+    });
+    assert_eq!(status, 200);
+    // The caller's extensions are the winner's (copy 2's), not the cancelled copy's.
+    assert_eq!(went, Some(WentAs(2)));
 }

@@ -249,9 +249,7 @@ fn hedged<'f, RT: Runtime + Send + Sync + 'static>(
             let copy =
                 copy.ok_or_else(|| reqwest_middleware::Error::middleware(BodyNotReplayableError))?;
             let response = next.run(copy, &mut own).await.map_err(redact_url)?;
-            let mut response = head(response);
-            response.extensions_mut().insert(CopyExtensions(own));
-            Ok(response)
+            Ok(head(response).map(|response| Copied { response, own }))
         }
     };
     Box::pin(run_hedged(
@@ -261,11 +259,12 @@ fn hedged<'f, RT: Runtime + Send + Sync + 'static>(
         copies,
         error_kind,
         move |result, hedged| {
-            let result = result.map(|mut done| {
-                if let Some(CopyExtensions(own)) = done.response.extensions_mut().remove() {
-                    sends.own = own;
-                }
-                done
+            let result = result.map(|done| Retried {
+                response: done.response.map(|copied| {
+                    sends.own = copied.own;
+                    copied.response
+                }),
+                outcome: done.outcome,
             });
             finish(result, sends, Some(hedged))
         },
@@ -295,9 +294,13 @@ where
     }
 }
 
-/// The extensions a hedged copy went down the chain with, carried back with its response.
-#[derive(Clone)]
-struct CopyExtensions(Extensions);
+/// A hedged copy's response, with the extensions the copy went down the chain with (the
+/// winner's become the caller's): carried beside it, not in its extensions (a map made and
+/// emptied again for every copy).
+struct Copied {
+    response: Response,
+    own: Extensions,
+}
 
 /// The error of an attempt that had no request to send (cannot happen: see `handle`).
 #[derive(Debug)]
