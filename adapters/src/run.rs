@@ -282,20 +282,25 @@ where
                         let mut traced = InSpan { future, span };
                         let raced = if operation.start(now) {
                             let mut scoped = operation.progress.scope(Pin::new(&mut traced));
-                            let raced = operation
-                                .race(now.saturating_add(timeout), Pin::new(&mut scoped))
-                                .await;
-                            Some(operation.ended(raced))
+                            Some(
+                                operation
+                                    .race(now.saturating_add(timeout), Pin::new(&mut scoped))
+                                    .await,
+                            )
                         } else {
                             None
                         };
                         (raced, traced.span)
                     };
-                    let Some(raced) = raced else { continue };
-                    let (after, response) = operation.attempt_ended::<B, T>(
+                    // How the attempt ended is read where it is (a local of this poll, not of
+                    // the future: it lives across no `await`); only the response the operation
+                    // ends with moves on (each move of a response copies it).
+                    let Some(mut raced) = raced else { continue };
+                    let ended = operation.ended(&mut raced);
+                    let after = operation.attempt_ended::<B, T>(
                         now,
                         (attempt, timeout),
-                        raced,
+                        (&mut raced, ended),
                         &span,
                         &transport,
                         &mut last,
@@ -303,15 +308,17 @@ where
                     // A response ends the operation (the success path: it is returned from here,
                     // never moved into `last`), or is kept in `last`, boxed, to be released
                     // before the next attempt: `last` stays small in this future.
-                    match response.map(|r| (r, operation.machine.poll(after))) {
-                        None => after,
-                        Some((response, Decision::Return(outcome) | Decision::GiveUp(outcome))) => {
-                            return finish(operation.returned(outcome, response), transport);
-                        }
-                        Some((response, _)) => {
-                            last = Last::Response(Box::new(response));
-                            after
-                        }
+                    match raced {
+                        Raced::Done(Ok(response)) => match operation.machine.poll(after) {
+                            Decision::Return(outcome) | Decision::GiveUp(outcome) => {
+                                return finish(operation.returned(outcome, response), transport);
+                            }
+                            _ => {
+                                last = Last::Response(Box::new(response));
+                                after
+                            }
+                        },
+                        _ => after,
                     }
                 }
                 Decision::Wait {
@@ -461,35 +468,35 @@ impl<'a, RT: Runtime + ?Sized> Operation<'a, RT> {
         true
     }
 
-    /// How a started attempt's race ended, with the clock read after it.
-    fn ended<T>(&self, raced: Raced<T>) -> (Raced<T>, Instant) {
+    /// Reads the clock after a started attempt's race ended (`raced`: an abort that came
+    /// meanwhile replaces it).
+    fn ended<T>(&self, raced: &mut Raced<T>) -> Instant {
         let ended = self.runtime.now();
         // An abort wins over whatever the attempt ended with: a blocking client reports the
         // abort that interrupted it as an error of its own.
-        let raced = if self.aborted() {
-            Raced::Aborted
-        } else {
-            raced
-        };
-        (raced, ended)
+        if self.aborted() {
+            *raced = Raced::Aborted;
+        }
+        ended
     }
 
     /// Reports how attempt `number` with its `timeout`, sent at `now`, ended (`raced`, the
     /// clock read `ended` after it; recorded on its `span` too), its error's kind from
-    /// `transport`. Returns the clock after.
+    /// `transport`. A response stays in `raced`; an error moves to `last`. Returns the clock
+    /// after.
     fn attempt_ended<B, T: Transport<B>>(
         &mut self,
         now: Instant,
         (number, timeout): (u32, Duration),
-        (raced, ended): (Sent<T::Body, T::Error>, Instant),
+        (raced, ended): (&mut Sent<T::Body, T::Error>, Instant),
         span: &AttemptSpan,
         transport: &T,
         last: &mut Last<T::Body, T::Error>,
-    ) -> (Instant, Option<http::Response<T::Body>>) {
+    ) -> Instant {
         let classify = |e: &T::Error| transport.error_kind(e);
         let (gate, limiter) = (self.machine.gate(), self.machine.rate_limiter());
         let marks = Marks::of(gate, limiter);
-        let (result, response) = self.report(classify, (number, timeout), ended, raced, last);
+        let result = self.report(classify, (number, timeout), ended, raced, last);
         span.ended(&result);
         let end = AttemptEnd {
             attempt: number,
@@ -504,7 +511,7 @@ impl<'a, RT: Runtime + ?Sized> Operation<'a, RT> {
             (gate, limiter),
             self.machine.started(),
         );
-        (self.emitter.clock_after(self.runtime, ended), response)
+        self.emitter.clock_after(self.runtime, ended)
     }
 
     /// Awaits `ready`, bounded by the deadline and the abort (an abort is reported; the
@@ -545,27 +552,24 @@ impl<'a, RT: Runtime + ?Sized> Operation<'a, RT> {
         }
     }
 
-    /// Reports how attempt `number` with its `timeout` ended (the clock read `ended` after
-    /// it) to the machine, keeps what the caller may get in `last` (a response: returned),
-    /// and says what it was.
+    /// Reports how attempt `number` with its `timeout` ended (`raced`, the clock read `ended`
+    /// after it) to the machine, keeps what the caller may get (a response stays in `raced`,
+    /// an error moves to `last`), and says what it was.
     fn report<B, E: std::error::Error + 'static>(
         &mut self,
         classify: impl Fn(&E) -> ErrorKind,
         (number, timeout): (u32, Duration),
         ended: Instant,
-        raced: Raced<Result<http::Response<B>, E>>,
+        raced: &mut Raced<Result<http::Response<B>, E>>,
         last: &mut Last<B, E>,
-    ) -> (AttemptOutcome, Option<http::Response<B>>) {
+    ) -> AttemptOutcome {
         // The attempt's own result is reported at `ended` even when the clock has reached its
         // timeout by then: the machine takes what the client produced over a timeout that no
         // decision has reported yet (as it takes the abort).
         match raced {
             Raced::Aborted => {
                 let _ = self.machine.handle(ended, Event::Abort);
-                (
-                    AttemptOutcome::Error(AttemptError::new(ErrorKind::Aborted)),
-                    None,
-                )
+                AttemptOutcome::Error(AttemptError::new(ErrorKind::Aborted))
             }
             // The loop's timer ended the attempt. It is reported as an error like a client's
             // (the machine would time it out by itself at the next decision, but without the
@@ -578,24 +582,27 @@ impl<'a, RT: Runtime + ?Sized> Operation<'a, RT> {
                 // Cannot fail: the attempt is in flight until its result is reported.
                 let _ = self.machine.handle(ended, Event::Error(e));
                 *last = Last::TimedOut;
-                (AttemptOutcome::Error(e), None)
+                AttemptOutcome::Error(e)
             }
             Raced::Done(Ok(response)) => {
-                let facts = self.response_facts(&response);
+                let facts = self.response_facts(response);
                 let status = facts.status;
                 // Cannot fail: the attempt is in flight until its result is reported.
                 let _ = self.machine.handle(ended, Event::Response(facts));
                 // It replaces what an earlier attempt left; the caller keeps it.
                 *last = Last::Nothing;
-                (AttemptOutcome::Response(status), Some(response))
+                AttemptOutcome::Response(status)
             }
             Raced::Done(Err(error)) => {
-                let kind = classify(&error);
-                let e = self.classified(kind, &error);
+                let kind = classify(error);
+                let e = self.classified(kind, &*error);
                 // Cannot fail: the attempt is in flight until its result is reported.
                 let _ = self.machine.handle(ended, Event::Error(e));
-                *last = Last::Error(error, kind);
-                (AttemptOutcome::Error(e), None)
+                // The error moves to `last` (what is left in its place is not read again).
+                if let Raced::Done(Err(error)) = core::mem::replace(raced, Raced::TimedOut) {
+                    *last = Last::Error(error, kind);
+                }
+                AttemptOutcome::Error(e)
             }
         }
     }
