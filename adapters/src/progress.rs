@@ -120,13 +120,12 @@ impl<F: Future> Future for Scoped<'_, F> {
         let stage = Stage::from_u8(self.progress.0.load(Ordering::Relaxed));
         // The guard puts back what it found (another loop's attempt, polled around this one,
         // say) and keeps the stage, also when the poll unwinds.
-        let guard = Restore {
+        // Dropped after the poll (the output goes straight to the caller, not through a local).
+        let _restore = Restore {
             progress: self.progress,
             outer: CURRENT.with(|c| c.replace(stage)),
         };
-        let polled = self.future.as_mut().poll(cx);
-        drop(guard);
-        polled
+        self.future.as_mut().poll(cx)
     }
 }
 
