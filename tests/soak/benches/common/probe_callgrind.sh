@@ -2,7 +2,8 @@
 # Instructions per GET of the client thread for each way of a per-GET probe
 # (tests/soak/benches/<probe>.rs), called by reqwest_callgrind.sh and tower_callgrind.sh.
 # Usage: probe_callgrind.sh <probe> "<default ways>" [ways...]
-#   KEEP=dir keeps the profiles there (callgrind_annotate "$KEEP"/<way>.1200.*-01);
+#   KEEP=dir keeps the profiles there (callgrind_annotate "$KEEP"/<way>.1200.*-01; where two
+#   ways differ per GET: cg_per_get.py functions|callers|sites "$KEEP" <way> <way> ...);
 #   DUMP_INSTR=yes records them per instruction (--dump-instr=yes) for that.
 # The probe's server runs in the same process, on its own thread: callgrind counts each thread
 # apart (--separate-threads), and the first thread is the client. 200 and 1,200 GETs, the
