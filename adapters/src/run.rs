@@ -750,6 +750,8 @@ impl<'a, RT: Runtime + ?Sized> Operation<'a, RT> {
 
     /// The caller's result when the machine ends the operation with the `response` its last
     /// attempt just got (see [`Self::finish`]).
+    // Inlined: the response is then put in the caller's result in place (one move fewer).
+    #[inline(always)]
     fn returned<B, E>(
         &self,
         outcome: Outcome,
