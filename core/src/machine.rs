@@ -303,6 +303,9 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter, P: Borrow<Policy>> RetryMachine
     /// `Retry-After`, as a throttle). The waits
     /// they cause are bounded by the deadline, not by [`Policy::worst_case`]'s `wait`, which
     /// counts the policy's own waits.
+    // Inlined: a driver's future then builds the machine in its place, not in a temporary
+    // moved there (measured: ~100 instructions per operation on every front door).
+    #[inline(always)]
     pub fn with_overload(
         policy: P,
         request: Request,
