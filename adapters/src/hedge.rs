@@ -307,6 +307,8 @@ struct Leftovers<B, E> {
 impl<B, E> Leftovers<B, E> {
     /// The caller's result when the machine ends the operation with the `response` that just
     /// arrived (see [`Self::finish`]).
+    // Inlined: the response is then put in the caller's result in place (one move fewer).
+    #[inline(always)]
     fn returned(
         self,
         done: HedgeOutcome,

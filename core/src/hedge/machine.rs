@@ -242,6 +242,9 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
     /// `wait`, which counts the policy's own waits.
     // The retry machine's arguments, and the latencies: one more than clippy's default.
     #[allow(clippy::too_many_arguments)]
+    // Inlined: a driver's future then builds the machine in its place, not in a temporary
+    // moved there.
+    #[inline(always)]
     pub fn with_overload(
         policy: P,
         request: Request,
