@@ -189,11 +189,11 @@ where
                             let sent = answered.as_ref().map_or(ended, |c| c.at);
                             let copy = i as u32 + 1;
                             let marks = Marks::of(machine.gate(), machine.rate_limiter());
-                            let mut answer = None;
-                            let outcome = match result {
+                            // The answer is read where it is; only what is kept moves on.
+                            let (outcome, kind) = match &result {
                                 Ok(response) => {
                                     let facts =
-                                        response_facts(retrier, machine.policy(), plan, &response);
+                                        response_facts(retrier, machine.policy(), plan, response);
                                     let status = facts.status;
                                     let _ = machine.handle(
                                         ended,
@@ -202,16 +202,14 @@ where
                                             response: facts,
                                         },
                                     );
-                                    answer = Some(response);
-                                    AttemptOutcome::Response(status)
+                                    (AttemptOutcome::Response(status), None)
                                 }
                                 Err(error) => {
-                                    let kind = error_kind(&error);
-                                    let e = classified(retrier, kind, &error);
+                                    let kind = error_kind(error);
+                                    let e = classified(retrier, kind, error);
                                     let _ =
                                         machine.handle(ended, HedgeEvent::Error { copy, error: e });
-                                    last.error = Some((error, kind));
-                                    AttemptOutcome::Error(e)
+                                    (AttemptOutcome::Error(e), Some(kind))
                                 }
                             };
                             if let Some(answered) = answered {
@@ -225,21 +223,27 @@ where
                                 ended,
                             };
                             end.announce(&emitter, marks, (gate, limiter), start);
-                            if let Some(response) = answer {
-                                let after = emitter.clock_after(runtime, ended);
-                                match machine.poll(after) {
-                                    // The operation ends with this response (the success path:
-                                    // returned from here, never kept in `last`).
-                                    HedgeDecision::Return(done) | HedgeDecision::GiveUp(done) => {
-                                        let result = last.returned(done, response);
-                                        return finish(ended_with(&emitter, done, result), done);
+                            match (result, kind) {
+                                (Ok(response), _) => {
+                                    let after = emitter.clock_after(runtime, ended);
+                                    match machine.poll(after) {
+                                        // The operation ends with this response (the success
+                                        // path: returned from here, never kept in `last`).
+                                        HedgeDecision::Return(done)
+                                        | HedgeDecision::GiveUp(done) => {
+                                            ended_with(&emitter, done);
+                                            return finish(last.returned(done, response), done);
+                                        }
+                                        // Kept, boxed (it may still be returned), in place of
+                                        // the previous one; the decision is polled again (the
+                                        // same).
+                                        _ => last.response = Some(Box::new(response)),
                                     }
-                                    // Kept, boxed (it may still be returned), in place of the
-                                    // previous one; the decision is polled again (the same).
-                                    _ => last.response = Some(Box::new(response)),
+                                    now = after;
+                                    continue;
                                 }
-                                now = after;
-                                continue;
+                                // Its kind was read above.
+                                (Err(error), kind) => last.error = kind.map(|kind| (error, kind)),
                             }
                         }
                         Race::Aborted => {
@@ -273,8 +277,8 @@ where
                     emitter.clock_after(runtime, ended)
                 }
                 HedgeDecision::Return(done) | HedgeDecision::GiveUp(done) => {
-                    let result = last.finish(done);
-                    return finish(ended_with(&emitter, done, result), done);
+                    ended_with(&emitter, done);
+                    return finish(last.finish(done), done);
                 }
                 // The machine has no other decision today; a new one is polled again.
                 _ => now,
@@ -283,8 +287,8 @@ where
     }
 }
 
-/// Reports the operation's end (what hedging did, then `Finished`) and passes its `result` on.
-fn ended_with<T>(emitter: &Emitter<'_>, done: HedgeOutcome, result: T) -> T {
+/// Reports the operation's end: what hedging did, then `Finished`.
+fn ended_with(emitter: &Emitter<'_>, done: HedgeOutcome) {
     emitter.emit(EventKind::Hedged {
         winner: done.winner,
         cancelled: done.cancelled,
@@ -294,7 +298,6 @@ fn ended_with<T>(emitter: &Emitter<'_>, done: HedgeOutcome, result: T) -> T {
     emitter.emit(EventKind::Finished {
         outcome: done.outcome,
     });
-    result
 }
 
 /// What the copies left for the caller: the last response (boxed: the success path returns
