@@ -185,7 +185,8 @@ pub fn needs_idempotency_key(method: &Method) -> bool {
 }
 
 /// What the loop needs to know of an operation's request, read once from its head: the
-/// method and URI (for the machine and the events), whether it carries an `Idempotency-Key`,
+/// method and address (its URI, or reqwest's URL: for the machine, the response hook and the
+/// events), whether it carries an `Idempotency-Key`,
 /// and the [`Abort`], [`OperationName`] and [`Policy`] of its extensions. The request itself
 /// (its body above all) stays with the caller's transport.
 pub(crate) struct Plan {
