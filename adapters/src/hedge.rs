@@ -31,12 +31,15 @@ use crate::observe::{AttemptEnd, Emitter};
 use crate::outcome::{Retried, RetryError};
 use crate::overload::{Marks, SharedGate, SharedLimiter};
 use crate::request::{Attempt, Plan};
-use crate::retrier::Retrier;
+use crate::retrier::{LazyRng, Retrier, SharedBudget};
 use crate::run::{classified, response_facts};
 use crate::runtime::{Runtime, Sleep};
 use crate::timed_out::AttemptTimedOut;
 use crate::{ErrorKind, HedgeOutcome, Method, Policy, StopReason};
-use backstop_core::{AttemptOutcome, HedgeDecision, HedgeEvent, HedgeMachine, Instant, Request};
+use backstop_core::{
+    AttemptError, AttemptOutcome, HedgeDecision, HedgeEvent, HedgeMachine, Instant, LatencyTracker,
+    Request, Response,
+};
 use copies::{Copies, Sent};
 
 /// Whether an operation under `policy` with this `plan` is hedged ([`Policy::hedges`]): the
@@ -186,43 +189,27 @@ where
                         }
                         Race::Answered(i, result) => {
                             let answered = copies.as_mut().take(i);
-                            let sent = answered.as_ref().map_or(ended, |c| c.at);
                             let copy = i as u32 + 1;
-                            let marks = Marks::of(machine.gate(), machine.rate_limiter());
                             // The answer is read where it is; only what is kept moves on.
-                            let (outcome, kind) = match &result {
+                            let (answer, kind) = match &result {
                                 Ok(response) => {
                                     let facts =
                                         response_facts(retrier, machine.policy(), plan, response);
-                                    let status = facts.status;
-                                    let _ = machine.handle(
-                                        ended,
-                                        HedgeEvent::Response {
-                                            copy,
-                                            response: facts,
-                                        },
-                                    );
-                                    (AttemptOutcome::Response(status), None)
+                                    (Answer::Response(facts), None)
                                 }
                                 Err(error) => {
                                     let kind = error_kind(error);
-                                    let e = classified(retrier, kind, error);
-                                    let _ =
-                                        machine.handle(ended, HedgeEvent::Error { copy, error: e });
-                                    (AttemptOutcome::Error(e), Some(kind))
+                                    (Answer::Error(classified(retrier, kind, error)), Some(kind))
                                 }
                             };
-                            if let Some(answered) = answered {
-                                answered.span.ended(&outcome);
-                            }
-                            let (gate, limiter) = (machine.gate(), machine.rate_limiter());
-                            let end = AttemptEnd {
-                                attempt: copy,
-                                outcome,
-                                sent,
+                            let sent = answered.as_ref();
+                            copy_ended(
+                                &mut machine,
+                                (&emitter, start),
+                                (copy, sent),
                                 ended,
-                            };
-                            end.announce(&emitter, marks, (gate, limiter), start);
+                                answer,
+                            );
                             match (result, kind) {
                                 (Ok(response), _) => {
                                     let after = emitter.clock_after(runtime, ended);
@@ -260,17 +247,14 @@ where
                                     ErrorKind::Timeout,
                                     &AttemptTimedOut::new(copy, timed_out.timeout),
                                 );
-                                timed_out.span.ended(&AttemptOutcome::Error(e));
-                                let marks = Marks::of(machine.gate(), machine.rate_limiter());
-                                let _ = machine.handle(ended, HedgeEvent::Error { copy, error: e });
-                                let (gate, limiter) = (machine.gate(), machine.rate_limiter());
-                                let end = AttemptEnd {
-                                    attempt: copy,
-                                    outcome: AttemptOutcome::Error(e),
-                                    sent: timed_out.at,
+                                let sent = Some(&timed_out);
+                                copy_ended(
+                                    &mut machine,
+                                    (&emitter, start),
+                                    (copy, sent),
                                     ended,
-                                };
-                                end.announce(&emitter, marks, (gate, limiter), start);
+                                    Answer::Error(e),
+                                );
                             }
                         }
                     }
@@ -285,6 +269,63 @@ where
             };
         }
     }
+}
+
+/// The hedging machine a hedged operation drives.
+type Machine<'a> = HedgeMachine<
+    LazyRng,
+    SharedBudget,
+    &'a LatencyTracker,
+    SharedGate,
+    SharedLimiter<'a>,
+    &'a Policy,
+>;
+
+/// How a copy ended: with a response (what the rules read of it), or an attempt error.
+enum Answer<'r> {
+    Response(Response<'r>),
+    Error(AttemptError),
+}
+
+/// Reports copy `copy`'s end (`answer`, at `ended`) to the machine, records it on the copy's
+/// span, and tells the observers (an operation started at `start`): its `AttemptEnded`, then
+/// what the report did to the gate and the limiter. `sent`: what the loop kept of the copy
+/// (none: counted from `ended`).
+fn copy_ended(
+    machine: &mut Machine<'_>,
+    (emitter, start): (&Emitter<'_>, Instant),
+    (copy, sent): (u32, Option<&Sent>),
+    ended: Instant,
+    answer: Answer<'_>,
+) {
+    let marks = Marks::of(machine.gate(), machine.rate_limiter());
+    let (event, outcome) = match answer {
+        Answer::Response(response) => {
+            let outcome = AttemptOutcome::Response(response.status);
+            (HedgeEvent::Response { copy, response }, outcome)
+        }
+        Answer::Error(error) => (
+            HedgeEvent::Error { copy, error },
+            AttemptOutcome::Error(error),
+        ),
+    };
+    // Cannot fail: the copy is in flight until its end is reported.
+    let _ = machine.handle(ended, event);
+    if let Some(sent) = sent {
+        sent.span.ended(&outcome);
+    }
+    let end = AttemptEnd {
+        attempt: copy,
+        outcome,
+        sent: sent.map_or(ended, |s| s.at),
+        ended,
+    };
+    end.announce(
+        emitter,
+        marks,
+        (machine.gate(), machine.rate_limiter()),
+        start,
+    );
 }
 
 /// Reports the operation's end: what hedging did, then `Finished`.
