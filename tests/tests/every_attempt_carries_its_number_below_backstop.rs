@@ -55,7 +55,8 @@ fn a_tower_service_below_the_layer_sees_each_attempts_number() {
     assert_eq!(*seen.lock().expect("lock"), [Some(1), Some(2)]);
 }
 
-/// A reqwest middleware after backstop's that notes each attempt's number.
+/// A reqwest middleware after backstop's that notes each attempt's number, and puts it in the
+/// extensions it sends on (as [`WentAs`]: which copy of a hedged request it is).
 struct Below(Seen);
 
 #[async_trait::async_trait]
@@ -66,10 +67,19 @@ impl reqwest_middleware::Middleware for Below {
         extensions: &mut http::Extensions,
         next: reqwest_middleware::Next<'_>,
     ) -> reqwest_middleware::Result<reqwest::Response> {
-        saw(&self.0, extensions.get::<AttemptNumber>());
+        let number = extensions.get::<AttemptNumber>().copied();
+        saw(&self.0, number.as_ref());
+        if let Some(number) = number {
+            extensions.insert(WentAs(number.0));
+        }
         next.run(request, extensions).await
     }
 }
+
+/// The attempt (or copy) a reqwest middleware after backstop's saw, noted in the extensions
+/// it sends on.
+#[derive(Clone, Debug, PartialEq)]
+struct WentAs(u32);
 
 #[test]
 fn a_reqwest_middleware_after_backstops_sees_each_attempts_number() {
@@ -144,28 +154,6 @@ fn a_transport_given_to_run_sees_each_attempts_number() {
     assert_eq!(*seen.lock().expect("lock"), [Some(1), Some(2)]);
 }
 
-/// The copy a reqwest middleware after backstop's saw, noted in the extensions it sends on.
-#[derive(Clone, Debug, PartialEq)]
-struct WentAs(u32);
-
-/// A reqwest middleware after backstop's that notes, in its extensions, which copy it is.
-struct NotesTheCopy;
-
-#[async_trait::async_trait]
-impl reqwest_middleware::Middleware for NotesTheCopy {
-    async fn handle(
-        &self,
-        request: reqwest::Request,
-        extensions: &mut http::Extensions,
-        next: reqwest_middleware::Next<'_>,
-    ) -> reqwest_middleware::Result<reqwest::Response> {
-        if let Some(number) = extensions.get::<AttemptNumber>() {
-            extensions.insert(WentAs(number.0));
-        }
-        next.run(request, extensions).await
-    }
-}
-
 #[test]
 fn a_hedged_reqwest_request_hands_the_caller_the_winning_copys_extensions() {
     // The first copy is never answered; the second, sent after 50 ms, is at once.
@@ -187,7 +175,7 @@ fn a_hedged_reqwest_request_hands_the_caller_the_winning_copys_extensions() {
             .with(backstop::reqwest::RetryMiddleware::new(Retrier::new(
                 policy,
             )))
-            .with(NotesTheCopy)
+            .with(Below(Seen::default()))
             .build();
         let request = client.get(server.url("/")).build().expect("a request");
         let mut extensions = http::Extensions::new();
