@@ -219,7 +219,7 @@ where
                                         HedgeDecision::Return(done)
                                         | HedgeDecision::GiveUp(done) => {
                                             ended_with(&emitter, done);
-                                            return finish(last.returned(done, response), done);
+                                            return finish(last.finish(done, Some(response)), done);
                                         }
                                         // Kept, boxed (it may still be returned), in place of
                                         // the previous one; the decision is polled again (the
@@ -262,7 +262,7 @@ where
                 }
                 HedgeDecision::Return(done) | HedgeDecision::GiveUp(done) => {
                     ended_with(&emitter, done);
-                    return finish(last.finish(done), done);
+                    return finish(last.finish(done, None), done);
                 }
                 // The machine has no other decision today; a new one is polled again.
                 _ => now,
@@ -349,40 +349,25 @@ struct Leftovers<B, E> {
 }
 
 impl<B, E> Leftovers<B, E> {
-    /// The caller's result when the machine ends the operation with the `response` that just
-    /// arrived (see [`Self::finish`]).
-    // Inlined: the response is then put in the caller's result in place (one move fewer).
-    #[inline(always)]
-    fn returned(
+    /// The caller's result for the machine's outcome: the response it names (`arrived`, the
+    /// one that just ended the operation, else the last one kept), else the last error.
+    fn finish(
         self,
         done: HedgeOutcome,
-        response: http::Response<B>,
+        arrived: Option<http::Response<B>>,
     ) -> Result<Retried<B>, RetryError<E>> {
         let outcome = done.outcome;
-        match outcome.last {
+        match (outcome.last, arrived, self.response, self.error) {
             _ if outcome.reason == StopReason::Aborted => Err(RetryError::Aborted(outcome)),
-            // The last outcome the machine heard of: this response.
-            Some(AttemptOutcome::Response(_)) => Ok(Retried { response, outcome }),
-            _ => Leftovers {
-                response: Some(Box::new(response)),
-                ..self
+            (Some(AttemptOutcome::Response(_)), Some(response), _, _) => {
+                Ok(Retried { response, outcome })
             }
-            .finish(done),
-        }
-    }
-
-    /// The caller's result for the machine's outcome: the response it names (the winner's, or
-    /// the last one), else the last error.
-    fn finish(self, done: HedgeOutcome) -> Result<Retried<B>, RetryError<E>> {
-        let outcome = done.outcome;
-        match (outcome.last, self.response, self.error) {
-            _ if outcome.reason == StopReason::Aborted => Err(RetryError::Aborted(outcome)),
-            (Some(AttemptOutcome::Response(_)), Some(response), _) => Ok(Retried {
+            (Some(AttemptOutcome::Response(_)), None, Some(response), _) => Ok(Retried {
                 response: *response,
                 outcome,
             }),
             // The machine's own timeout is the last error, or the client's was a timeout.
-            (Some(AttemptOutcome::Error(e)), _, Some((error, kind)))
+            (Some(AttemptOutcome::Error(e)), _, _, Some((error, kind)))
                 if e.kind == kind && kind != ErrorKind::Timeout =>
             {
                 Err(RetryError::Failed {
