@@ -40,7 +40,7 @@ use backstop_core::{
     AttemptError, AttemptOutcome, HedgeDecision, HedgeEvent, HedgeMachine, Instant, LatencyTracker,
     Request, Response,
 };
-use copies::{Copies, Sent};
+use copies::{Copies, SentCopy};
 
 /// Whether an operation under `policy` with this `plan` is hedged ([`Policy::hedges`]): the
 /// policy hedges and the request may be sent again by its method alone, with a body that can
@@ -135,7 +135,7 @@ where
                     });
                     // Cannot fail: the machine has just decided to send this copy.
                     let _ = machine.handle(now, HedgeEvent::Started { copy });
-                    let sent = Sent {
+                    let sent = SentCopy {
                         span,
                         at: now,
                         timeout,
@@ -294,7 +294,7 @@ enum Answer<'r> {
 fn copy_ended(
     machine: &mut Machine<'_>,
     (emitter, start): (&Emitter<'_>, Instant),
-    (copy, sent): (u32, Option<&Sent>),
+    (copy, sent): (u32, Option<&SentCopy>),
     ended: Instant,
     answer: Answer<'_>,
 ) {

@@ -16,13 +16,13 @@ use backstop_core::Instant;
 use crate::observe::spans::AttemptSpan;
 
 /// What the loop keeps of a copy beside its future: its span, when it was sent and its timeout.
-pub(super) struct Sent {
+pub(super) struct SentCopy {
     pub(super) span: AttemptSpan,
     pub(super) at: Instant,
     pub(super) timeout: Duration,
 }
 
-impl Sent {
+impl SentCopy {
     /// When the loop's timer ends the copy.
     fn timeout_at(&self) -> Instant {
         self.at.saturating_add(self.timeout)
@@ -32,7 +32,7 @@ impl Sent {
 /// A later copy in flight.
 struct Later<Fut> {
     future: Pin<Box<Fut>>,
-    sent: Sent,
+    sent: SentCopy,
 }
 
 pin_project_lite::pin_project! {
@@ -40,7 +40,7 @@ pin_project_lite::pin_project! {
     pub(super) struct Copies<Fut> {
         #[pin]
         first: Option<Fut>,
-        first_sent: Option<Sent>,
+        first_sent: Option<SentCopy>,
         // Copy `n` (from 2) at `n - 2`.
         later: Vec<Option<Later<Fut>>>,
     }
@@ -57,7 +57,7 @@ impl<Fut: Future> Copies<Fut> {
     }
 
     /// Copy `index + 1`, sent with `sent`, is in flight as `future`.
-    pub(super) fn put(self: Pin<&mut Self>, index: usize, future: Fut, sent: Sent) {
+    pub(super) fn put(self: Pin<&mut Self>, index: usize, future: Fut, sent: SentCopy) {
         let mut this = self.project();
         let Some(later) = index.checked_sub(1) else {
             this.first.set(Some(future));
@@ -75,7 +75,7 @@ impl<Fut: Future> Copies<Fut> {
 
     /// Takes copy `index + 1` out (its future is dropped, which cancels its request if it is
     /// still in flight): what was kept of it, if it was in flight.
-    pub(super) fn take(self: Pin<&mut Self>, index: usize) -> Option<Sent> {
+    pub(super) fn take(self: Pin<&mut Self>, index: usize) -> Option<SentCopy> {
         let mut this = self.project();
         let Some(later) = index.checked_sub(1) else {
             this.first.set(None);
@@ -87,7 +87,10 @@ impl<Fut: Future> Copies<Fut> {
 
     /// Takes out the first copy (by index) whose timeout has come by `now`: its index and what
     /// was kept of it (its future is dropped).
-    pub(super) fn take_timed_out(mut self: Pin<&mut Self>, now: Instant) -> Option<(usize, Sent)> {
+    pub(super) fn take_timed_out(
+        mut self: Pin<&mut Self>,
+        now: Instant,
+    ) -> Option<(usize, SentCopy)> {
         let this = self.as_mut().project();
         let first = this.first_sent.as_ref().filter(|s| s.timeout_at() <= now);
         let index = if first.is_some() {
