@@ -159,17 +159,16 @@ enum Phase {
     Done,
 }
 
-/// The values of the policy and the request that every decision reads, computed once when the
-/// machine is created: in nanoseconds, and the refusals that do not depend on the attempt.
+/// The values of the policy and the request that every decision reads, fixed when the
+/// machine is created: the policy's part (computed once per policy, [`PerPolicy`]), and the
+/// refusals that depend on the request but not on the attempt.
 #[derive(Clone, Copy, Debug)]
 struct Fixed {
     /// The policy's attempt timeout in nanoseconds (saturated).
     attempt_timeout: u64,
     /// The same as the `Duration` a send reports when the deadline is further away.
     attempt_timeout_duration: Duration,
-    /// Whether the backoff is exponential with full jitter: the wait is then computed in
-    /// `u64` from `exponential` (a full-jitter draw only depends on the delay saturated to
-    /// `u64` nanoseconds).
+    /// Whether the backoff is exponential with full jitter ([`PerPolicy`]).
     full_exponential: bool,
     /// The backoff's base and cap in nanoseconds (read only when `full_exponential`).
     exponential: FullExponential,
@@ -184,10 +183,65 @@ struct Fixed {
     refusal: Option<StopReason>,
 }
 
+/// What every machine under one policy reads the same, in nanoseconds (saturated): computed
+/// once, when the policy is built ([`PolicyBuilder::build`](crate::PolicyBuilder::build)), not
+/// for every operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct PerPolicy {
+    /// The overall deadline's length.
+    pub(crate) max_elapsed: u64,
+    /// The attempt timeout.
+    pub(crate) attempt_timeout: u64,
+    /// The same as the `Duration` a send reports when the deadline is further away.
+    attempt_timeout_duration: Duration,
+    /// Whether the backoff is exponential with full jitter: the wait is then computed in
+    /// `u64` from `exponential` (a full-jitter draw only depends on the delay saturated to
+    /// `u64` nanoseconds).
+    full_exponential: bool,
+    /// The backoff's base and cap in nanoseconds (read only when `full_exponential`).
+    exponential: FullExponential,
+    /// `full_exponential`, with a base and a cap above zero: every draw has a span.
+    fast: bool,
+}
+
+impl PerPolicy {
+    /// A placeholder, before the policy's fields are set.
+    pub(crate) const UNCOMPUTED: PerPolicy = PerPolicy {
+        max_elapsed: 0,
+        attempt_timeout: 0,
+        attempt_timeout_duration: Duration::ZERO,
+        full_exponential: false,
+        exponential: FullExponential::new(0, 0),
+        fast: false,
+    };
+
+    /// The part of `policy` the machines read.
+    pub(crate) const fn of(policy: &Policy) -> Self {
+        let backoff = policy.backoff();
+        let attempt_timeout = nanos_saturating(policy.attempt_timeout());
+        let full_exponential = matches!(
+            (backoff, policy.jitter()),
+            (Backoff::Exponential { .. }, Jitter::Full)
+        );
+        let exponential = FullExponential::new(
+            nanos_saturating(backoff.base()),
+            nanos_saturating(backoff.cap()),
+        );
+        PerPolicy {
+            max_elapsed: nanos_saturating(policy.max_elapsed()),
+            attempt_timeout,
+            attempt_timeout_duration: Duration::from_nanos(attempt_timeout),
+            full_exponential,
+            exponential,
+            fast: full_exponential && exponential.base > 0 && exponential.cap > 0,
+        }
+    }
+}
+
 /// The first retry `n` (from 1) whose delay `base * 2^(n-1)` reaches `cap` or would overflow
 /// (65 when none does: a `base` of 0 under a `cap` above 0), without a loop: the shift that
 /// gives `base` the bit length of `cap`, or one more.
-fn cap_from(base: u64, cap: u64) -> u32 {
+const fn cap_from(base: u64, cap: u64) -> u32 {
     if base >= cap {
         return 1;
     }
@@ -206,7 +260,7 @@ fn cap_from(base: u64, cap: u64) -> u32 {
 }
 
 /// An exponential backoff with full jitter, in nanoseconds (saturated).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct FullExponential {
     base: u64,
     cap: u64,
@@ -216,7 +270,7 @@ struct FullExponential {
 }
 
 impl FullExponential {
-    fn new(base: u64, cap: u64) -> Self {
+    const fn new(base: u64, cap: u64) -> Self {
         FullExponential {
             base,
             cap,
@@ -245,25 +299,17 @@ impl Fixed {
         } else {
             Some(StopReason::BodyNotReplayable)
         };
-        let backoff = policy.backoff();
-        let attempt_timeout = nanos_saturating(policy.attempt_timeout());
-        let full_exponential = matches!(
-            (backoff, policy.jitter()),
-            (Backoff::Exponential { .. }, Jitter::Full)
-        );
         let refusal = body.or(policy.retry_refusal(request.method, request.has_idempotency_key));
-        let exponential = FullExponential::new(
-            nanos_saturating(backoff.base()),
-            nanos_saturating(backoff.cap()),
-        );
-        let fast = full_exponential && exponential.base > 0 && exponential.cap > 0;
+        // Copied field by field: the machine keeps only what its decisions read (a driver's
+        // future holds it; the reqwest middleware's box is at glibc's per-thread cache limit).
+        let part = policy.per_policy();
         Fixed {
-            attempt_timeout,
-            attempt_timeout_duration: Duration::from_nanos(attempt_timeout),
-            full_exponential,
-            exponential,
+            attempt_timeout: part.attempt_timeout,
+            attempt_timeout_duration: part.attempt_timeout_duration,
+            full_exponential: part.full_exponential,
+            exponential: part.exponential,
             fast_retries_below: match refusal {
-                None if fast => policy.max_attempts(),
+                None if part.fast => policy.max_attempts(),
                 _ => 0,
             },
             refusal_not_sent: body,
@@ -316,8 +362,10 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter, P: Borrow<Policy>> RetryMachine
         now: Instant,
     ) -> Self {
         let borrowed = policy.borrow();
-        let deadline = now.saturating_add(borrowed.max_elapsed()).nanos();
         let fixed = Fixed::new(borrowed, request);
+        let deadline = now
+            .nanos()
+            .saturating_add(borrowed.per_policy().max_elapsed);
         let previous_wait = borrowed.backoff().base();
         RetryMachine {
             deadline,

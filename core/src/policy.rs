@@ -26,6 +26,7 @@ use crate::decision::StopReason;
 use crate::event::Request;
 use crate::hedge::{Hedging, HedgingError};
 use crate::jitter::Jitter;
+use crate::machine::PerPolicy;
 use crate::method::{Method, MethodSet};
 use crate::non_idempotent::NonIdempotent;
 use crate::rate_limit::XRateLimitReset;
@@ -130,9 +131,12 @@ pub struct Policy {
     x_rate_limit_reset: XRateLimitReset,
     hedging: Option<Hedging>,
     fail_fast_when_paused: bool,
+    /// What the machines read of the fields above, computed from them when the policy is
+    /// built (so two policies equal in their fields are equal in it too).
+    per_policy: PerPolicy,
 }
 
-const DEFAULT: Policy = Policy {
+const DEFAULT: Policy = Policy::computed(Policy {
     max_attempts: 4,
     max_elapsed: Duration::from_secs(15),
     attempt_timeout: Duration::from_secs(5),
@@ -148,7 +152,9 @@ const DEFAULT: Policy = Policy {
     x_rate_limit_reset: XRateLimitReset::UnixTime,
     hedging: None,
     fail_fast_when_paused: false,
-};
+    // Computed from the fields above by `Policy::computed`.
+    per_policy: PerPolicy::UNCOMPUTED,
+});
 
 impl Default for Policy {
     fn default() -> Self {
@@ -321,6 +327,18 @@ impl Policy {
     #[must_use]
     pub const fn fail_fast_when_paused(&self) -> bool {
         self.fail_fast_when_paused
+    }
+
+    /// What the machines read of this policy, in nanoseconds (computed when it was built).
+    #[inline]
+    pub(crate) const fn per_policy(&self) -> PerPolicy {
+        self.per_policy
+    }
+
+    /// This policy with its machine part computed from its fields.
+    const fn computed(mut self) -> Self {
+        self.per_policy = PerPolicy::of(&self);
+        self
     }
 
     /// The longest single wait this policy can ever decide: the backoff's cap or the
@@ -607,7 +625,7 @@ impl PolicyBuilder {
         if let Some(h) = p.hedging {
             h.check().map_err(ConfigError::Hedging)?;
         }
-        Ok(p)
+        Ok(Policy::computed(p))
     }
 }
 
@@ -693,6 +711,23 @@ mod tests {
         assert_eq!(p.max_wait(), Duration::from_secs(60));
         assert!(p.rate_limit_fields());
         assert_eq!(p.x_rate_limit_reset(), XRateLimitReset::UnixTime);
+    }
+
+    #[test]
+    fn every_policy_carries_the_machine_part_of_its_own_fields() -> Result<(), ConfigError> {
+        let built = Policy::builder()
+            .max_elapsed(Duration::from_secs(u64::MAX))
+            .attempt_timeout(Duration::from_millis(7))
+            .backoff(Backoff::exponential(Duration::ZERO, Duration::from_secs(2)))
+            .jitter(Jitter::None)
+            .build()?;
+        for p in [Policy::default(), built] {
+            assert_eq!(p.per_policy(), PerPolicy::of(&p));
+            assert_ne!(p.per_policy(), PerPolicy::UNCOMPUTED);
+        }
+        assert_eq!(built.per_policy().max_elapsed, u64::MAX);
+        assert_eq!(built.per_policy().attempt_timeout, 7_000_000);
+        Ok(())
     }
 
     #[test]

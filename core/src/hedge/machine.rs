@@ -279,8 +279,8 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
         };
         let now = now.nanos();
         HedgeMachine {
-            deadline: now.saturating_add(nanos_saturating(policy.max_elapsed())),
-            attempt_timeout: nanos_saturating(policy.attempt_timeout()),
+            deadline: now.saturating_add(policy.per_policy().max_elapsed),
+            attempt_timeout: policy.per_policy().attempt_timeout,
             policy: owned,
             rng,
             budget,
