@@ -483,7 +483,7 @@ impl<'a, RT: Runtime + ?Sized> Operation<'a, RT> {
     /// Reports how attempt `number` with its `timeout`, sent at `now`, ended (`raced`, the
     /// clock read `ended` after it; recorded on its `span` too), its error's kind from
     /// `transport`. A response stays in `raced`; an error moves to `last`. Returns the clock
-    /// after.
+    /// after (the end's own reading when the machine is done).
     fn attempt_ended<B, T: Transport<B>>(
         &mut self,
         now: Instant,
@@ -511,7 +511,13 @@ impl<'a, RT: Runtime + ?Sized> Operation<'a, RT> {
             (gate, limiter),
             self.machine.started(),
         );
-        self.emitter.clock_after(self.runtime, ended)
+        // The time the observers took counts for the next decision, unless there is none to
+        // make: a machine done at this end returns the same outcome at any later instant.
+        if self.machine.is_done() {
+            ended
+        } else {
+            self.emitter.clock_after(self.runtime, ended)
+        }
     }
 
     /// Awaits `ready`, bounded by the deadline and the abort (an abort is reported; the

@@ -449,6 +449,13 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter, P: Borrow<Policy>> RetryMachine
         }
     }
 
+    /// Whether the machine is done: every later poll returns its final decision, whatever
+    /// the time (a driver need not read its clock for it).
+    #[must_use]
+    pub const fn is_done(&self) -> bool {
+        matches!(self.phase, Phase::Done)
+    }
+
     /// The final outcome, once the machine is done.
     #[must_use]
     pub fn outcome(&self) -> Option<Outcome> {
