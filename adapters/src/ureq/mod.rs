@@ -128,8 +128,10 @@ use core::future::Future;
 use core::pin::pin;
 use core::task::{Context, Poll, Waker};
 use core::time::Duration;
+use std::cell::RefCell;
 use std::net::IpAddr;
 
+use crate::last_origin;
 use crate::transport::DrainLimits;
 use crate::{run, Attempt, ErrorKind, Transport};
 use ureq::config::ConfigBuilder;
@@ -350,8 +352,31 @@ struct Target {
     unservable: bool,
 }
 
+thread_local! {
+    /// The thread's last authority and what it says ([`last_origin`]): a thread that talks
+    /// to one origin reads its authority once.
+    static LAST_TARGET: last_origin::Slot<Target> = const { RefCell::new(None) };
+}
+
 impl Target {
+    /// What `uri` says: the thread's last answer when it names the same authority, else
+    /// read (and kept for the next operation).
     fn of(uri: &ureq::http::Uri) -> Self {
+        let (Some(scheme), Some(authority)) = (uri.scheme_str(), uri.authority()) else {
+            return Target::read(uri);
+        };
+        let authority = authority.as_str();
+        if let Some(known) = last_origin::find(&LAST_TARGET, scheme, authority, |t| Some(*t)) {
+            return known;
+        }
+        let target = Target::read(uri);
+        let host = last_origin::without_userinfo(authority);
+        last_origin::remember(&LAST_TARGET, scheme.to_owned(), host.to_owned(), target);
+        target
+    }
+
+    /// What `uri` says, read from its authority.
+    fn read(uri: &ureq::http::Uri) -> Self {
         let Some(authority) = uri.authority() else {
             return Target::slow(uri);
         };
@@ -471,6 +496,26 @@ mod tests {
                 let Ok(uri) = format!("http://{host}{port}/").parse::<ureq::http::Uri>() else {
                     continue;
                 };
+                assert_eq!(Target::read(&uri), Target::slow(&uri), "{uri}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_threads_last_answer_is_the_one_a_read_gives() {
+        // Each twice in a row (the second from the thread's cache), then after another.
+        let uris = [
+            "http://127.0.0.1:8080/a",
+            "http://u:p@127.0.0.1:8080/b",
+            "https://127.0.0.1:8080/",
+            "http://example.com:8080/",
+            "http://example.com:65536/",
+            "http://[::1]:8080/",
+            "http://127.0.0.1:8080/a",
+        ];
+        for uri in uris.iter().chain(uris.iter().rev()) {
+            let uri: ureq::http::Uri = uri.parse().expect("uri");
+            for _ in 0..2 {
                 assert_eq!(Target::of(&uri), Target::slow(&uri), "{uri}");
             }
         }
