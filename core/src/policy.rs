@@ -19,6 +19,7 @@
 //! | an empty status set | no status is retried; errors still are |
 //! | an empty method set | only attempts that never reached the server (and POST/PATCH with an `Idempotency-Key`) are retried |
 
+use core::fmt;
 use core::time::Duration;
 
 use crate::backoff::Backoff;
@@ -114,7 +115,8 @@ pub enum RetryAfterAboveMax {
 /// Every terminal decision carries an [`Outcome`](crate::Outcome): the number of attempts, the
 /// time elapsed, the [`StopReason`], what the last attempt ended with, and that response's
 /// `Retry-After`. The driver holds the response itself, so nothing the server said is lost.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+// `Debug` is written out: it shows the settings, not what the machines compute from them.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Policy {
     max_attempts: u32,
     max_elapsed: Duration,
@@ -155,6 +157,28 @@ const DEFAULT: Policy = Policy::computed(Policy {
     // Computed from the fields above by `Policy::computed`.
     per_policy: PerPolicy::UNCOMPUTED,
 });
+
+impl fmt::Debug for Policy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Policy")
+            .field("max_attempts", &self.max_attempts)
+            .field("max_elapsed", &self.max_elapsed)
+            .field("attempt_timeout", &self.attempt_timeout)
+            .field("backoff", &self.backoff)
+            .field("jitter", &self.jitter)
+            .field("retryable_statuses", &self.retryable_statuses)
+            .field("retry_methods", &self.retry_methods)
+            .field("non_idempotent", &self.non_idempotent)
+            .field("max_retry_after", &self.max_retry_after)
+            .field("retry_after_above_max", &self.retry_after_above_max)
+            .field("retry_after_spread", &self.retry_after_spread)
+            .field("rate_limit_fields", &self.rate_limit_fields)
+            .field("x_rate_limit_reset", &self.x_rate_limit_reset)
+            .field("hedging", &self.hedging)
+            .field("fail_fast_when_paused", &self.fail_fast_when_paused)
+            .finish()
+    }
+}
 
 impl Default for Policy {
     fn default() -> Self {
@@ -727,6 +751,14 @@ mod tests {
         }
         assert_eq!(built.per_policy().max_elapsed, u64::MAX);
         assert_eq!(built.per_policy().attempt_timeout, 7_000_000);
+        #[cfg(feature = "std")]
+        {
+            // `Debug` shows the settings only.
+            let shown = std::format!("{built:?}");
+            assert!(shown.starts_with("Policy { max_attempts: 4,"), "{shown}");
+            assert!(shown.contains("fail_fast_when_paused: false }"), "{shown}");
+            assert!(!shown.contains("per_policy"), "{shown}");
+        }
         Ok(())
     }
 
