@@ -9,8 +9,26 @@ use crate::event::Response;
 use crate::method::Method;
 
 impl From<&http::Method> for Method {
+    /// `http`'s standard methods by their variant (no text compared), any other by its token.
     fn from(m: &http::Method) -> Self {
-        Method::from_bytes(m.as_str().as_bytes())
+        static STANDARD: [(http::Method, Method); 9] = [
+            (http::Method::GET, Method::Get),
+            (http::Method::POST, Method::Post),
+            (http::Method::PUT, Method::Put),
+            (http::Method::HEAD, Method::Head),
+            (http::Method::DELETE, Method::Delete),
+            (http::Method::PATCH, Method::Patch),
+            (http::Method::OPTIONS, Method::Options),
+            (http::Method::TRACE, Method::Trace),
+            (http::Method::CONNECT, Method::Connect),
+        ];
+        STANDARD
+            .iter()
+            .find(|(standard, _)| standard == m)
+            .map_or_else(
+                || Method::from_bytes(m.as_str().as_bytes()),
+                |&(_, method)| method,
+            )
     }
 }
 
@@ -117,4 +135,26 @@ fn single<'a>(headers: &'a http::HeaderMap, name: &http::HeaderName) -> Option<&
         return None;
     }
     Some(first.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_method_converts_as_its_token_reads() {
+        for token in [
+            "GET", "POST", "PUT", "HEAD", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT",
+            "PROPFIND", "get", "QUERY",
+        ] {
+            let method = http::Method::from_bytes(token.as_bytes()).expect("a token");
+            assert_eq!(
+                Method::from(&method),
+                Method::from_bytes(token.as_bytes()),
+                "{token}"
+            );
+        }
+        assert_eq!(Method::from(&http::Method::GET), Method::Get);
+        assert_eq!(Method::from(&http::Method::CONNECT), Method::Connect);
+    }
 }
