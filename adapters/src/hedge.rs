@@ -94,7 +94,9 @@ where
         let origin = plan.origin.take();
         let plan = &plan;
         let emitter = Emitter::new(&retrier.observers, retrier.metrics.as_ref(), plan);
-        let mut machine = HedgeMachine::with_overload(
+        // Boxed: the machine (its ten copies' states) would take the operation's future past
+        // glibc's per-thread cache (1,032 bytes), where its allocation costs more than two.
+        let mut machine = Box::new(HedgeMachine::with_overload(
             // The request's own policy, else the retrier's: borrowed, not copied.
             plan.policy.as_deref().unwrap_or(retrier.policy()),
             facts,
@@ -104,7 +106,7 @@ where
             SharedGate::of(retrier, origin, start),
             SharedLimiter(retrier.limiter.as_deref()),
             start,
-        );
+        ));
         let mut copies = pin!(Copies::new());
         let mut last = Leftovers {
             response: None,

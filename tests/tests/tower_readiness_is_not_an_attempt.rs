@@ -120,3 +120,27 @@ fn a_retry_budget_is_not_charged_for_requests_that_never_left() {
     assert_eq!(quota.available(), full);
     assert_eq!(server.requests(), 0);
 }
+
+#[test]
+fn a_hedged_copy_that_finds_the_service_not_ready_is_sent_when_it_is() {
+    // The first copy is made while the slot is held: its clone of the service is not ready,
+    // so the copy waits for it (with the task's waker) and is sent once the slot frees. No
+    // second copy: the hedging delay is longer than the hold.
+    let server = Server::always(Reply::status(200));
+    let hedged = Policy::builder()
+        .attempt_timeout(Duration::from_secs(2))
+        .max_elapsed(Duration::from_secs(5))
+        .hedging(backstop::Hedging::fixed(Duration::from_secs(1)).max_attempts(2))
+        .build()
+        .expect("policy");
+    let retrier = Retrier::new(hedged);
+    let request = tower_request(http::Method::GET, &server.url("/"));
+    let held = Some(Duration::from_millis(200));
+    let (status, outcome) = with_slot_held(&retrier, request, held).expect("a response");
+    assert_eq!(status, 200);
+    assert_eq!(
+        (outcome.attempts, outcome.reason),
+        (1, StopReason::FinalStatus)
+    );
+    assert_eq!(server.requests(), 1);
+}

@@ -10,7 +10,7 @@
 
 use core::future::{poll_fn, Future};
 use core::pin::Pin;
-use core::task::{Context, Poll};
+use core::task::{Context, Poll, Waker};
 use std::sync::Arc;
 
 use crate::classify::port_out_of_range;
@@ -175,17 +175,27 @@ where
 {
     let unservable = port_out_of_range(request.uri());
     let copy = move |copy: Attempt<()>| {
+        if unservable {
+            return HedgedCall::Failed {
+                error: Some(ServiceError::new(UnsupportedUri)),
+            };
+        }
         let mut service = inner.clone();
         let mut request = request.clone();
         request.extensions_mut().insert(AttemptNumber(copy.number));
-        async move {
-            if unservable {
-                return Err(ServiceError::new(UnsupportedUri));
-            }
-            poll_fn(|cx| service.poll_ready(cx))
-                .await
-                .map_err(ServiceError::new)?;
-            service.call(request).await.map_err(ServiceError::new)
+        // The usual clone is ready at once: asked here (no waker kept), it is called now and
+        // the copy holds the service's future only. One that is not is asked again, with the
+        // task's waker, when the copy is first polled.
+        match service.poll_ready(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(Ok(())) => HedgedCall::Called {
+                future: service.call(request),
+            },
+            Poll::Ready(Err(e)) => HedgedCall::Failed {
+                error: Some(ServiceError::new(e)),
+            },
+            Poll::Pending => HedgedCall::Readying {
+                waiting: Some(Box::new((service, request))),
+            },
         }
     };
     let kind = |e: &ServiceError| error_kind(e);
@@ -259,6 +269,63 @@ where
             CalledNow::Failed { error } => Poll::Ready(Err(error
                 .take()
                 .unwrap_or_else(|| ServiceError::new(UnsupportedUri)))),
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A hedged copy's future: the service's, once the copy's clone of the service was ready
+    /// and called; until then the clone and the request (boxed: the usual clone is ready when
+    /// the copy is made, and this state is never entered); or the error the copy fails with.
+    #[project = HedgedCallNow]
+    enum HedgedCall<S, Req, F> {
+        Called { #[pin] future: F },
+        Readying { waiting: Option<Box<(S, Req)>> },
+        Failed { error: Option<ServiceError> },
+    }
+}
+
+impl<S, Req, R> Future for HedgedCall<S, Req, S::Future>
+where
+    S: Service<Req, Response = http::Response<R>>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Output = Result<http::Response<R>, ServiceError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        loop {
+            let called = match self.as_mut().project() {
+                HedgedCallNow::Called { future } => {
+                    return future.poll(cx).map_err(ServiceError::new)
+                }
+                HedgedCallNow::Failed { error } => {
+                    return Poll::Ready(Err(error
+                        .take()
+                        .unwrap_or_else(|| ServiceError::new(UnsupportedUri))))
+                }
+                HedgedCallNow::Readying { waiting } => {
+                    // Always there: the state is left when it is taken.
+                    let Some(mut ready) = waiting.take() else {
+                        return Poll::Ready(Err(ServiceError::new(UnsupportedUri)));
+                    };
+                    match ready.0.poll_ready(cx) {
+                        Poll::Pending => {
+                            *waiting = Some(ready);
+                            return Poll::Pending;
+                        }
+                        Poll::Ready(Err(e)) => HedgedCall::Failed {
+                            error: Some(ServiceError::new(e)),
+                        },
+                        Poll::Ready(Ok(())) => {
+                            let (mut service, request) = *ready;
+                            HedgedCall::Called {
+                                future: service.call(request),
+                            }
+                        }
+                    }
+                }
+            };
+            self.set(called);
         }
     }
 }
