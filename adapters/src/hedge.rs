@@ -96,17 +96,21 @@ where
         let emitter = Emitter::new(&retrier.observers, retrier.metrics.as_ref(), plan);
         // Boxed: the machine (its ten copies' states) would take the operation's future past
         // glibc's per-thread cache (1,032 bytes), where its allocation costs more than two.
-        let mut machine = Box::new(HedgeMachine::with_overload(
-            // The request's own policy, else the retrier's: borrowed, not copied.
-            plan.policy.as_deref().unwrap_or(retrier.policy()),
-            facts,
-            retrier.next_rng(),
-            retrier.budget.clone(),
-            &*retrier.latencies,
-            SharedGate::of(retrier, origin, start),
-            SharedLimiter(retrier.limiter.as_deref()),
-            start,
-        ));
+        // Written into its allocation (the constructor is inlined), not built and moved there.
+        let mut machine = Box::write(
+            Box::new_uninit(),
+            HedgeMachine::with_overload(
+                // The request's own policy, else the retrier's: borrowed, not copied.
+                plan.policy.as_deref().unwrap_or(retrier.policy()),
+                facts,
+                retrier.next_rng(),
+                retrier.budget.clone(),
+                &*retrier.latencies,
+                SharedGate::of(retrier, origin, start),
+                SharedLimiter(retrier.limiter.as_deref()),
+                start,
+            ),
+        );
         let mut copies = pin!(Copies::new());
         let mut last = Leftovers {
             response: None,
