@@ -128,7 +128,7 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
             plan,
             |_: &Plan| http::Request::new(()),
             sends,
-            |result, sends| finish(result, sends, None),
+            finish,
         ))
     }
 }
@@ -189,7 +189,7 @@ fn redact_url(mut error: reqwest_middleware::Error) -> reqwest_middleware::Error
 }
 
 /// The response head the loop decides on, carrying the response itself. The headers move to
-/// the head (the response keeps an empty map) and back in [`finish`]: the loop reads them, and
+/// the head (the response keeps an empty map) and back in [`returned`]: the loop reads them, and
 /// only the returned response needs them again.
 fn head(mut response: Response) -> http::Response<Response> {
     let status = response.status();
@@ -206,13 +206,24 @@ fn head(mut response: Response) -> http::Response<Response> {
 fn finish(
     result: Result<Retried<Response>, crate::reqwest::Error>,
     sends: Sends<'_>,
+) -> reqwest_middleware::Result<Response> {
+    if result.is_ok() {
+        *sends.extensions = sends.own;
+    }
+    returned(result, None)
+}
+
+/// The caller's response with its [`Outcome`](crate::Outcome) (and a hedged operation's
+/// [`HedgeOutcome`](crate::HedgeOutcome)) in its extensions, or the loop's error inside
+/// reqwest-middleware's.
+fn returned(
+    result: Result<Retried<Response>, crate::reqwest::Error>,
     hedged: Option<crate::HedgeOutcome>,
 ) -> reqwest_middleware::Result<Response> {
     match result {
         Ok(done) => {
             let (head, mut response) = done.response.into_parts();
             *response.headers_mut() = head.headers;
-            *sends.extensions = sends.own;
             response.extensions_mut().insert(done.outcome);
             if let Some(hedged) = hedged {
                 response.extensions_mut().insert(hedged);
@@ -241,17 +252,22 @@ fn hedged<'f, RT: Runtime + Send + Sync + 'static>(
     let next = sends.next.clone();
     let extensions = sends.extensions.clone();
     let copies = move |attempt: Attempt<()>| {
-        let copy = copy(&request);
+        // Boxed: a copy's future holds its request until its first poll (the call down the
+        // chain borrows the copy's extensions, which the future owns), and a few hundred
+        // bytes there would take the hedged operation's future past glibc's per-thread cache.
+        let copy = copy(&request).map(Box::new);
         let next = next.clone();
         let mut own = extensions.clone();
         own.insert(AttemptNumber(attempt.number));
         async move {
             let copy =
                 copy.ok_or_else(|| reqwest_middleware::Error::middleware(BodyNotReplayableError))?;
-            let response = next.run(copy, &mut own).await.map_err(redact_url)?;
+            let response = next.run(*copy, &mut own).await.map_err(redact_url)?;
             Ok(head(response).map(|response| Copied { response, own }))
         }
     };
+    // The caller's extensions are all `finish` needs of the sends (not their request's room).
+    let callers = sends.extensions;
     Box::pin(run_hedged(
         retrier,
         runtime,
@@ -261,12 +277,12 @@ fn hedged<'f, RT: Runtime + Send + Sync + 'static>(
         move |result, hedged| {
             let result = result.map(|done| Retried {
                 response: done.response.map(|copied| {
-                    sends.own = copied.own;
+                    *callers = copied.own;
                     copied.response
                 }),
                 outcome: done.outcome,
             });
-            finish(result, sends, Some(hedged))
+            returned(result, Some(hedged))
         },
     ))
 }
