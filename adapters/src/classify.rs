@@ -324,8 +324,9 @@ impl Error for UnsupportedUri {}
 /// Whether `uri` names a port that is not a TCP port (`http` parses `host:99999`). The port is
 /// what follows the authority's last `:`, unless that colon is in the userinfo (an `@` follows
 /// it) or in an IPv6 literal (a `]` follows it); an empty one is the default port (RFC 3986
-/// §3.2.3). The tower layer and ureq check every request: the usual authority, which ends
-/// in `:` and at most four digits, or in a letter of its host, is answered from its last
+/// §3.2.3); one that is not all digits is no port either (`http` does not check it; hyper-util
+/// and ureq would send to the scheme's default port). The tower layer and ureq check every
+/// request: an authority that ends in `:` and one to five digits is answered from its last
 /// bytes; the others are scanned.
 #[cfg_attr(not(any(feature = "tower", feature = "ureq")), allow(dead_code))]
 pub(crate) fn port_out_of_range(uri: &http::Uri) -> bool {
@@ -334,8 +335,7 @@ pub(crate) fn port_out_of_range(uri: &http::Uri) -> bool {
     };
     let bytes = authority.as_str().as_bytes();
     match bytes {
-        // A port of five digits, at most four, or a host that ends in a letter (no port: a
-        // port's text is digits, and its scan ends at the first byte that is not one).
+        // A port of five digits, or of at most four.
         [.., b':', a, b, c, d, e] if [a, b, c, d, e].iter().all(|b| b.is_ascii_digit()) => {
             [a, b, c, d, e]
                 .iter()
@@ -346,7 +346,6 @@ pub(crate) fn port_out_of_range(uri: &http::Uri) -> bool {
         [.., b':', a, b, c] if [a, b, c].iter().all(|b| b.is_ascii_digit()) => false,
         [.., b':', a, b] if a.is_ascii_digit() && b.is_ascii_digit() => false,
         [.., b':', a] if a.is_ascii_digit() => false,
-        [.., last] if last.is_ascii_alphabetic() => false,
         _ => port_text_out_of_range(bytes),
     }
 }
@@ -387,6 +386,10 @@ mod tests {
             "http://127.0.0.1:65536/",
             "http://a:b@example.com:65536/",
             "http://[::1]:70000/",
+            "http://example.com:abc/",
+            "http://example.com:8080a/",
+            "http://u:p@h:x/",
+            "http://[::1]:a/",
         ] {
             let uri: http::Uri = bad.parse().expect("http parses it");
             assert!(port_out_of_range(&uri), "{bad}");
@@ -445,6 +448,11 @@ mod tests {
             Some("+65536"),
             Some("00080"),
             Some("000065536"),
+            // Not a port: `http` takes them, hyper-util and ureq would send to port 80.
+            Some("abc"),
+            Some("8080a"),
+            Some("a8080"),
+            Some("x"),
         ];
         let mut checked = 0;
         for host in hosts {

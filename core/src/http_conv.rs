@@ -9,7 +9,8 @@ use crate::event::Response;
 use crate::method::Method;
 
 impl From<&http::Method> for Method {
-    /// `http`'s standard methods by their variant (no text compared), any other by its token.
+    /// `http`'s standard methods by their variant (no text compared); any other is an
+    /// extension method (`http` reads the nine standard tokens as their variants).
     fn from(m: &http::Method) -> Self {
         static STANDARD: [(http::Method, Method); 9] = [
             (http::Method::GET, Method::Get),

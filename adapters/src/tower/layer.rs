@@ -298,6 +298,7 @@ where
                 HedgedCallNow::Called { future } => {
                     return future.poll(cx).map_err(ServiceError::new)
                 }
+                // Polled once: the loop drops a copy's future when it is ready.
                 HedgedCallNow::Failed { error } => {
                     return Poll::Ready(Err(error
                         .take()
