@@ -43,7 +43,18 @@ fn an_unsupported_scheme_is_an_invalid_request_on_every_adapter() {
 
 #[test]
 fn a_port_out_of_range_is_an_invalid_request_on_every_adapter() {
-    let url = "http://127.0.0.1:99999/orders";
+    // `http` takes both (it reads a port's digits nowhere); hyper-util and ureq would send
+    // them to port 80.
+    for url in [
+        "http://127.0.0.1:99999/orders",
+        "http://127.0.0.1:80a/orders",
+    ] {
+        port_refused_on_every_adapter(url);
+    }
+}
+
+/// Checks that `url`, whose port is no TCP port, is refused unsent by every adapter.
+fn port_refused_on_every_adapter(url: &str) {
     let mut wrong = Vec::new();
     for_each_adapter(|adapter| {
         if adapter == Adapter::Reqwest {
