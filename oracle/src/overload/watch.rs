@@ -6,8 +6,8 @@
 use core::time::Duration;
 
 use backstop_core::{
-    Ask, AttemptOutcome, Decision, DelaySource, ErrorClass, GateAdmission, GateSignal, GateState,
-    Instant, Policy, Reopening, Slot, StopReason, WaitReason,
+    Ask, AttemptError, AttemptOutcome, Decision, DelaySource, ErrorClass, ErrorKind, GateAdmission,
+    GateSignal, GateState, Instant, Policy, Reopening, Slot, StopReason, WaitReason,
 };
 
 use super::decode::{GateSetup, LimiterSetup, Trip};
@@ -206,9 +206,12 @@ impl Watch {
     ) {
         let now = before.now.max(fed);
         let mut rest = calls;
-        // A timeout the poll applies is the attempt's end.
+        // What the last attempt ended with, as of this poll.
+        let mut last = before.last;
+        // A timeout the poll applies is the attempt's end (and the cause of a retry it decides).
         if let Some(timeout_at) = before.in_flight {
             if now >= timeout_at {
+                last = Some(AttemptOutcome::Error(AttemptError::new(ErrorKind::Timeout)));
                 let end = End::Error(ErrorClass::Timeout);
                 let keys = self.attempt_end(now, before, op, end, policy);
                 let (ended, after) = rest.split_at(keys.len().min(rest.len()));
@@ -359,7 +362,7 @@ impl Watch {
                 until,
                 delay: until.saturating_duration_since(now),
                 reason: WaitReason {
-                    cause: if first { None } else { before.last },
+                    cause: if first { None } else { last },
                     source,
                     next_attempt: sends + 1,
                 },
