@@ -305,7 +305,7 @@ fn copy_ended(
     ended: Instant,
     answer: Answer<'_>,
 ) {
-    let marks = Marks::of(machine.gate(), machine.rate_limiter());
+    let marks = Marks::of(machine.gate(), machine.rate_limiter(), emitter);
     let (event, outcome) = match answer {
         Answer::Response(response) => {
             let outcome = AttemptOutcome::Response(response.status);

@@ -324,11 +324,16 @@ pub(crate) struct Marks {
 }
 
 impl Marks {
-    /// The marks now; `None` without a gate or a limiter (nothing to compare).
+    /// The marks now; `None` without a gate or a limiter (nothing to compare), or when no one
+    /// hears the events they would make (`emitter`).
     #[inline]
-    pub(crate) fn of(gate: &SharedGate, limiter: &SharedLimiter<'_>) -> Option<Self> {
+    pub(crate) fn of(
+        gate: &SharedGate,
+        limiter: &SharedLimiter<'_>,
+        emitter: &Emitter<'_>,
+    ) -> Option<Self> {
         let gate = gate.0.as_deref();
-        if gate.is_none() && limiter.0.is_none() {
+        if (gate.is_none() && limiter.0.is_none()) || !emitter.heard() {
             return None;
         }
         Some(Marks {

@@ -495,7 +495,7 @@ impl<'a, RT: Runtime + ?Sized> Operation<'a, RT> {
     ) -> Instant {
         let classify = |e: &T::Error| transport.error_kind(e);
         let (gate, limiter) = (self.machine.gate(), self.machine.rate_limiter());
-        let marks = Marks::of(gate, limiter);
+        let marks = Marks::of(gate, limiter, &self.emitter);
         let result = self.report(classify, (number, timeout), ended, raced, last);
         span.ended(&result);
         let end = AttemptEnd {

@@ -169,6 +169,13 @@ impl<'r> Emitter<'r> {
         }
     }
 
+    /// Whether anything hears this operation's events: an observer or a `tracing` subscriber,
+    /// the retrier's `Metrics`, the `metrics` feature's series.
+    #[inline]
+    pub(crate) fn heard(&self) -> bool {
+        self.active || self.metrics.is_some() || cfg!(feature = "metrics")
+    }
+
     /// The operation's plan.
     pub(crate) fn plan(&self) -> &'r Plan {
         self.plan
