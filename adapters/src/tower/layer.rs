@@ -176,7 +176,7 @@ where
     let unservable = port_out_of_range(request.uri());
     let copy = move |copy: Attempt<()>| {
         if unservable {
-            return HedgedCall::Failed {
+            return Called::Failed {
                 error: Some(ServiceError::new(UnsupportedUri)),
             };
         }
@@ -187,13 +187,13 @@ where
         // the copy holds the service's future only. One that is not is asked again, with the
         // task's waker, when the copy is first polled.
         match service.poll_ready(&mut Context::from_waker(Waker::noop())) {
-            Poll::Ready(Ok(())) => HedgedCall::Called {
+            Poll::Ready(Ok(())) => Called::Future {
                 future: service.call(request),
             },
-            Poll::Ready(Err(e)) => HedgedCall::Failed {
+            Poll::Ready(Err(e)) => Called::Failed {
                 error: Some(ServiceError::new(e)),
             },
-            Poll::Pending => HedgedCall::Readying {
+            Poll::Pending => Called::Readying {
                 waiting: Some(Box::new((service, request))),
             },
         }
@@ -245,47 +245,21 @@ struct Calls<S, B> {
 }
 
 pin_project_lite::pin_project! {
-    /// An attempt's future: the service's, or the readiness error the attempt fails with.
-    /// Written out, not an `async` block: the operation's future holds the service's future
-    /// and nothing around it.
+    /// An attempt's (or a hedged copy's) future: the service's, once it was called; or the
+    /// error the attempt fails with. A hedged copy whose clone of the service was not ready
+    /// when it was made holds the clone and the request until it is (boxed: the usual clone
+    /// is ready then, and this state is never entered); an attempt of the retry loop is sent
+    /// on a service the loop readied. Written out, not an `async` block: the operation's
+    /// future holds the service's future and nothing around it.
     #[project = CalledNow]
-    enum Called<F> {
+    enum Called<S, Req, F> {
         Future { #[pin] future: F },
-        Failed { error: Option<ServiceError> },
-    }
-}
-
-impl<F, R, E> Future for Called<F>
-where
-    F: Future<Output = Result<http::Response<R>, E>>,
-    E: Into<Box<dyn std::error::Error + Send + Sync>>,
-{
-    type Output = Result<http::Response<R>, ServiceError>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.project() {
-            CalledNow::Future { future } => future.poll(cx).map_err(ServiceError::new),
-            // Polled once: the loop drops the attempt's future when it is ready.
-            CalledNow::Failed { error } => Poll::Ready(Err(error
-                .take()
-                .unwrap_or_else(|| ServiceError::new(UnsupportedUri)))),
-        }
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// A hedged copy's future: the service's, once the copy's clone of the service was ready
-    /// and called; until then the clone and the request (boxed: the usual clone is ready when
-    /// the copy is made, and this state is never entered); or the error the copy fails with.
-    #[project = HedgedCallNow]
-    enum HedgedCall<S, Req, F> {
-        Called { #[pin] future: F },
         Readying { waiting: Option<Box<(S, Req)>> },
         Failed { error: Option<ServiceError> },
     }
 }
 
-impl<S, Req, R> Future for HedgedCall<S, Req, S::Future>
+impl<S, Req, R> Future for Called<S, Req, S::Future>
 where
     S: Service<Req, Response = http::Response<R>>,
     S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -295,16 +269,14 @@ where
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         loop {
             let called = match self.as_mut().project() {
-                HedgedCallNow::Called { future } => {
-                    return future.poll(cx).map_err(ServiceError::new)
-                }
-                // Polled once: the loop drops a copy's future when it is ready.
-                HedgedCallNow::Failed { error } => {
+                CalledNow::Future { future } => return future.poll(cx).map_err(ServiceError::new),
+                // Polled once: the loop drops an attempt's future when it is ready.
+                CalledNow::Failed { error } => {
                     return Poll::Ready(Err(error
                         .take()
                         .unwrap_or_else(|| ServiceError::new(UnsupportedUri))))
                 }
-                HedgedCallNow::Readying { waiting } => {
+                CalledNow::Readying { waiting } => {
                     // Always there: the state is left when it is taken.
                     let Some(mut ready) = waiting.take() else {
                         return Poll::Ready(Err(ServiceError::new(UnsupportedUri)));
@@ -314,12 +286,12 @@ where
                             *waiting = Some(ready);
                             return Poll::Pending;
                         }
-                        Poll::Ready(Err(e)) => HedgedCall::Failed {
+                        Poll::Ready(Err(e)) => Called::Failed {
                             error: Some(ServiceError::new(e)),
                         },
                         Poll::Ready(Ok(())) => {
                             let (mut service, request) = *ready;
-                            HedgedCall::Called {
+                            Called::Future {
                                 future: service.call(request),
                             }
                         }
@@ -355,7 +327,8 @@ where
         } else {
             self.ready.take().unwrap_or(Ok(()))
         };
-        match readied {
+        // Never `Readying`: the loop readied the service.
+        let called: Called<S, http::Request<B>, S::Future> = match readied {
             Ok(()) => {
                 let (mut head, ()) = attempt.request.into_parts();
                 head.version = self.version;
@@ -368,7 +341,8 @@ where
                 }
             }
             Err(error) => Called::Failed { error: Some(error) },
-        }
+        };
+        called
     }
 
     fn error_kind(&self, error: &ServiceError) -> crate::ErrorKind {
