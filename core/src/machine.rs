@@ -18,7 +18,7 @@ use crate::event::{Event, MisuseError, Request, Response};
 use crate::jitter::{uniform_nanos, uniform_nanos_nonzero, Jitter};
 use crate::overload::{Gate, GateSignal, NoGate, NoRateLimiter, RateLimiter, SendDue, Standing};
 use crate::policy::Policy;
-use crate::server_delay::{floored_wait, has_reset_field, is_retryable, pushback, server_floor};
+use crate::server_delay::{floored_wait, is_retryable, may_set_floor, pushback, server_floor};
 use crate::time::{nanos_saturating, Instant};
 use core::borrow::Borrow;
 
@@ -543,9 +543,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter, P: Borrow<Policy>> RetryMachine
         }
         // The usual response has no `Retry-After` and no rate-limit field: four tests, and
         // the parsers stay out of line.
-        if response.retry_after.is_some()
-            || (retryable && self.policy.borrow().rate_limit_fields() && has_reset_field(response))
-        {
+        if may_set_floor(self.policy.borrow(), response, retryable) {
             self.response_with_fields(*response, cause, retryable);
         } else {
             self.last_retry_after = None;

@@ -91,7 +91,7 @@ pub(crate) fn pushback(
     };
     let throttled = retry_after.is_some() || too_many;
     let exhausted = || {
-        if retryable && policy.rate_limit_fields() && has_reset_field(response) {
+        if reads_reset(policy, response, retryable) {
             reset_delay(response, policy.x_rate_limit_reset())
         } else {
             None
@@ -103,9 +103,24 @@ pub(crate) fn pushback(
     (back_off, throttled)
 }
 
+/// Whether `response` may set a server-directed floor ([`server_floor`]): it has a
+/// `Retry-After`, or a rate-limit reset the policy reads ([`reads_reset`]). The usual
+/// response has neither, and the machines keep the parsers out of its way.
+#[inline]
+pub(crate) fn may_set_floor(policy: &Policy, response: &Response<'_>, retryable: bool) -> bool {
+    response.retry_after.is_some() || reads_reset(policy, response, retryable)
+}
+
+/// Whether the policy reads `response`'s rate-limit reset: on a retryable status, with the
+/// rate-limit fields on, when it has a field that may carry one.
+#[inline]
+fn reads_reset(policy: &Policy, response: &Response<'_>, retryable: bool) -> bool {
+    retryable && policy.rate_limit_fields() && has_reset_field(response)
+}
+
 /// Whether a response has a field that may carry a rate-limit reset.
 #[inline]
-pub(crate) fn has_reset_field(r: &Response<'_>) -> bool {
+fn has_reset_field(r: &Response<'_>) -> bool {
     r.rate_limit.is_some()
         || r.rate_limit_reset.is_some()
         || r.x_rate_limit_reset_after.is_some()

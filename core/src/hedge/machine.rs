@@ -26,7 +26,7 @@ use crate::decision::{AttemptOutcome, DelaySource, Outcome, StopReason};
 use crate::event::{MisuseError, Request, Response};
 use crate::overload::{Gate, GateSignal, NoGate, NoRateLimiter, RateLimiter, SendDue, Standing};
 use crate::policy::Policy;
-use crate::server_delay::{floored_wait, has_reset_field, is_retryable, pushback, server_floor};
+use crate::server_delay::{floored_wait, is_retryable, may_set_floor, pushback, server_floor};
 use crate::time::{nanos_saturating, Instant};
 
 /// The shortest adaptive delay (Finagle's floor).
@@ -640,12 +640,8 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
         if self.overload() {
             self.overload_response(i, response, retryable);
         }
-        // The usual response has no `Retry-After` and no rate-limit field to read (the retry
-        // machine's test): the parsers stay out of line.
         let policy = self.policy.borrow();
-        let (retry_after, floor) = if response.retry_after.is_some()
-            || (retryable && policy.rate_limit_fields() && has_reset_field(response))
-        {
+        let (retry_after, floor) = if may_set_floor(policy, response, retryable) {
             server_floor(policy, response, retryable)
         } else {
             (None, None)
