@@ -36,6 +36,25 @@ pub enum Way {
 }
 
 impl Way {
+    /// The way's name on the load command's line (`--ways`).
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Way::TokioBare => "tokio-bare",
+            Way::TokioBareTimeout => "tokio-bare-timeout",
+            Way::TokioTower => "tokio-tower",
+            Way::SmolBare => "smol-bare",
+            Way::SmolBareTimeout => "smol-bare-timeout",
+            Way::SmolTower => "smol-tower",
+        }
+    }
+
+    /// The way named `name` ([`Way::name`]), if any.
+    #[must_use]
+    pub fn named(name: &str) -> Option<Way> {
+        Way::ALL.into_iter().find(|way| way.name() == name)
+    }
+
     /// Every way.
     pub const ALL: [Way; 6] = [
         Way::TokioBare,

@@ -1,8 +1,10 @@
 //! The load test: `cargo run --release -p backstop-soak --bin load [operations] [concurrency]
-//! [rounds]` (defaults: 20,000 operations at concurrency 64, 3 rounds). Each round runs every
-//! way once, in a rotating order, against one healthy loopback server; prints each way's
-//! median throughput, the adapters' ratio to their bare client, the size of an operation in
-//! flight, and the open descriptors before and after.
+//! [rounds] [--ways a,b,..]` (defaults: 20,000 operations at concurrency 64, 3 rounds, every
+//! way). Each round runs every chosen way once, in a rotating order, against one healthy
+//! loopback server; prints each way's median throughput, the adapters' ratio to their bare
+//! client (where both ran), the size of an operation in flight, and the open descriptors
+//! before and after. `--ways tokio-bare-timeout,tokio-tower` runs the pair alone: more
+//! rounds in the same time, and nothing else's state between them.
 
 #![allow(clippy::print_stdout)]
 
@@ -13,10 +15,29 @@ use backstop_soak::load::{self, Way};
 use backstop_soak::process;
 
 fn main() {
+    let mut numbers = Vec::new();
+    let mut ways = Way::ALL.to_vec();
     let mut args = std::env::args().skip(1);
-    let operations: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(20_000);
-    let concurrency: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(64);
-    let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(3);
+    while let Some(arg) = args.next() {
+        if arg == "--ways" {
+            let list = args.next().unwrap_or_default();
+            ways = list
+                .split(',')
+                .map(|name| {
+                    Way::named(name).unwrap_or_else(|| {
+                        let known: Vec<_> = Way::ALL.iter().map(|w| w.name()).collect();
+                        panic!("no way named {name:?}; the ways: {}", known.join(", "))
+                    })
+                })
+                .collect();
+        } else {
+            numbers.push(arg.parse::<usize>().ok());
+        }
+    }
+    let number = |i: usize, default: usize| numbers.get(i).copied().flatten().unwrap_or(default);
+    let operations = number(0, 20_000);
+    let concurrency = number(1, 64);
+    let rounds = number(2, 3);
     let server = FaultyServer::start(Mix::healthy());
     let uri: http::Uri = server.url("/load").parse().expect("a URI");
     // A warm-up round creates the process-wide state (smol's reactor) before the baseline.
@@ -27,8 +48,8 @@ fn main() {
     let fds_before = process::open_fds();
     let mut took: [Vec<Duration>; 6] = Default::default();
     for round in 0..rounds {
-        for k in 0..Way::ALL.len() {
-            let way = Way::ALL[(round + k) % Way::ALL.len()];
+        for k in 0..ways.len() {
+            let way = ways[(round + k) % ways.len()];
             took[way as usize].push(load::run(way, &uri, operations, concurrency));
         }
     }
@@ -42,24 +63,33 @@ fn main() {
         fds_after = process::open_fds();
     }
     println!("load: {operations} GETs at concurrency {concurrency}, {rounds} alternating rounds, median round");
+    // A way that did not run has no rate.
     let rate = |d: &mut Vec<Duration>| {
         d.sort();
-        operations as f64 / d[d.len() / 2].as_secs_f64()
+        let median = d.get(d.len() / 2)?;
+        Some(operations as f64 / median.as_secs_f64())
     };
-    let rates: Vec<f64> = took.iter_mut().map(rate).collect();
+    let rates: Vec<Option<f64>> = took.iter_mut().map(rate).collect();
     for (way, r) in Way::ALL.iter().zip(&rates) {
-        // Padded as text: a derived `Debug` ignores the width.
-        let way = format!("{way:?}");
-        println!("{way:<16} {r:>9.0} operations/s");
+        if let Some(r) = r {
+            println!("{:<20} {r:>9.0} operations/s", way.name());
+        }
     }
+    let versus = |adapter: Option<f64>, other: Option<f64>| match (adapter, other) {
+        (Some(a), Some(o)) => format!("{:+.1} %", (a / o - 1.0) * 100.0),
+        _ => "(not run)".to_owned(),
+    };
     for (name, bare, timed, adapter) in [
         ("tower over hyper-util on tokio", 0, 1, 2),
         ("tower over smol::HttpService", 3, 4, 5),
     ] {
+        if rates[adapter].is_none() {
+            continue;
+        }
         println!(
-            "{name}: backstop {:+.1} % throughput against the bare client, {:+.1} % against it with a timeout",
-            (rates[adapter] / rates[bare] - 1.0) * 100.0,
-            (rates[adapter] / rates[timed] - 1.0) * 100.0
+            "{name}: backstop {} throughput against the bare client, {} against it with a timeout",
+            versus(rates[adapter], rates[bare]),
+            versus(rates[adapter], rates[timed]),
         );
     }
     for (name, size) in load::future_sizes() {
