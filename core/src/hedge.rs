@@ -5,10 +5,12 @@
 
 mod config;
 mod decision;
+mod first_copy;
 mod latency;
 mod machine;
 
 pub use config::{HedgeDelay, Hedging, HedgingError, A6_MAX_ATTEMPTS, MAX_COPIES};
 pub use decision::{CancelReason, HedgeDecision, HedgeEvent, HedgeOutcome, HedgeTrigger};
+pub use first_copy::FirstCopy;
 pub use latency::{Latencies, LatencyTracker, NoLatencies};
 pub use machine::HedgeMachine;

@@ -127,8 +127,9 @@ pub use decision::{
 };
 pub use event::{is_idempotency_key, Event, MisuseError, Request, Response};
 pub use hedge::{
-    CancelReason, HedgeDecision, HedgeDelay, HedgeEvent, HedgeMachine, HedgeOutcome, HedgeTrigger,
-    Hedging, HedgingError, Latencies, LatencyTracker, NoLatencies, A6_MAX_ATTEMPTS, MAX_COPIES,
+    CancelReason, FirstCopy, HedgeDecision, HedgeDelay, HedgeEvent, HedgeMachine, HedgeOutcome,
+    HedgeTrigger, Hedging, HedgingError, Latencies, LatencyTracker, NoLatencies, A6_MAX_ATTEMPTS,
+    MAX_COPIES,
 };
 pub use jitter::Jitter;
 pub use machine::RetryMachine;

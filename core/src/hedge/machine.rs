@@ -255,33 +255,27 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
         limiter: RL,
         now: Instant,
     ) -> Self {
-        let owned = policy;
-        let policy: &Policy = owned.borrow();
-        let refusal = if request.has_replayable_body {
-            policy.retry_refusal(request.method, request.has_idempotency_key)
-        } else {
-            Some(StopReason::BodyNotReplayable)
-        };
-        let hedging = policy.hedging();
-        let max = match (hedging, refusal) {
-            (Some(h), None) => h.attempts().min(MAX_COPIES),
-            _ => 1,
-        };
-        let delay = match hedging.map(|h| h.delay()) {
-            Some(HedgeDelay::Fixed(d)) => Some(nanos_saturating(d)),
-            Some(HedgeDelay::Adaptive {
-                max_extra_load_percent,
-                min_samples,
-            }) => latencies
-                .quantile(now, 100 - max_extra_load_percent.min(100), min_samples)
-                .map(|q| nanos_saturating(q.max(MIN_ADAPTIVE_DELAY))),
-            None => None,
-        };
-        let now = now.nanos();
+        let bounds = Bounds::of(policy.borrow(), request, &latencies, now);
+        HedgeMachine::from_bounds(
+            (policy, rng, budget, latencies, gate, limiter),
+            bounds,
+            now.nanos(),
+        )
+    }
+
+    /// A machine with nothing sent yet, for an operation started at `now` (nanoseconds) within
+    /// `bounds`.
+    // Inlined: see `with_overload`.
+    #[inline(always)]
+    pub(super) fn from_bounds(
+        (policy, rng, budget, latencies, gate, limiter): (P, R, B, L, G, RL),
+        bounds: Bounds,
+        now: u64,
+    ) -> Self {
         HedgeMachine {
-            deadline: now.saturating_add(policy.per_policy().max_elapsed),
-            attempt_timeout: policy.per_policy().attempt_timeout,
-            policy: owned,
+            deadline: bounds.deadline,
+            attempt_timeout: bounds.attempt_timeout,
+            policy,
             rng,
             budget,
             latencies,
@@ -293,9 +287,9 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
             hold: 0,
             now,
             started: now,
-            delay,
-            max,
-            refusal,
+            delay: bounds.delay,
+            max: bounds.max,
+            refusal: bounds.refusal,
             copies: [CopyState::Idle; MAX_COPIES as usize],
             sent: 0,
             first_started: now,
@@ -588,9 +582,19 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
             // The operation starts with its first send: one that never sends earns the
             // others no retries.
             self.budget.on_operation_start(Instant::from_nanos(now));
-            self.first_started = now;
         }
         let probe = self.probe_admitted.take();
+        self.mark_started(now, probe);
+        Ok(())
+    }
+
+    /// Copy `sent + 1` is in flight from `now` (the gate's probe, admitted at `probe`): the
+    /// state a `Started` leaves, without telling the budget (see `started_copy`).
+    pub(super) fn mark_started(&mut self, now: u64, probe: Option<u64>) {
+        self.now = now;
+        if self.sent == 0 {
+            self.first_started = now;
+        }
         self.set(
             self.sent as usize,
             CopyState::InFlight {
@@ -612,7 +616,6 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
                 );
             }
         }
-        Ok(())
     }
 
     /// Sets the next copy at `at` (not before the latest floor, nor before the end of a hold),
@@ -860,7 +863,7 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
     /// [`NoGate`] and [`NoRateLimiter`].
     #[inline(always)]
     fn overload(&self) -> bool {
-        (G::ACTIVE && self.gate.engaged()) || (RL::ACTIVE && self.limiter.engaged())
+        overload_engaged(&self.gate, &self.limiter)
     }
 
     /// Asks the gate, then the limiter, to admit the copy due (for `trigger`): whether they
@@ -899,22 +902,14 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
         let CopyState::InFlight { started, probe, .. } = self.state(i) else {
             return;
         };
-        let now = Instant::from_nanos(self.now);
-        let (back_off, throttled) = pushback(self.policy.borrow(), response, retryable);
-        if RL::ACTIVE {
-            self.limiter.on_response(now, throttled);
-        }
-        if G::ACTIVE {
-            self.gate.on_attempt_end(
-                now,
-                GateSignal {
-                    started: Instant::from_nanos(started),
-                    back_off,
-                    failed: retryable,
-                    probe: probe.is_some(),
-                },
-            );
-        }
+        let parts = (self.policy.borrow(), &self.gate, &self.limiter);
+        tell_overload(
+            parts,
+            self.now,
+            (started, probe.is_some()),
+            response,
+            retryable,
+        );
     }
 
     /// Tells the gate that a copy in flight since `started` (its probe, if `probe`) ended with
@@ -950,6 +945,100 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
         self.stop = reason;
         self.ended = self.now;
         self.next = None;
+    }
+}
+
+/// What a hedged operation's policy and request fix when it starts: its deadline, each copy's
+/// timeout, the hedging delay, how many copies it may send, and why a retry is refused.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Bounds {
+    pub(super) deadline: u64,
+    pub(super) attempt_timeout: u64,
+    pub(super) delay: Option<u64>,
+    pub(super) max: u32,
+    pub(super) refusal: Option<StopReason>,
+}
+
+impl Bounds {
+    /// The bounds of an operation with `request` under `policy`, started at `now` (an
+    /// adaptive delay is read from `latencies` then).
+    // Inlined: see `HedgeMachine::with_overload`.
+    #[inline(always)]
+    pub(super) fn of<L: Latencies>(
+        policy: &Policy,
+        request: Request,
+        latencies: &L,
+        now: Instant,
+    ) -> Self {
+        let refusal = if request.has_replayable_body {
+            policy.retry_refusal(request.method, request.has_idempotency_key)
+        } else {
+            Some(StopReason::BodyNotReplayable)
+        };
+        let hedging = policy.hedging();
+        let max = match (hedging, refusal) {
+            (Some(h), None) => h.attempts().min(MAX_COPIES),
+            _ => 1,
+        };
+        let delay = match hedging.map(|h| h.delay()) {
+            Some(HedgeDelay::Fixed(d)) => Some(nanos_saturating(d)),
+            Some(HedgeDelay::Adaptive {
+                max_extra_load_percent,
+                min_samples,
+            }) => latencies
+                .quantile(now, 100 - max_extra_load_percent.min(100), min_samples)
+                .map(|q| nanos_saturating(q.max(MIN_ADAPTIVE_DELAY))),
+            None => None,
+        };
+        let now = now.nanos();
+        Bounds {
+            deadline: now.saturating_add(policy.per_policy().max_elapsed),
+            attempt_timeout: policy.per_policy().attempt_timeout,
+            delay,
+            max,
+            refusal,
+        }
+    }
+
+    /// The timeout of a copy sent at `now`: `min(attempt_timeout, deadline - now)`.
+    pub(super) fn copy_timeout(&self, now: u64) -> Duration {
+        Duration::from_nanos(self.attempt_timeout.min(self.deadline.saturating_sub(now)))
+    }
+}
+
+/// Whether the origin's gate or the send-rate limiter is to be consulted: `false` at compile
+/// time for [`NoGate`] and [`NoRateLimiter`].
+#[inline(always)]
+pub(super) fn overload_engaged<G: Gate, RL: RateLimiter>(gate: &G, limiter: &RL) -> bool {
+    (G::ACTIVE && gate.engaged()) || (RL::ACTIVE && limiter.engaged())
+}
+
+/// Tells the gate and the limiter (under `policy`) how a copy in flight since `started` (the
+/// gate's probe if `probe`) ended at `now` with `response`.
+#[cold]
+#[inline(never)]
+pub(super) fn tell_overload<G: Gate, RL: RateLimiter>(
+    (policy, gate, limiter): (&Policy, &G, &RL),
+    now: u64,
+    (started, probe): (u64, bool),
+    response: &Response<'_>,
+    retryable: bool,
+) {
+    let now = Instant::from_nanos(now);
+    let (back_off, throttled) = pushback(policy, response, retryable);
+    if RL::ACTIVE {
+        limiter.on_response(now, throttled);
+    }
+    if G::ACTIVE {
+        gate.on_attempt_end(
+            now,
+            GateSignal {
+                started: Instant::from_nanos(started),
+                back_off,
+                failed: retryable,
+                probe,
+            },
+        );
     }
 }
 

@@ -43,10 +43,13 @@
 //!   polling twice gives the same decision; the same input run twice gives the same decisions.
 //!
 //! The same scenario then runs on a machine that consults an origin gate and/or a send-rate
-//! limiter (set up from its seed), whose every call to them is checked (see `overload`).
+//! limiter (set up from its seed), whose every call to them is checked (see `overload`); and
+//! its first copy is sent before the machine is made, as the front doors send it, which must
+//! change nothing (see `first_copy`).
 
 mod books;
 mod decode;
+mod first_copy;
 mod model;
 mod overload;
 
@@ -74,6 +77,7 @@ pub fn check(data: &[u8]) {
         || overload::run(&scenario, policy),
         "decisions, calls and shared state",
     );
+    first_copy::run(&scenario, policy);
 }
 
 /// What a run produced, compared between two runs for determinism.
