@@ -37,8 +37,8 @@ use crate::runtime::{Runtime, Sleep};
 use crate::timed_out::AttemptTimedOut;
 use crate::{ErrorKind, HedgeOutcome, Method, Policy, StopReason};
 use backstop_core::{
-    AttemptError, AttemptOutcome, HedgeDecision, HedgeEvent, HedgeMachine, Instant, LatencyTracker,
-    Request, Response,
+    AttemptError, AttemptOutcome, FirstCopy, HedgeDecision, HedgeEvent, HedgeMachine, HedgeTrigger,
+    Instant, LatencyTracker, Request, Response,
 };
 use copies::{Copies, SentCopy};
 
@@ -93,32 +93,110 @@ where
         let facts = facts(&plan);
         let origin = plan.origin.take();
         let plan = &plan;
-        let emitter = Emitter::new(&retrier.observers, retrier.metrics.as_ref(), plan);
-        // Boxed: the machine (its ten copies' states) would take the operation's future past
-        // glibc's per-thread cache (1,032 bytes), where its allocation costs more than two.
-        // Written into its allocation: with the constructor inlined, the release build copies
-        // nothing (measured: 96 instructions per GET fewer than `Box::new`).
-        let mut machine = Box::write(
-            Box::new_uninit(),
-            HedgeMachine::with_overload(
-                // The request's own policy, else the retrier's: borrowed, not copied.
-                plan.policy.as_deref().unwrap_or(retrier.policy()),
-                facts,
+        let op = Operation {
+            retrier,
+            runtime,
+            plan,
+            emitter: Emitter::new(&retrier.observers, retrier.metrics.as_ref(), plan),
+            abort: abort.as_ref(),
+            start,
+            error_kind,
+        };
+        // The request's own policy, else the retrier's: borrowed, not copied.
+        let policy = plan.policy.as_deref().unwrap_or(retrier.policy());
+        let parts = || {
+            (
                 retrier.next_rng(),
                 retrier.budget.clone(),
                 &*retrier.latencies,
                 SharedGate::of(retrier, origin, start),
                 SharedLimiter(retrier.limiter.as_deref()),
-                start,
-            ),
-        );
+            )
+        };
         let mut copies = pin!(Copies::new());
         let mut last = Leftovers {
             response: None,
             error: None,
         };
-        let aborted = || abort.as_ref().is_some_and(Abort::is_aborted);
         let mut now = start;
+        // The first copy goes out as a plain request does, with no machine (`FirstCopy`):
+        // when it answers with a final status before the hedging delay, the operation ends
+        // as the machine would end it. Anything else (or a gate or limiter to ask first, an
+        // abort already) makes the machine, which then drives the operation. (A block: what
+        // it leaves behind is gone before the loop, not kept in the future's room.)
+        let mut machine: Box<Machine<'_>> = {
+            let started = op.first_copy(policy, facts, parts);
+            let first_raced = match &started {
+                Err(_) => None,
+                Ok(first) => {
+                    let timeout = first.timeout();
+                    let span = op.emitter.attempt_span(1);
+                    let future = span.scope(|| {
+                        send(Attempt {
+                            number: 1,
+                            timeout,
+                            request: http::Request::new(()),
+                        })
+                    });
+                    let sent = SentCopy {
+                        span,
+                        at: start,
+                        timeout,
+                    };
+                    copies.as_mut().put(0, future, sent);
+                    op.emitter.emit(EventKind::CopySent {
+                        copy: 1,
+                        trigger: HedgeTrigger::First,
+                        elapsed: core::time::Duration::ZERO,
+                    });
+                    now = op.emitter.clock_after(runtime, start);
+                    let until = first.wait_until();
+                    // Else the observers took the hedging delay: the machine decides at once.
+                    if now < until {
+                        let raced = race(runtime, op.abort, until, copies.as_mut()).await;
+                        let ended = runtime.now();
+                        // The usual hedged success: the first copy's final answer, before the delay.
+                        if let (Race::Answered(0, Ok(response)), false) = (&raced, op.aborted()) {
+                            let facts = response_facts(retrier, first.policy(), plan, response);
+                            let marks = Marks::of(first.gate(), first.rate_limiter(), &op.emitter);
+                            if let Some(done) = first.answered(ended, &facts) {
+                                let status = AttemptOutcome::Response(facts.status);
+                                let sent = copies.as_mut().take(0);
+                                let overload = (first.gate(), first.rate_limiter());
+                                op.announce((1, sent.as_ref()), ended, status, marks, overload);
+                                ended_with(&op.emitter, done);
+                                let Race::Answered(_, Ok(response)) = raced else {
+                                    unreachable!("matched above")
+                                };
+                                return finish(
+                                    Ok(Retried {
+                                        response,
+                                        outcome: done.outcome,
+                                    }),
+                                    done,
+                                );
+                            }
+                        }
+                        Some((raced, ended))
+                    } else {
+                        None
+                    }
+                }
+            };
+            // Boxed: the machine (its ten copies' states) would take the operation's future past
+            // glibc's per-thread cache (1,032 bytes), where its allocation costs more than two.
+            let mut machine: Box<Machine<'_>> = match started {
+                Ok(first) => Box::write(Box::new_uninit(), first.into_machine()),
+                Err(machine) => machine,
+            };
+            if let Some(raced) = first_raced {
+                match op.raced(&mut machine, copies.as_mut(), &mut last, raced) {
+                    Next::At(after) => now = after,
+                    Next::Done(result, done) => return finish(result, done),
+                }
+            }
+            machine
+        };
         // Bounded by the machine: at most `max_copies` sends and as many cancels, and every wait
         // ends at a copy's timeout or the next copy's delay, all by the deadline.
         loop {
@@ -128,11 +206,11 @@ where
                     timeout,
                     trigger,
                 } => {
-                    if aborted() {
+                    if op.aborted() {
                         let _ = machine.handle(now, HedgeEvent::Abort);
                         continue;
                     }
-                    let span = emitter.attempt_span(copy);
+                    let span = op.emitter.attempt_span(copy);
                     let future = span.scope(|| {
                         send(Attempt {
                             number: copy,
@@ -148,12 +226,12 @@ where
                         timeout,
                     };
                     copies.as_mut().put(copy as usize - 1, future, sent);
-                    emitter.emit(EventKind::CopySent {
+                    op.emitter.emit(EventKind::CopySent {
                         copy,
                         trigger,
                         elapsed: now.saturating_duration_since(start),
                     });
-                    emitter.clock_after(runtime, now)
+                    op.emitter.clock_after(runtime, now)
                 }
                 HedgeDecision::Cancel { copy, reason } => {
                     // Dropping the future cancels its request.
@@ -162,12 +240,12 @@ where
                     }
                     // Cannot fail: the machine has just asked for this cancel.
                     let _ = machine.handle(now, HedgeEvent::Cancelled { copy });
-                    emitter.emit(EventKind::CopyCancelled {
+                    op.emitter.emit(EventKind::CopyCancelled {
                         copy,
                         reason,
                         elapsed: now.saturating_duration_since(start),
                     });
-                    emitter.clock_after(runtime, now)
+                    op.emitter.clock_after(runtime, now)
                 }
                 // Nothing in flight: a wait between copies (a server's floor), which a runtime
                 // may skip (`VirtualTime`), raced against the abort only.
@@ -176,99 +254,26 @@ where
                     in_flight: 0,
                 } => {
                     let sleep = runtime.sleep_until(until);
-                    match abort.as_ref() {
+                    match op.abort {
                         Some(a) => future::or(a.aborted(), sleep).await,
                         None => sleep.await,
                     }
                     let woke = runtime.now();
-                    if aborted() {
+                    if op.aborted() {
                         let _ = machine.handle(woke, HedgeEvent::Abort);
                     }
-                    emitter.clock_after(runtime, woke)
+                    op.emitter.clock_after(runtime, woke)
                 }
                 HedgeDecision::Wait { until, .. } => {
-                    let raced = race(runtime, abort.as_ref(), until, copies.as_mut()).await;
+                    let raced = race(runtime, op.abort, until, copies.as_mut()).await;
                     let ended = runtime.now();
-                    match raced {
-                        Race::Answered(i, _) if aborted() => {
-                            copies.as_mut().take(i);
-                            let _ = machine.handle(ended, HedgeEvent::Abort);
-                        }
-                        Race::Answered(i, result) => {
-                            let answered = copies.as_mut().take(i);
-                            let copy = i as u32 + 1;
-                            // The answer is read where it is; only what is kept moves on.
-                            let (answer, kind) = match &result {
-                                Ok(response) => {
-                                    let facts =
-                                        response_facts(retrier, machine.policy(), plan, response);
-                                    (Answer::Response(facts), None)
-                                }
-                                Err(error) => {
-                                    let kind = error_kind(error);
-                                    (Answer::Error(classified(retrier, kind, error)), Some(kind))
-                                }
-                            };
-                            let sent = answered.as_ref();
-                            copy_ended(
-                                &mut machine,
-                                (&emitter, start),
-                                (copy, sent),
-                                ended,
-                                answer,
-                            );
-                            match (result, kind) {
-                                (Ok(response), _) => {
-                                    let after = emitter.clock_after(runtime, ended);
-                                    match machine.poll(after) {
-                                        // The operation ends with this response (the success
-                                        // path: returned from here, never kept in `last`).
-                                        HedgeDecision::Return(done)
-                                        | HedgeDecision::GiveUp(done) => {
-                                            ended_with(&emitter, done);
-                                            return finish(last.finish(done, Some(response)), done);
-                                        }
-                                        // Kept, boxed (it may still be returned), in place of
-                                        // the previous one; the decision is polled again (the
-                                        // same).
-                                        _ => last.response = Some(Box::new(response)),
-                                    }
-                                    now = after;
-                                    continue;
-                                }
-                                // Its kind was read above.
-                                (Err(error), kind) => last.error = kind.map(|kind| (error, kind)),
-                            }
-                        }
-                        Race::Aborted => {
-                            let _ = machine.handle(ended, HedgeEvent::Abort);
-                        }
-                        // Copies whose timeout came end with the loop's timeout error (through the
-                        // caller's override, as on the retry path); else the next copy is due.
-                        Race::Timer => {
-                            // Dropping the future cancels its request.
-                            while let Some((i, timed_out)) = copies.as_mut().take_timed_out(ended) {
-                                let copy = i as u32 + 1;
-                                let e = classified(
-                                    retrier,
-                                    ErrorKind::Timeout,
-                                    &AttemptTimedOut::new(copy, timed_out.timeout),
-                                );
-                                let sent = Some(&timed_out);
-                                copy_ended(
-                                    &mut machine,
-                                    (&emitter, start),
-                                    (copy, sent),
-                                    ended,
-                                    Answer::Error(e),
-                                );
-                            }
-                        }
+                    match op.raced(&mut machine, copies.as_mut(), &mut last, (raced, ended)) {
+                        Next::At(after) => after,
+                        Next::Done(result, done) => return finish(result, done),
                     }
-                    emitter.clock_after(runtime, ended)
                 }
                 HedgeDecision::Return(done) | HedgeDecision::GiveUp(done) => {
-                    ended_with(&emitter, done);
+                    ended_with(&op.emitter, done);
                     return finish(last.finish(done, None), done);
                 }
                 // The machine has no other decision today; a new one is polled again.
@@ -288,51 +293,208 @@ type Machine<'a> = HedgeMachine<
     &'a Policy,
 >;
 
+/// What the machine of a hedged operation is made of, but its policy and request.
+type Parts<'a> = (
+    LazyRng,
+    SharedBudget,
+    &'a LatencyTracker,
+    SharedGate,
+    SharedLimiter<'a>,
+);
+
+/// A hedged operation's first copy before its machine is made (see `FirstCopy`).
+type First<'a> =
+    FirstCopy<LazyRng, SharedBudget, &'a LatencyTracker, SharedGate, SharedLimiter<'a>, &'a Policy>;
+
+/// What the loop does after the copies' race: polls the machine again at this instant, or
+/// ends the operation with this result.
+// The result goes straight to the front door's `finish`: boxing it would add an allocation.
+#[allow(clippy::large_enum_variant)]
+enum Next<B, E> {
+    At(Instant),
+    Done(Result<Retried<B>, RetryError<E>>, HedgeOutcome),
+}
+
+/// One hedged operation: what its loop reads.
+struct Operation<'a, RT: ?Sized, K> {
+    retrier: &'a Retrier,
+    runtime: &'a RT,
+    plan: &'a Plan,
+    emitter: Emitter<'a>,
+    abort: Option<&'a Abort>,
+    start: Instant,
+    /// Names a client error's kind.
+    error_kind: K,
+}
+
+impl<'a, RT: Runtime + ?Sized, K> Operation<'a, RT, K> {
+    fn aborted(&self) -> bool {
+        self.abort.is_some_and(Abort::is_aborted)
+    }
+
+    /// The operation's first copy, to send before the machine is made; or the machine when it
+    /// has to decide first (a gate or a limiter to ask, an abort already). Each boxed: held
+    /// in the operation's future, either would take it past glibc's per-thread cache.
+    // Inlined: the parts are made in place.
+    #[inline(always)]
+    fn first_copy(
+        &self,
+        policy: &'a Policy,
+        facts: Request,
+        parts: impl FnOnce() -> Parts<'a>,
+    ) -> Result<Box<First<'a>>, Box<Machine<'a>>> {
+        let (rng, budget, latencies, gate, limiter) = parts();
+        if self.aborted() {
+            return Err(Box::write(
+                Box::new_uninit(),
+                HedgeMachine::with_overload(
+                    policy, facts, rng, budget, latencies, gate, limiter, self.start,
+                ),
+            ));
+        }
+        HedgeMachine::first_copy(
+            policy, facts, rng, budget, latencies, gate, limiter, self.start,
+        )
+        .map(Box::new)
+        .map_err(Box::new)
+    }
+
+    /// Acts on how the copies' race ended (`raced`, the clock read `ended` after it): reports
+    /// an answer, the timeouts that came or the abort to the machine, keeps what the caller
+    /// may get in `last`, and says what comes next.
+    fn raced<B, E, Fut>(
+        &self,
+        machine: &mut Machine<'a>,
+        mut copies: Pin<&mut Copies<Fut>>,
+        last: &mut Leftovers<B, E>,
+        (raced, ended): (Race<Result<http::Response<B>, E>>, Instant),
+    ) -> Next<B, E>
+    where
+        Fut: Future<Output = Result<http::Response<B>, E>>,
+        E: std::error::Error + 'static,
+        K: Fn(&E) -> ErrorKind,
+    {
+        match raced {
+            Race::Answered(i, _) if self.aborted() => {
+                copies.as_mut().take(i);
+                let _ = machine.handle(ended, HedgeEvent::Abort);
+            }
+            Race::Answered(i, result) => {
+                let answered = copies.as_mut().take(i);
+                let copy = i as u32 + 1;
+                // The answer is read where it is; only what is kept moves on.
+                let (answer, kind) = match &result {
+                    Ok(response) => {
+                        let facts =
+                            response_facts(self.retrier, machine.policy(), self.plan, response);
+                        (Answer::Response(facts), None)
+                    }
+                    Err(error) => {
+                        let kind = (self.error_kind)(error);
+                        (
+                            Answer::Error(classified(self.retrier, kind, error)),
+                            Some(kind),
+                        )
+                    }
+                };
+                self.copy_ended(machine, (copy, answered.as_ref()), ended, answer);
+                match (result, kind) {
+                    (Ok(response), _) => {
+                        let after = self.emitter.clock_after(self.runtime, ended);
+                        match machine.poll(after) {
+                            // The operation ends with this response (returned from here,
+                            // never kept in `last`).
+                            HedgeDecision::Return(done) | HedgeDecision::GiveUp(done) => {
+                                ended_with(&self.emitter, done);
+                                let last = core::mem::take(last);
+                                return Next::Done(last.finish(done, Some(response)), done);
+                            }
+                            // Kept, boxed (it may still be returned), in place of the previous
+                            // one; the decision is polled again (the same).
+                            _ => last.response = Some(Box::new(response)),
+                        }
+                        return Next::At(after);
+                    }
+                    // Its kind was read above.
+                    (Err(error), kind) => last.error = kind.map(|kind| (error, kind)),
+                }
+            }
+            Race::Aborted => {
+                let _ = machine.handle(ended, HedgeEvent::Abort);
+            }
+            // Copies whose timeout came end with the loop's timeout error (through the caller's
+            // override, as on the retry path); else the next copy is due.
+            Race::Timer => {
+                // Dropping the future cancels its request.
+                while let Some((i, timed_out)) = copies.as_mut().take_timed_out(ended) {
+                    let copy = i as u32 + 1;
+                    let e = classified(
+                        self.retrier,
+                        ErrorKind::Timeout,
+                        &AttemptTimedOut::new(copy, timed_out.timeout),
+                    );
+                    let sent = Some(&timed_out);
+                    self.copy_ended(machine, (copy, sent), ended, Answer::Error(e));
+                }
+            }
+        }
+        Next::At(self.emitter.clock_after(self.runtime, ended))
+    }
+
+    /// Reports copy `copy`'s end (`answer`, at `ended`) to the machine and tells the observers
+    /// (see [`Self::announce`]).
+    fn copy_ended(
+        &self,
+        machine: &mut Machine<'_>,
+        (copy, sent): (u32, Option<&SentCopy>),
+        ended: Instant,
+        answer: Answer<'_>,
+    ) {
+        let marks = Marks::of(machine.gate(), machine.rate_limiter(), &self.emitter);
+        let (event, outcome) = match answer {
+            Answer::Response(response) => {
+                let outcome = AttemptOutcome::Response(response.status);
+                (HedgeEvent::Response { copy, response }, outcome)
+            }
+            Answer::Error(error) => (
+                HedgeEvent::Error { copy, error },
+                AttemptOutcome::Error(error),
+            ),
+        };
+        // Cannot fail: the copy is in flight until its end is reported.
+        let _ = machine.handle(ended, event);
+        let overload = (machine.gate(), machine.rate_limiter());
+        self.announce((copy, sent), ended, outcome, marks, overload);
+    }
+
+    /// Records copy `copy`'s end (`outcome`, at `ended`) on its span, and tells the observers:
+    /// its `AttemptEnded`, then what the report did to the gate and the limiter (their `marks`
+    /// from before it). `sent`: what the loop kept of the copy (none: counted from `ended`).
+    fn announce(
+        &self,
+        (copy, sent): (u32, Option<&SentCopy>),
+        ended: Instant,
+        outcome: AttemptOutcome,
+        marks: Option<Marks>,
+        overload: (&SharedGate, &SharedLimiter<'_>),
+    ) {
+        if let Some(sent) = sent {
+            sent.span.ended(&outcome);
+        }
+        let end = AttemptEnd {
+            attempt: copy,
+            outcome,
+            sent: sent.map_or(ended, |s| s.at),
+            ended,
+        };
+        end.announce(&self.emitter, marks, overload, self.start);
+    }
+}
+
 /// How a copy ended: with a response (what the rules read of it), or an attempt error.
 enum Answer<'r> {
     Response(Response<'r>),
     Error(AttemptError),
-}
-
-/// Reports copy `copy`'s end (`answer`, at `ended`) to the machine, records it on the copy's
-/// span, and tells the observers (an operation started at `start`): its `AttemptEnded`, then
-/// what the report did to the gate and the limiter. `sent`: what the loop kept of the copy
-/// (none: counted from `ended`).
-fn copy_ended(
-    machine: &mut Machine<'_>,
-    (emitter, start): (&Emitter<'_>, Instant),
-    (copy, sent): (u32, Option<&SentCopy>),
-    ended: Instant,
-    answer: Answer<'_>,
-) {
-    let marks = Marks::of(machine.gate(), machine.rate_limiter(), emitter);
-    let (event, outcome) = match answer {
-        Answer::Response(response) => {
-            let outcome = AttemptOutcome::Response(response.status);
-            (HedgeEvent::Response { copy, response }, outcome)
-        }
-        Answer::Error(error) => (
-            HedgeEvent::Error { copy, error },
-            AttemptOutcome::Error(error),
-        ),
-    };
-    // Cannot fail: the copy is in flight until its end is reported.
-    let _ = machine.handle(ended, event);
-    if let Some(sent) = sent {
-        sent.span.ended(&outcome);
-    }
-    let end = AttemptEnd {
-        attempt: copy,
-        outcome,
-        sent: sent.map_or(ended, |s| s.at),
-        ended,
-    };
-    end.announce(
-        emitter,
-        marks,
-        (machine.gate(), machine.rate_limiter()),
-        start,
-    );
 }
 
 /// Reports the operation's end: what hedging did, then `Finished`.
@@ -353,6 +515,15 @@ fn ended_with(emitter: &Emitter<'_>, done: HedgeOutcome) {
 struct Leftovers<B, E> {
     response: Option<Box<http::Response<B>>>,
     error: Option<(E, ErrorKind)>,
+}
+
+impl<B, E> Default for Leftovers<B, E> {
+    fn default() -> Self {
+        Leftovers {
+            response: None,
+            error: None,
+        }
+    }
 }
 
 impl<B, E> Leftovers<B, E> {

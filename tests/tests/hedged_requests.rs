@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use backstop::classify::AttemptOutcome;
 use backstop::hedging::{CancelReason, HedgeTrigger};
-use backstop::{EventKind, Hedging, Policy, RatioBudget, Retrier, StopReason};
+use backstop::{
+    EventKind, GateConfig, Hedging, OriginGates, Policy, RatioBudget, Retrier, StopReason,
+};
 use backstop_tests::adapters::{Adapter, Answer, Clock, Failure};
 use backstop_tests::events::recorded;
 use backstop_tests::server::{Action, Reply, Server};
@@ -93,6 +95,94 @@ fn a_stalled_copy_is_cancelled_and_the_fast_copys_body_is_returned() {
                 }
             )),
             "{adapter:?}: {events:?}"
+        );
+    }
+}
+
+/// An event with its times left out: the same operation run twice takes different times.
+fn timeless(event: &EventKind) -> EventKind {
+    let mut event = *event;
+    match &mut event {
+        EventKind::AttemptEnded { took, elapsed, .. } => {
+            *took = Duration::ZERO;
+            *elapsed = Duration::ZERO;
+        }
+        EventKind::CopySent { elapsed, .. } => *elapsed = Duration::ZERO,
+        EventKind::Finished { outcome } => outcome.elapsed = Duration::ZERO,
+        _ => {}
+    }
+    event
+}
+
+/// The usual hedged success: the first copy answers before the hedging delay. The front doors
+/// send that copy before making the hedging machine (which they make only for what the copy
+/// alone does not settle); the operation must end as the machine ends it. With origin gates,
+/// the machine is made first (the gate is asked before the copy): the same request there
+/// gives the same answer, outcome and events.
+#[test]
+fn a_first_copy_answered_before_the_delay_ends_as_the_machine_ends_it() {
+    for adapter in HEDGING {
+        let mut seen = Vec::new();
+        for gated in [false, true] {
+            let server = Server::start([Reply::status(200).body("first").into()]);
+            let retrier = Retrier::new(hedging(Duration::from_secs(3600), 3));
+            let retrier = if gated {
+                let gates = OriginGates::new(GateConfig::new()).expect("a valid config");
+                retrier.origin_gates(Arc::new(gates))
+            } else {
+                retrier
+            };
+            let (retrier, events) = recorded(retrier);
+            let answer = answer(adapter, &retrier, TestRequest::get(server.url("/once")));
+            assert_eq!(answer.status, 200, "{adapter:?}");
+            assert_eq!(answer.body.as_deref(), Ok(&b"first"[..]), "{adapter:?}");
+            assert_eq!(server.requests(), 1, "{adapter:?}");
+            let hedged = answer.hedged.expect("a hedged operation says so");
+            let expected = (Some(1), 0, 0, None, 1, StopReason::FinalStatus);
+            let got = (
+                hedged.winner,
+                hedged.cancelled,
+                hedged.suppressed,
+                hedged.suppressed_by,
+                hedged.outcome.attempts,
+                hedged.outcome.reason,
+            );
+            assert_eq!(got, expected, "{adapter:?}, gated: {gated}");
+            assert_eq!(hedged.outcome, answer.outcome, "{adapter:?}");
+            assert_eq!(answer.outcome.last, Some(AttemptOutcome::Response(200)));
+            let events: Vec<_> = events.all().iter().map(timeless).collect();
+            assert!(
+                matches!(
+                    events.as_slice(),
+                    [
+                        EventKind::CopySent {
+                            copy: 1,
+                            trigger: HedgeTrigger::First,
+                            ..
+                        },
+                        EventKind::AttemptEnded {
+                            attempt: 1,
+                            result: AttemptOutcome::Response(200),
+                            ..
+                        },
+                        EventKind::Hedged {
+                            winner: Some(1),
+                            cancelled: 0,
+                            suppressed: 0,
+                            suppressed_by: None,
+                        },
+                        EventKind::Finished { .. },
+                    ]
+                ),
+                "{adapter:?}, gated: {gated}: {events:?}"
+            );
+            let mut outcome = answer.outcome;
+            outcome.elapsed = Duration::ZERO;
+            seen.push((events, outcome));
+        }
+        assert_eq!(
+            seen[0], seen[1],
+            "{adapter:?}: first copy alone, then with the machine"
         );
     }
 }
