@@ -21,7 +21,6 @@ mod copies;
 
 use core::future::Future;
 use core::pin::{pin, Pin};
-use core::task::Poll;
 
 use futures_lite::future;
 
@@ -30,10 +29,11 @@ use crate::observe::events::EventKind;
 use crate::observe::{AttemptEnd, Emitter};
 use crate::outcome::{Retried, RetryError};
 use crate::overload::{Marks, SharedGate, SharedLimiter};
+use crate::race::{Race, Raced, Racer};
 use crate::request::{Attempt, Plan};
 use crate::retrier::{LazyRng, Retrier, SharedBudget};
 use crate::run::{classified, response_facts};
-use crate::runtime::{Runtime, Sleep};
+use crate::runtime::Runtime;
 use crate::timed_out::AttemptTimedOut;
 use crate::{ErrorKind, HedgeOutcome, Method, Policy, StopReason};
 use backstop_core::{
@@ -42,14 +42,17 @@ use backstop_core::{
 };
 use copies::{Copies, SentCopy};
 
-/// Whether an operation under `policy` with this `plan` is hedged ([`Policy::hedges`]): the
-/// policy hedges and the request may be sent again by its method alone, with a body that can
-/// be sent again. Any other request goes through the retry loop: a keyed POST or PATCH is
-/// retried there (its copies never overlap, so none meets the 409 its server gives a
-/// concurrent repeat of the key), anything else is sent once (or retried where the policy
-/// allows, e.g. a connection that was never made).
-pub(crate) fn hedges(policy: &Policy, plan: &Plan) -> bool {
-    policy.hedges(facts(plan))
+/// What the machines know of the request in `plan` when an operation under `policy` is
+/// hedged ([`Policy::hedges`]): the policy hedges and the request may be sent again by its
+/// method alone, with a body that can be sent again. `None`: any other request goes through
+/// the retry loop: a keyed POST or PATCH is retried there (its copies never overlap, so none
+/// meets the 409 its server gives a concurrent repeat of the key), anything else is sent
+/// once (or retried where the policy allows, e.g. a connection that was never made).
+pub(crate) fn hedges(policy: &Policy, plan: &Plan) -> Option<Request> {
+    // Most policies do not hedge: their requests' facts are not read here.
+    policy.hedging()?;
+    let facts = facts(plan);
+    policy.hedges(facts).then_some(facts)
 }
 
 /// What the machines know of the request in `plan`.
@@ -59,7 +62,8 @@ fn facts(plan: &Plan) -> Request {
         .with_replayable_body(!plan.body_not_replayable)
 }
 
-/// Runs one hedged operation: `send` makes copy `n`'s future (it owns what it needs: the loop
+/// Runs one hedged operation of the request `plan` holds (`facts`: what [`hedges`] read of
+/// it): `send` makes copy `n`'s future (it owns what it needs: the loop
 /// holds several at once), `error_kind` names a client error's kind, and `finish` makes the
 /// front door's output of the caller's result and what hedging did. The policy is the plan's
 /// own, else the retrier's (borrowed, not copied). The retrier and the runtime come through
@@ -72,6 +76,7 @@ pub(crate) fn run_hedged<Rr, Rh, RT, F, Fut, B, E, K, Fin, O>(
     retrier: Rr,
     runtime: Rh,
     mut plan: Plan,
+    facts: Request,
     mut send: F,
     error_kind: K,
     finish: Fin,
@@ -90,7 +95,6 @@ where
         let (retrier, runtime): (&Retrier, &RT) = (&retrier, &runtime);
         let abort = plan.abort.take();
         let start = runtime.now();
-        let facts = facts(&plan);
         let origin = plan.origin.take();
         let plan = &plan;
         let op = Operation {
@@ -153,10 +157,10 @@ where
                     let until = first.wait_until();
                     // Else the observers took the hedging delay: the machine decides at once.
                     if now < until {
-                        let raced = race(runtime, op.abort, until, copies.as_mut()).await;
+                        let raced = op.race(until, copies.as_mut()).await;
                         let ended = runtime.now();
                         // The usual hedged success: the first copy's final answer, before the delay.
-                        if let (Race::Answered(0, Ok(response)), false) = (&raced, op.aborted()) {
+                        if let (Raced::Done((0, Ok(response))), false) = (&raced, op.aborted()) {
                             let facts = response_facts(retrier, first.policy(), plan, response);
                             let marks = Marks::of(first.gate(), first.rate_limiter(), &op.emitter);
                             if let Some(done) = first.answered(ended, &facts) {
@@ -165,7 +169,7 @@ where
                                 let overload = (first.gate(), first.rate_limiter());
                                 op.announce((1, sent.as_ref()), ended, status, marks, overload);
                                 ended_with(&op.emitter, done);
-                                let Race::Answered(_, Ok(response)) = raced else {
+                                let Raced::Done((_, Ok(response))) = raced else {
                                     unreachable!("matched above")
                                 };
                                 return finish(
@@ -265,7 +269,7 @@ where
                     op.emitter.clock_after(runtime, woke)
                 }
                 HedgeDecision::Wait { until, .. } => {
-                    let raced = race(runtime, op.abort, until, copies.as_mut()).await;
+                    let raced = op.race(until, copies.as_mut()).await;
                     let ended = runtime.now();
                     match op.raced(&mut machine, copies.as_mut(), &mut last, (raced, ended)) {
                         Next::At(after) => after,
@@ -306,6 +310,9 @@ type Parts<'a> = (
 type First<'a> =
     FirstCopy<LazyRng, SharedBudget, &'a LatencyTracker, SharedGate, SharedLimiter<'a>, &'a Policy>;
 
+/// The copy (by index) that ended first, with its client's result.
+type Answered<B, E> = (usize, Result<http::Response<B>, E>);
+
 /// What the loop does after the copies' race: polls the machine again at this instant, or
 /// ends the operation with this result.
 // The result goes straight to the front door's `finish`: boxing it would add an allocation.
@@ -327,14 +334,37 @@ struct Operation<'a, RT: ?Sized, K> {
     error_kind: K,
 }
 
+impl<RT: Runtime + ?Sized, K> Racer for Operation<'_, RT, K> {
+    type Runtime = RT;
+
+    fn runtime(&self) -> &RT {
+        self.runtime
+    }
+
+    fn abort(&self) -> Option<&Abort> {
+        self.abort
+    }
+}
+
 impl<'a, RT: Runtime + ?Sized, K> Operation<'a, RT, K> {
     fn aborted(&self) -> bool {
         self.abort.is_some_and(Abort::is_aborted)
     }
 
-    /// The operation's first copy, to send before the machine is made; or the machine when it
-    /// has to decide first (a gate or a limiter to ask, an abort already). Each boxed: held
-    /// in the operation's future, either would take it past glibc's per-thread cache.
+    /// Races the copies in flight against `until` (the next copy's delay or the first
+    /// timeout: the machine's `Wait`) and the abort: the first copy to end, by index, with
+    /// its output.
+    fn race<'r, Fut: Future>(
+        &'r self,
+        until: Instant,
+        copies: Pin<&'r mut Copies<Fut>>,
+    ) -> Race<'r, Copies<Fut>, Self> {
+        Race::new(self, until, copies)
+    }
+
+    /// The operation's first copy, to send before the machine is made (what the machine will
+    /// be made of: 128 bytes of the operation's future); or the machine, boxed, when it has to
+    /// decide first (a gate or a limiter to ask, an abort already).
     // Inlined: the parts are made in place.
     #[inline(always)]
     fn first_copy(
@@ -342,7 +372,7 @@ impl<'a, RT: Runtime + ?Sized, K> Operation<'a, RT, K> {
         policy: &'a Policy,
         facts: Request,
         parts: impl FnOnce() -> Parts<'a>,
-    ) -> Result<Box<First<'a>>, Box<Machine<'a>>> {
+    ) -> Result<First<'a>, Box<Machine<'a>>> {
         let (rng, budget, latencies, gate, limiter) = parts();
         if self.aborted() {
             return Err(Box::write(
@@ -355,7 +385,6 @@ impl<'a, RT: Runtime + ?Sized, K> Operation<'a, RT, K> {
         HedgeMachine::first_copy(
             policy, facts, rng, budget, latencies, gate, limiter, self.start,
         )
-        .map(Box::new)
         .map_err(Box::new)
     }
 
@@ -367,7 +396,7 @@ impl<'a, RT: Runtime + ?Sized, K> Operation<'a, RT, K> {
         machine: &mut Machine<'a>,
         mut copies: Pin<&mut Copies<Fut>>,
         last: &mut Leftovers<B, E>,
-        (raced, ended): (Race<Result<http::Response<B>, E>>, Instant),
+        (raced, ended): (Raced<Answered<B, E>>, Instant),
     ) -> Next<B, E>
     where
         Fut: Future<Output = Result<http::Response<B>, E>>,
@@ -375,11 +404,11 @@ impl<'a, RT: Runtime + ?Sized, K> Operation<'a, RT, K> {
         K: Fn(&E) -> ErrorKind,
     {
         match raced {
-            Race::Answered(i, _) if self.aborted() => {
+            Raced::Done((i, _)) if self.aborted() => {
                 copies.as_mut().take(i);
                 let _ = machine.handle(ended, HedgeEvent::Abort);
             }
-            Race::Answered(i, result) => {
+            Raced::Done((i, result)) => {
                 let answered = copies.as_mut().take(i);
                 let copy = i as u32 + 1;
                 // The answer is read where it is; only what is kept moves on.
@@ -419,12 +448,12 @@ impl<'a, RT: Runtime + ?Sized, K> Operation<'a, RT, K> {
                     (Err(error), kind) => last.error = kind.map(|kind| (error, kind)),
                 }
             }
-            Race::Aborted => {
+            Raced::Aborted => {
                 let _ = machine.handle(ended, HedgeEvent::Abort);
             }
             // Copies whose timeout came end with the loop's timeout error (through the caller's
             // override, as on the retry path); else the next copy is due.
-            Race::Timer => {
+            Raced::TimedOut => {
                 // Dropping the future cancels its request.
                 while let Some((i, timed_out)) = copies.as_mut().take_timed_out(ended) {
                     let copy = i as u32 + 1;
@@ -557,48 +586,4 @@ impl<B, E> Leftovers<B, E> {
             _ => Err(RetryError::TimedOut(outcome)),
         }
     }
-}
-
-/// How the race of the copies in flight ended.
-enum Race<T> {
-    /// Copy `.0` (its index) ended with `.1`.
-    Answered(usize, T),
-    /// The timer fired (the clock reached `until`).
-    Timer,
-    Aborted,
-}
-
-/// Polls every copy in flight, the abort and a timer at `until`, until one of them ends. A
-/// timer that fires before the clock reaches `until` is replaced.
-async fn race<RT, Fut>(
-    runtime: &RT,
-    abort: Option<&Abort>,
-    until: Instant,
-    mut copies: Pin<&mut Copies<Fut>>,
-) -> Race<Fut::Output>
-where
-    RT: Runtime + ?Sized,
-    Fut: Future,
-{
-    let mut aborted = pin!(abort.map(Abort::aborted));
-    let mut timer: Option<Sleep> = None;
-    future::poll_fn(|cx| loop {
-        if let Poll::Ready((i, output)) = copies.as_mut().poll_next(cx) {
-            return Poll::Ready(Race::Answered(i, output));
-        }
-        if let Some(listener) = aborted.as_mut().as_pin_mut() {
-            if listener.poll(cx).is_ready() {
-                return Poll::Ready(Race::Aborted);
-            }
-        }
-        let sleep = timer.get_or_insert_with(|| runtime.timeout_at(until));
-        if sleep.as_mut().poll(cx).is_pending() {
-            return Poll::Pending;
-        }
-        if runtime.now() >= until {
-            return Poll::Ready(Race::Timer);
-        }
-        timer = None;
-    })
-    .await
 }

@@ -178,6 +178,7 @@ mod hyper_error;
 mod last_origin;
 mod outcome;
 mod progress;
+mod race;
 mod read;
 mod replay;
 mod request;

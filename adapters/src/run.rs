@@ -11,7 +11,6 @@
 use core::future::Future;
 use core::ops::Deref;
 use core::pin::{pin, Pin};
-use core::task::Poll;
 use core::time::Duration;
 
 use crate::{ErrorKind, Method, Outcome, Policy, StopReason};
@@ -29,10 +28,11 @@ use crate::observe::{AttemptEnd, Emitter};
 use crate::outcome::{Retried, RetryError};
 use crate::overload::{Marks, SharedGate, SharedLimiter};
 use crate::progress::Progress;
+use crate::race::{Race, Raced, Racer};
 use crate::request::{copy_for_attempt, Attempt, AttemptNumber, Plan};
 use crate::response_view::ResponseView;
 use crate::retrier::{LazyRng, Retrier, SharedBudget};
-use crate::runtime::{Runtime, Sleep};
+use crate::runtime::Runtime;
 use crate::timed_out::AttemptTimedOut;
 use crate::transport::Transport;
 
@@ -360,76 +360,6 @@ enum Last<B, E> {
 /// How a raced attempt ended, with the client's result when it ended by itself.
 type Sent<B, E> = Raced<Result<http::Response<B>, E>>;
 
-/// How a raced attempt ended.
-enum Raced<T> {
-    Done(T),
-    TimedOut,
-    Aborted,
-}
-
-/// A future raced against its timeout and the operation's abort. A timer that fires before
-/// the clock reaches `timeout_at` is replaced: the future keeps running.
-///
-/// The abort's listener and the timer are made on the first poll that finds the future
-/// pending: a blocking attempt completes in that poll (its client enforces the timeout and the
-/// abort), and so may an async one, with neither made for it. Each wake-up polls the future
-/// once, first: a poll that found it pending registered its waker, so polling it again before
-/// the task is woken only repeats the client's work. Written out, not an `async fn`: the
-/// attempt's state in the operation's future is this and nothing around it.
-struct Race<'r, 'a, F, RT: ?Sized> {
-    attempt: Pin<&'r mut F>,
-    /// The operation's runtime and abort (one reference: this lives in its future).
-    operation: &'r Operation<'a, RT>,
-    listener: Option<event_listener::EventListener>,
-    timer: Option<Sleep>,
-    timeout_at: Instant,
-}
-
-impl<F: Future, RT: Runtime + ?Sized> Future for Race<'_, '_, F, RT> {
-    type Output = Raced<F::Output>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut core::task::Context<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
-        // Bounded: a pass ends in a result or `Pending`, unless the timer fired before
-        // `timeout_at`; then the future is polled again and a new timer made.
-        loop {
-            if let Poll::Ready(output) = this.attempt.as_mut().poll(cx) {
-                return Poll::Ready(Raced::Done(output));
-            }
-            if let Some(abort) = this.operation.abort() {
-                // The flag is checked after the listener is made, and again after it is
-                // heard: nothing that happened before it was made is missed. Bounded: a
-                // listener is heard only after the flag was set.
-                loop {
-                    if abort.is_aborted() {
-                        return Poll::Ready(Raced::Aborted);
-                    }
-                    match &mut this.listener {
-                        None => this.listener = Some(abort.listen()),
-                        Some(listener) => {
-                            if Pin::new(listener).poll(cx).is_pending() {
-                                break;
-                            }
-                            this.listener = None;
-                        }
-                    }
-                }
-            }
-            let (runtime, timeout_at) = (this.operation.runtime, this.timeout_at);
-            let sleep = this
-                .timer
-                .get_or_insert_with(|| runtime.timeout_at(timeout_at));
-            if sleep.as_mut().poll(cx).is_pending() {
-                return Poll::Pending;
-            }
-            if runtime.now() >= timeout_at {
-                return Poll::Ready(Raced::TimedOut);
-            }
-            this.timer = None;
-        }
-    }
-}
-
 /// One operation's state between the loop's steps.
 struct Operation<'a, RT: ?Sized> {
     retrier: &'a Retrier,
@@ -438,6 +368,18 @@ struct Operation<'a, RT: ?Sized> {
     machine: RetryMachine<LazyRng, SharedBudget, SharedGate, SharedLimiter<'a>, &'a Policy>,
     /// Whether the attempt in flight is still connecting, as its client says.
     progress: Progress,
+}
+
+impl<RT: Runtime + ?Sized> Racer for Operation<'_, RT> {
+    type Runtime = RT;
+
+    fn runtime(&self) -> &RT {
+        self.runtime
+    }
+
+    fn abort(&self) -> Option<&Abort> {
+        Operation::abort(self)
+    }
 }
 
 impl<'a, RT: Runtime + ?Sized> Operation<'a, RT> {
@@ -548,14 +490,8 @@ impl<'a, RT: Runtime + ?Sized> Operation<'a, RT> {
         &'r self,
         timeout_at: Instant,
         attempt: Pin<&'r mut F>,
-    ) -> Race<'r, 'a, F, RT> {
-        Race {
-            attempt,
-            operation: self,
-            listener: None,
-            timer: None,
-            timeout_at,
-        }
+    ) -> Race<'r, F, Self> {
+        Race::new(self, timeout_at, attempt)
     }
 
     /// Reports how attempt `number` with its `timeout` ended (`raced`, the clock read `ended`

@@ -105,13 +105,15 @@ impl<Fut: Future> Copies<Fut> {
         let sent = self.take(index)?;
         Some((index, sent))
     }
+}
+
+impl<Fut: Future> Future for Copies<Fut> {
+    type Output = (usize, Fut::Output);
 
     /// Polls every copy in flight, each inside its span, in order: the first that ends, by
-    /// index, with its output.
-    pub(super) fn poll_next(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<(usize, Fut::Output)> {
+    /// index, with its output. Never ready with none in flight (the loop races the copies
+    /// only while some are).
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<(usize, Fut::Output)> {
         let this = self.project();
         if let (Some(future), Some(sent)) = (this.first.as_pin_mut(), this.first_sent.as_ref()) {
             if let Poll::Ready(output) = sent.span.poll_in(future, cx) {

@@ -117,8 +117,8 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
         let mut plan = plan(&sends, &self.retrier);
         plan.body_not_replayable = !replayable;
         let policy = plan.policy.as_deref().unwrap_or(self.retrier.policy());
-        if hedges(policy, &plan) {
-            return hedged(&self.retrier, &self.runtime, plan, sends);
+        if let Some(facts) = hedges(policy, &plan) {
+            return hedged(&self.retrier, &self.runtime, plan, facts, sends);
         }
         // The loop's future is the one boxed: it owns the plan and the sends, with no future
         // around it holding them too.
@@ -242,6 +242,7 @@ fn hedged<'f, RT: Runtime + Send + Sync + 'static>(
     retrier: &'f Retrier,
     runtime: &'f RT,
     plan: crate::request::Plan,
+    facts: backstop_core::Request,
     mut sends: Sends<'f>,
 ) -> Pin<Box<dyn Future<Output = reqwest_middleware::Result<Response>> + Send + 'f>> {
     let Some(request) = sends.request.take() else {
@@ -272,6 +273,7 @@ fn hedged<'f, RT: Runtime + Send + Sync + 'static>(
         retrier,
         runtime,
         plan,
+        facts,
         copies,
         error_kind,
         move |result, hedged| {

@@ -117,9 +117,9 @@ where
         // what it was made from.
         let mut plan = Plan::of(&request, &retrier);
         let policy = plan.policy.as_deref().unwrap_or(retrier.policy());
-        if hedges(policy, &plan) {
+        if let Some(facts) = hedges(policy, &plan) {
             let inner = self.inner.clone();
-            return hedged(retrier, runtime, plan, inner, request);
+            return hedged(retrier, runtime, plan, facts, inner, request);
         }
         // The request (and a `ReplayBody`'s factory) is cloned only when an attempt is sent. A
         // discarded response's body is read to its end when small and quick, so the inner
@@ -162,6 +162,7 @@ fn hedged<S, B, R, RT>(
     retrier: Arc<Retrier>,
     runtime: RT,
     plan: Plan,
+    facts: backstop_core::Request,
     inner: S,
     request: http::Request<B>,
 ) -> RetryFuture<R>
@@ -203,6 +204,7 @@ where
         retrier,
         Own(runtime),
         plan,
+        facts,
         copy,
         kind,
         |result, hedged| Ok(with_outcome(result?, Some(hedged))),
