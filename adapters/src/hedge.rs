@@ -9,6 +9,12 @@
 //! response (a non-final answer) is dropped, not drained: another copy may be in flight on the pool
 //! already. After an abort nothing is sent.
 //!
+//! The first copy goes out before the machine is made (`HedgeMachine::first_copy`), raced like
+//! any copy: the usual hedged operation, whose first copy answers with a final status before the
+//! hedging delay, ends there with the outcome the machine would give and costs what a plain
+//! request costs. Anything else makes the machine in the state the first copy's start left, and
+//! the loop goes on from there.
+//!
 //! Overload control holds copies as it holds retries: the machine asks the origin's gate
 //! ([`Retrier::origin_gates`]) and the send-rate limiter ([`Retrier::rate_limiter`]) before
 //! every copy, the first too. A copy they hold back is not sent; it goes out at the later of
