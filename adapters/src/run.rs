@@ -772,7 +772,7 @@ pub(crate) fn response_facts<'r, B>(
     let mut facts = Response::new(status).class(class);
     // `Date` matters only as the reference of a `Retry-After` or an `X-RateLimit-Reset`:
     // without those fields, it is not looked up.
-    if headers.contains_key(http::header::RETRY_AFTER) {
+    if holds(headers, &http::header::RETRY_AFTER) {
         facts = facts.retry_after_from_http(headers);
     }
     // The rate-limit fields matter only on a retryable status or a 403 (which an exhausted
@@ -785,4 +785,16 @@ pub(crate) fn response_facts<'r, B>(
         facts = facts.wall_clock(retrier.wall_clock.now());
     }
     facts
+}
+
+/// Whether `headers` hold the field `name`: read through for the few fields a response
+/// usually has (comparing a standard name is one comparison, cheaper than hashing it), looked
+/// up in a larger map.
+#[inline]
+fn holds(headers: &http::HeaderMap, name: &http::HeaderName) -> bool {
+    if headers.keys_len() <= 8 {
+        headers.keys().any(|k| k == name)
+    } else {
+        headers.contains_key(name)
+    }
 }

@@ -171,7 +171,7 @@ impl<'r> Emitter<'r> {
 
     /// Whether anything hears this operation's events: an observer or a `tracing` subscriber,
     /// the retrier's `Metrics`, the `metrics` feature's series.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn heard(&self) -> bool {
         self.active || self.metrics.is_some() || cfg!(feature = "metrics")
     }
@@ -205,7 +205,18 @@ impl<'r> Emitter<'r> {
         }
     }
 
+    /// Sends `kind` to whatever hears the events; with nothing to hear them, returns at once
+    /// (inlined: the event is then not even built).
+    #[inline(always)]
     pub(crate) fn emit(&self, kind: EventKind) {
+        if self.heard() {
+            self.emit_heard(kind);
+        }
+    }
+
+    /// [`Self::emit`] when something hears the events.
+    #[inline(never)]
+    fn emit_heard(&self, kind: EventKind) {
         if let Some(metrics) = self.metrics {
             metrics.record(&kind);
         }
