@@ -134,11 +134,11 @@ where
         // as the machine would end it. Anything else (or a gate or limiter to ask first, an
         // abort already) makes the machine, which then drives the operation. (A block: what
         // it leaves behind is gone before the loop, not kept in the future's room.)
-        let mut machine: Box<Machine<'_>> = {
-            let started = op.first_copy(policy, facts, parts);
+        let mut machine: Box<Machine<'_>> = 'first: {
+            // Taken out when the first copy's answer comes (a copy answers once).
+            let mut started = Some(op.first_copy(policy, facts, parts));
             let first_raced = match &started {
-                Err(_) => None,
-                Ok(first) => {
+                Some(Ok(first)) => {
                     let timeout = first.timeout();
                     let span = op.emitter.attempt_span(1);
                     let future = span.scope(|| {
@@ -164,40 +164,66 @@ where
                     // Else the observers took the hedging delay: the machine decides at once.
                     if now < until {
                         let raced = op.race(until, copies.as_mut()).await;
-                        let ended = runtime.now();
-                        // The usual hedged success: the first copy's final answer, before the delay.
-                        if let (Raced::Done((0, Ok(response))), false) = (&raced, op.aborted()) {
-                            let facts = response_facts(retrier, first.policy(), plan, response);
-                            let marks = Marks::of(first.gate(), first.rate_limiter(), &op.emitter);
-                            if let Some(done) = first.answered(ended, &facts) {
-                                let status = AttemptOutcome::Response(facts.status);
-                                let sent = copies.as_mut().take(0);
-                                let overload = (first.gate(), first.rate_limiter());
-                                op.announce((1, sent.as_ref()), ended, status, marks, overload);
-                                ended_with(&op.emitter, done);
-                                let Raced::Done((_, Ok(response))) = raced else {
-                                    unreachable!("matched above")
-                                };
-                                return finish(
-                                    Ok(Retried {
-                                        response,
-                                        outcome: done.outcome,
-                                    }),
-                                    done,
-                                );
-                            }
-                        }
-                        Some((raced, ended))
+                        Some((raced, runtime.now()))
                     } else {
                         None
                     }
                 }
+                _ => None,
             };
+            if let (Some((Raced::Done((0, Ok(response))), ended)), false) =
+                (&first_raced, op.aborted())
+            {
+                let ended = *ended;
+                let Some(Ok(first)) = started.take() else {
+                    unreachable!("only a first copy sent is raced")
+                };
+                // The answer is read once (the response hook runs once per response), for the
+                // first copy or for the machine made of it.
+                let facts = response_facts(retrier, first.policy(), plan, response);
+                let sent = copies.as_mut().take(0);
+                let mut machine = match first.answered(ended, &facts) {
+                    // The usual hedged success: the first copy's final answer, before the
+                    // delay. No gate or limiter was engaged (else the machine sends the first
+                    // copy): there are no marks to compare.
+                    Ok(done) => {
+                        let status = AttemptOutcome::Response(facts.status);
+                        op.announce((1, sent.as_ref()), ended, status, None);
+                        ended_with(&op.emitter, done);
+                        let Some((Raced::Done((_, Ok(response))), _)) = first_raced else {
+                            unreachable!("matched above")
+                        };
+                        return finish(
+                            Ok(Retried {
+                                response,
+                                outcome: done.outcome,
+                            }),
+                            done,
+                        );
+                    }
+                    Err(first) => Box::write(Box::new_uninit(), first.into_machine()),
+                };
+                op.copy_ended(
+                    &mut machine,
+                    (1, sent.as_ref()),
+                    ended,
+                    Answer::Response(facts),
+                );
+                let Some((Raced::Done((_, Ok(response))), _)) = first_raced else {
+                    unreachable!("matched above")
+                };
+                match op.after_response(&mut machine, &mut last, response, ended) {
+                    Next::At(after) => now = after,
+                    Next::Done(result, done) => return finish(result, done),
+                }
+                break 'first machine;
+            }
             // Boxed: the machine (its ten copies' states) would take the operation's future past
             // glibc's per-thread cache (1,032 bytes), where its allocation costs more than two.
             let mut machine: Box<Machine<'_>> = match started {
-                Ok(first) => Box::write(Box::new_uninit(), first.into_machine()),
-                Err(machine) => machine,
+                Some(Ok(first)) => Box::write(Box::new_uninit(), first.into_machine()),
+                Some(Err(machine)) => machine,
+                None => unreachable!("taken only for an answer, which returned or broke out"),
             };
             if let Some(raced) = first_raced {
                 match op.raced(&mut machine, copies.as_mut(), &mut last, raced) {
@@ -435,20 +461,7 @@ impl<'a, RT: Runtime + ?Sized, K> Operation<'a, RT, K> {
                 self.copy_ended(machine, (copy, answered.as_ref()), ended, answer);
                 match (result, kind) {
                     (Ok(response), _) => {
-                        let after = self.emitter.clock_after(self.runtime, ended);
-                        match machine.poll(after) {
-                            // The operation ends with this response (returned from here,
-                            // never kept in `last`).
-                            HedgeDecision::Return(done) | HedgeDecision::GiveUp(done) => {
-                                ended_with(&self.emitter, done);
-                                let last = core::mem::take(last);
-                                return Next::Done(last.finish(done, Some(response)), done);
-                            }
-                            // Kept, boxed (it may still be returned), in place of the previous
-                            // one; the decision is polled again (the same).
-                            _ => last.response = Some(Box::new(response)),
-                        }
-                        return Next::At(after);
+                        return self.after_response(machine, last, response, ended)
                     }
                     // Its kind was read above.
                     (Err(error), kind) => last.error = kind.map(|kind| (error, kind)),
@@ -476,6 +489,31 @@ impl<'a, RT: Runtime + ?Sized, K> Operation<'a, RT, K> {
         Next::At(self.emitter.clock_after(self.runtime, ended))
     }
 
+    /// What follows a copy's `response` (reported to the machine at `ended`): the end of the
+    /// operation with it, or it is kept in `last` (boxed: it may still be returned, in place of
+    /// the previous one) and the machine decides again.
+    fn after_response<B, E>(
+        &self,
+        machine: &mut Machine<'a>,
+        last: &mut Leftovers<B, E>,
+        response: http::Response<B>,
+        ended: Instant,
+    ) -> Next<B, E> {
+        let after = self.emitter.clock_after(self.runtime, ended);
+        match machine.poll(after) {
+            // The operation ends with this response (returned from here, never kept in `last`).
+            HedgeDecision::Return(done) | HedgeDecision::GiveUp(done) => {
+                ended_with(&self.emitter, done);
+                let last = core::mem::take(last);
+                Next::Done(last.finish(done, Some(response)), done)
+            }
+            _ => {
+                last.response = Some(Box::new(response));
+                Next::At(after)
+            }
+        }
+    }
+
     /// Reports copy `copy`'s end (`answer`, at `ended`) to the machine and tells the observers
     /// (see [`Self::announce`]).
     fn copy_ended(
@@ -498,20 +536,20 @@ impl<'a, RT: Runtime + ?Sized, K> Operation<'a, RT, K> {
         };
         // Cannot fail: the copy is in flight until its end is reported.
         let _ = machine.handle(ended, event);
-        let overload = (machine.gate(), machine.rate_limiter());
-        self.announce((copy, sent), ended, outcome, marks, overload);
+        let marks = marks.map(|marks| (marks, (machine.gate(), machine.rate_limiter())));
+        self.announce((copy, sent), ended, outcome, marks);
     }
 
     /// Records copy `copy`'s end (`outcome`, at `ended`) on its span, and tells the observers:
     /// its `AttemptEnded`, then what the report did to the gate and the limiter (their `marks`
-    /// from before it). `sent`: what the loop kept of the copy (none: counted from `ended`).
+    /// from before it, with the gate and the limiter). `sent`: what the loop kept of the copy
+    /// (none: counted from `ended`).
     fn announce(
         &self,
         (copy, sent): (u32, Option<&SentCopy>),
         ended: Instant,
         outcome: AttemptOutcome,
-        marks: Option<Marks>,
-        overload: (&SharedGate, &SharedLimiter<'_>),
+        marks: Option<(Marks, (&SharedGate, &SharedLimiter<'_>))>,
     ) {
         if let Some(sent) = sent {
             sent.span.ended(&outcome);
@@ -522,7 +560,7 @@ impl<'a, RT: Runtime + ?Sized, K> Operation<'a, RT, K> {
             sent: sent.map_or(ended, |s| s.at),
             ended,
         };
-        end.announce(&self.emitter, marks, overload, self.start);
+        end.announce(&self.emitter, marks, self.start);
     }
 }
 

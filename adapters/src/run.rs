@@ -446,13 +446,9 @@ impl<'a, RT: Runtime + ?Sized> Operation<'a, RT> {
             sent: now,
             ended,
         };
-        let (gate, limiter) = (self.machine.gate(), self.machine.rate_limiter());
-        end.announce(
-            &self.emitter,
-            marks,
-            (gate, limiter),
-            self.machine.started(),
-        );
+        let overload = (self.machine.gate(), self.machine.rate_limiter());
+        let marks = marks.map(|marks| (marks, overload));
+        end.announce(&self.emitter, marks, self.machine.started());
         // The time the observers took counts for the next decision, unless there is none to
         // make: a machine done at this end returns the same outcome at any later instant.
         if self.machine.is_done() {

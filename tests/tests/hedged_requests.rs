@@ -5,13 +5,14 @@
 //! suppresses the copy. Blocking ureq does not hedge (its client sends one request at a time
 //! per call): it retries under the same policy, which the last test shows.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use backstop::classify::AttemptOutcome;
+use backstop::classify::{AttemptOutcome, ResponseClass};
 use backstop::hedging::{CancelReason, HedgeTrigger};
 use backstop::{
-    EventKind, GateConfig, Hedging, OriginGates, Policy, RatioBudget, Retrier, StopReason,
+    Abort, EventKind, GateConfig, Hedging, OriginGates, Policy, RatioBudget, Retrier, StopReason,
 };
 use backstop_tests::adapters::{Adapter, Answer, Clock, Failure};
 use backstop_tests::events::recorded;
@@ -183,6 +184,96 @@ fn a_first_copy_answered_before_the_delay_ends_as_the_machine_ends_it() {
         assert_eq!(
             seen[0], seen[1],
             "{adapter:?}: first copy alone, then with the machine"
+        );
+    }
+}
+
+/// An abort while the first copy is in flight (before the hedging delay, before any machine
+/// is made) ends the operation as aborted: the copy is dropped, nothing more is sent, and the
+/// events say so, as for an abort after the machine took over. An abort before the first copy
+/// sends nothing.
+#[test]
+fn an_abort_during_the_first_copy_ends_the_operation_and_sends_nothing_more() {
+    for adapter in HEDGING {
+        let server = Arc::new(Server::always(Action::Hang));
+        let abort = Abort::new();
+        let aborter = {
+            let (abort, server) = (abort.clone(), server.clone());
+            std::thread::spawn(move || {
+                let arrived = server.wait_for_requests(1, Duration::from_secs(10));
+                abort.abort();
+                arrived
+            })
+        };
+        let (retrier, events) = recorded(Retrier::new(hedging(Duration::from_secs(3600), 3)));
+        let request = TestRequest::get(server.url("/hang")).abort_on(&abort);
+        let run = adapter.run(&retrier, request, Clock::Real);
+        assert!(
+            aborter.join().expect("the aborter"),
+            "{adapter:?}: no request"
+        );
+        let Err(Failure::Aborted(outcome)) = run.result else {
+            panic!("{adapter:?}: expected aborted, got {run:?}");
+        };
+        assert_eq!((outcome.attempts, outcome.reason), (1, StopReason::Aborted));
+        assert_eq!(server.requests(), 1, "{adapter:?}");
+        let events = events.all();
+        assert!(
+            events.iter().any(|e| matches!(
+                e,
+                EventKind::CopyCancelled {
+                    copy: 1,
+                    reason: CancelReason::Aborted,
+                    ..
+                }
+            )),
+            "{adapter:?}: {events:?}"
+        );
+        assert!(
+            matches!(
+                events.last(),
+                Some(EventKind::Finished { outcome }) if outcome.reason == StopReason::Aborted
+            ),
+            "{adapter:?}: {events:?}"
+        );
+
+        // Aborted before the operation starts: nothing is sent.
+        let server = Server::always(Action::Hang);
+        let abort = Abort::new();
+        abort.abort();
+        let request = TestRequest::get(server.url("/never")).abort_on(&abort);
+        let run = adapter.run(&retrier, request, Clock::Real);
+        let Err(Failure::Aborted(outcome)) = run.result else {
+            panic!("{adapter:?}: expected aborted, got {run:?}");
+        };
+        assert_eq!((outcome.attempts, outcome.reason), (0, StopReason::Aborted));
+        assert_eq!(server.requests(), 0, "{adapter:?}");
+    }
+}
+
+/// The response hook sees each response once, whether the first copy's answer ends the
+/// operation there or the hedging machine takes it over (a 503 sends the next copy).
+#[test]
+fn the_response_hook_sees_each_copys_answer_once() {
+    for adapter in HEDGING {
+        let server = Server::start([
+            Reply::status(503).into(),
+            Reply::status(200).body("second").into(),
+        ]);
+        let seen = Arc::new(AtomicU32::new(0));
+        let counted = seen.clone();
+        let retrier =
+            Retrier::new(hedging(Duration::from_secs(3600), 3)).classify_response(move |_| {
+                counted.fetch_add(1, Ordering::Relaxed);
+                ResponseClass::ByStatus
+            });
+        let answer = answer(adapter, &retrier, TestRequest::get(server.url("/busy")));
+        assert_eq!(answer.status, 200, "{adapter:?}");
+        assert_eq!(server.requests(), 2, "{adapter:?}");
+        assert_eq!(
+            seen.load(Ordering::Relaxed),
+            2,
+            "{adapter:?}: one call per response"
         );
     }
 }

@@ -108,12 +108,12 @@ pub(crate) struct AttemptEnd {
 
 impl AttemptEnd {
     /// Tells the observers: the attempt's `AttemptEnded`, then what its report did to the gate
-    /// and the limiter (`marks`, read before the report) of an operation started at `start`.
+    /// and the limiter (`marks`, read before the report, with the gate and the limiter to
+    /// compare them with) of an operation started at `start`.
     pub(crate) fn announce(
         self,
         emitter: &Emitter<'_>,
-        marks: Option<Marks>,
-        (gate, limiter): (&SharedGate, &SharedLimiter<'_>),
+        marks: Option<(Marks, (&SharedGate, &SharedLimiter<'_>))>,
         start: backstop_core::Instant,
     ) {
         emitter.emit(EventKind::AttemptEnded {
@@ -122,7 +122,7 @@ impl AttemptEnd {
             took: self.ended.saturating_duration_since(self.sent),
             elapsed: self.ended.saturating_duration_since(start),
         });
-        if let Some(marks) = marks {
+        if let Some((marks, (gate, limiter))) = marks {
             marks.emit_changes(gate, limiter, emitter, self.attempt, self.ended, start);
         }
     }

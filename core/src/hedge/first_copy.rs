@@ -47,15 +47,15 @@ use crate::time::Instant;
 /// };
 /// // Send the first copy with `first.timeout()`; race it against `first.wait_until()`.
 /// assert_eq!(first.wait_until(), Instant::from_nanos(50_000_000));
-/// // A 503 after 20 ms would not end the operation: the machine would take over.
+/// // A 503 after 20 ms does not end the operation: the first copy comes back, and the
+/// // machine made of it takes the answer.
 /// let t = Instant::from_nanos(20_000_000);
-/// assert!(first.answered(t, &Response::new(503)).is_none());
-/// // A 200 ends it, as the machine would end it.
-/// let done = first.answered(t, &Response::new(200));
-/// assert_eq!(done.map(|d| (d.winner, d.outcome.attempts)), Some((Some(1), 1)));
-/// // Had the delay come first, the machine would take over with the copy in flight.
-/// let machine = first.into_machine();
+/// let Err(first) = first.answered(t, &Response::new(503)) else { panic!("a 503 is retried") };
+/// let machine = first.clone().into_machine();
 /// assert_eq!((machine.sent(), machine.in_flight()), (1, 1));
+/// // A 200 ends it, as the machine would end it.
+/// let done = first.answered(t, &Response::new(200)).map_err(|_| "a 200 is final")?;
+/// assert_eq!((done.winner, done.outcome.attempts), (Some(1), 1));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug)]
@@ -172,13 +172,15 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
 
     /// The copy answered at `now` with `response`: if that ends the operation (a status the
     /// policy does not retry), its outcome, with the budget, the latencies, the gate and the
-    /// limiter told what the machine would tell them. Else `None`, and nothing is told: make
-    /// the machine ([`into_machine`](Self::into_machine)) and report the answer to it.
-    #[must_use]
-    pub fn answered(&self, now: Instant, response: &Response<'_>) -> Option<HedgeOutcome> {
+    /// limiter told what the machine would tell them. Else the first copy back, nothing told:
+    /// make the machine ([`into_machine`](Self::into_machine)) and report the answer to it.
+    /// Taken by value: a copy answers once.
+    // The `Err` is the first copy itself, which the driver goes on with.
+    #[allow(clippy::result_large_err)]
+    pub fn answered(self, now: Instant, response: &Response<'_>) -> Result<HedgeOutcome, Self> {
         let policy = self.policy.borrow();
         if is_retryable(policy, response) {
-            return None;
+            return Err(self);
         }
         // The machine's clock never goes back.
         let now = self.sent.max(now.nanos());
@@ -198,7 +200,7 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
         // The operation's one latency sample: the first copy's, to its end.
         let took = Duration::from_nanos(now.saturating_sub(self.sent));
         self.latencies.record(at, took);
-        Some(HedgeOutcome {
+        Ok(HedgeOutcome {
             outcome: Outcome {
                 attempts: 1,
                 elapsed: took,

@@ -183,8 +183,8 @@ impl Trial {
             .expect("copy 1 is in flight");
         let decided = self.machine.poll(now);
         let told = (format!("{:?}", self.books.1), self.samples.1.recorded());
-        match self.first.answered(now, &response) {
-            Some(done) => {
+        match self.first.clone().answered(now, &response) {
+            Ok(done) => {
                 assert_eq!(
                     decided,
                     HedgeDecision::Return(done),
@@ -193,10 +193,10 @@ impl Trial {
                 self.same_calls("a final answer");
             }
             // Not final (the machine may still end: nothing more may be sent).
-            None => {
+            Err(first) => {
                 let untold = (format!("{:?}", self.books.1), self.samples.1.recorded());
                 assert_eq!(untold, told, "`answered` told something of {response:?}");
-                let mut machine = self.first.clone().into_machine();
+                let mut machine = first.into_machine();
                 machine.handle(now, event).expect("copy 1 is in flight");
                 assert_eq!(machine.poll(now), decided, "{response:?} at {now:?}");
                 assert_eq!(format!("{machine:?}"), format!("{:?}", self.machine));
