@@ -137,7 +137,7 @@ where
         let mut machine: Box<Machine<'_>> = 'first: {
             // Taken out when the first copy's answer comes (a copy answers once).
             let mut started = Some(op.first_copy(policy, facts, parts));
-            let first_raced = match &started {
+            let until = match &started {
                 Some(Ok(first)) => {
                     let timeout = first.timeout();
                     let span = op.emitter.attempt_span(1);
@@ -160,64 +160,59 @@ where
                         elapsed: core::time::Duration::ZERO,
                     });
                     now = op.emitter.clock_after(runtime, start);
-                    let until = first.wait_until();
-                    // Else the observers took the hedging delay: the machine decides at once.
-                    if now < until {
-                        let raced = op.race(until, copies.as_mut()).await;
-                        Some((raced, runtime.now()))
-                    } else {
-                        None
-                    }
+                    Some(first.wait_until())
                 }
                 _ => None,
             };
-            if let (Some((Raced::Done((0, Ok(response))), ended)), false) =
-                (&first_raced, op.aborted())
-            {
-                let ended = *ended;
-                let Some(Ok(first)) = started.take() else {
-                    unreachable!("only a first copy sent is raced")
-                };
-                // The answer is read once (the response hook runs once per response), for the
-                // first copy or for the machine made of it.
-                let facts = response_facts(retrier, first.policy(), plan, response);
-                let sent = copies.as_mut().take(0);
-                let mut machine = match first.answered(ended, &facts) {
-                    // The usual hedged success: the first copy's final answer, before the
-                    // delay. No gate or limiter was engaged (else the machine sends the first
-                    // copy): there are no marks to compare.
-                    Ok(done) => {
-                        let status = AttemptOutcome::Response(facts.status);
-                        op.announce((1, sent.as_ref()), ended, status, None);
-                        ended_with(&op.emitter, done);
-                        let Some((Raced::Done((_, Ok(response))), _)) = first_raced else {
+            // Else (the observers took the hedging delay) the machine decides at once.
+            let first_raced = match until {
+                Some(until) if now < until => {
+                    let raced = op.race(until, copies.as_mut()).await;
+                    let ended = runtime.now();
+                    if let (Raced::Done((0, Ok(response))), false) = (&raced, op.aborted()) {
+                        let Some(Ok(first)) = started.take() else {
+                            unreachable!("only a first copy sent is raced")
+                        };
+                        // The answer is read once (the response hook runs once per response),
+                        // for the first copy or for the machine made of it.
+                        let facts = response_facts(retrier, first.policy(), plan, response);
+                        let sent = copies.as_mut().take(0);
+                        let mut machine = match first.answered(ended, &facts) {
+                            // The usual hedged success: the first copy's final answer, before
+                            // the delay. No gate or limiter was engaged (else the machine sends
+                            // the first copy): there are no marks to compare.
+                            Ok(done) => {
+                                let status = AttemptOutcome::Response(facts.status);
+                                op.announce((1, sent.as_ref()), ended, status, None);
+                                ended_with(&op.emitter, done);
+                                let Raced::Done((_, Ok(response))) = raced else {
+                                    unreachable!("matched above")
+                                };
+                                return finish(
+                                    Ok(Retried {
+                                        response,
+                                        outcome: done.outcome,
+                                    }),
+                                    done,
+                                );
+                            }
+                            Err(first) => Box::write(Box::new_uninit(), first.into_machine()),
+                        };
+                        let answer = Answer::Response(facts);
+                        op.copy_ended(&mut machine, (1, sent.as_ref()), ended, answer);
+                        let Raced::Done((_, Ok(response))) = raced else {
                             unreachable!("matched above")
                         };
-                        return finish(
-                            Ok(Retried {
-                                response,
-                                outcome: done.outcome,
-                            }),
-                            done,
-                        );
+                        match op.after_response(&mut machine, &mut last, response, ended) {
+                            Next::At(after) => now = after,
+                            Next::Done(result, done) => return finish(result, done),
+                        }
+                        break 'first machine;
                     }
-                    Err(first) => Box::write(Box::new_uninit(), first.into_machine()),
-                };
-                op.copy_ended(
-                    &mut machine,
-                    (1, sent.as_ref()),
-                    ended,
-                    Answer::Response(facts),
-                );
-                let Some((Raced::Done((_, Ok(response))), _)) = first_raced else {
-                    unreachable!("matched above")
-                };
-                match op.after_response(&mut machine, &mut last, response, ended) {
-                    Next::At(after) => now = after,
-                    Next::Done(result, done) => return finish(result, done),
+                    Some((raced, ended))
                 }
-                break 'first machine;
-            }
+                _ => None,
+            };
             // Boxed: the machine (its ten copies' states) would take the operation's future past
             // glibc's per-thread cache (1,032 bytes), where its allocation costs more than two.
             let mut machine: Box<Machine<'_>> = match started {
