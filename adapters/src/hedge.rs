@@ -173,10 +173,11 @@ where
                         let Some(Ok(first)) = started.take() else {
                             unreachable!("only a first copy sent is raced")
                         };
-                        // The answer is read once (the response hook runs once per response),
-                        // for the first copy or for the machine made of it.
-                        let facts = response_facts(retrier, first.policy(), plan, response);
+                        // Taken out before its answer is read, as the loop takes out a copy
+                        // that answered. The answer is read once (the response hook runs once
+                        // per response), for the first copy or for the machine made of it.
                         let sent = copies.as_mut().take(0);
+                        let facts = response_facts(retrier, first.policy(), plan, response);
                         let mut machine = match first.answered(ended, &facts) {
                             // The usual hedged success: the first copy's final answer, before
                             // the delay. No gate or limiter was engaged (else the machine sends

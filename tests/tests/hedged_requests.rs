@@ -188,6 +188,72 @@ fn a_first_copy_answered_before_the_delay_ends_as_the_machine_ends_it() {
     }
 }
 
+/// A first copy's retryable answer before the hedging delay: the machine is made of the first
+/// copy and sends the next copy at once, as a machine that sent the first copy itself (with
+/// origin gates on) does: the same answer, outcome and events.
+#[test]
+fn a_first_copys_retryable_answer_goes_on_as_the_machine_goes_on() {
+    for adapter in HEDGING {
+        let mut seen = Vec::new();
+        for gated in [false, true] {
+            let server = Server::start([
+                Reply::status(503).into(),
+                Reply::status(200).body("second").into(),
+            ]);
+            let retrier = Retrier::new(hedging(Duration::from_secs(3600), 3));
+            let retrier = if gated {
+                let gates = OriginGates::new(GateConfig::new()).expect("a valid config");
+                retrier.origin_gates(Arc::new(gates))
+            } else {
+                retrier
+            };
+            let (retrier, events) = recorded(retrier);
+            let answer = answer(adapter, &retrier, TestRequest::get(server.url("/busy")));
+            assert_eq!(answer.status, 200, "{adapter:?}");
+            assert_eq!(server.requests(), 2, "{adapter:?}");
+            let hedged = answer.hedged.expect("a hedged operation says so");
+            assert_eq!((hedged.winner, hedged.outcome.attempts), (Some(2), 2));
+            let events: Vec<_> = events.all().iter().map(timeless).collect();
+            assert!(
+                matches!(
+                    events.as_slice(),
+                    [
+                        EventKind::CopySent { copy: 1, .. },
+                        EventKind::AttemptEnded {
+                            attempt: 1,
+                            result: AttemptOutcome::Response(503),
+                            ..
+                        },
+                        EventKind::CopySent {
+                            copy: 2,
+                            trigger: HedgeTrigger::Answer { copy: 1, .. },
+                            ..
+                        },
+                        EventKind::AttemptEnded {
+                            attempt: 2,
+                            result: AttemptOutcome::Response(200),
+                            ..
+                        },
+                        EventKind::Hedged {
+                            winner: Some(2),
+                            ..
+                        },
+                        EventKind::Finished { .. },
+                    ]
+                ),
+                "{adapter:?}, gated: {gated}: {events:?}"
+            );
+            let mut outcome = answer.outcome;
+            outcome.elapsed = Duration::ZERO;
+            seen.push((events, outcome));
+        }
+        assert_eq!(
+            seen[0], seen[1],
+            "{adapter:?}: first copy alone, then with the machine"
+        );
+    }
+}
+
 /// An abort while the first copy is in flight (before the hedging delay, before any machine
 /// is made) ends the operation as aborted: the copy is dropped, nothing more is sent, and the
 /// events say so, as for an abort after the machine took over. An abort before the first copy
