@@ -115,141 +115,138 @@ fn timeless(event: &EventKind) -> EventKind {
     event
 }
 
+/// Runs a hedged GET (hedging delay an hour, 3 copies) of a server answering `replies`
+/// through `adapter` twice: without gates, where the first copy goes out before the hedging
+/// machine is made, and with origin gates, where the machine is made first (the gate is asked
+/// before the copy). Checks that both give the same answer status, outcome and events (their
+/// times left out), and returns the answer and the events of the first run.
+fn without_and_with_gates(adapter: Adapter, replies: Vec<Action>) -> (Answer, Vec<EventKind>) {
+    let mut seen = Vec::new();
+    for gated in [false, true] {
+        let server = Server::start(replies.clone());
+        let retrier = Retrier::new(hedging(Duration::from_secs(3600), 3));
+        let retrier = if gated {
+            let gates = OriginGates::new(GateConfig::new()).expect("a valid config");
+            retrier.origin_gates(Arc::new(gates))
+        } else {
+            retrier
+        };
+        let (retrier, events) = recorded(retrier);
+        let answer = answer(adapter, &retrier, TestRequest::get(server.url("/hedged")));
+        assert_eq!(
+            server.requests(),
+            replies.len(),
+            "{adapter:?}, gated: {gated}"
+        );
+        let events: Vec<_> = events.all().iter().map(timeless).collect();
+        seen.push((answer, events));
+    }
+    let (first, second) = (&seen[0], &seen[1]);
+    let timeless_outcome = |a: &Answer| {
+        let mut outcome = a.outcome;
+        outcome.elapsed = Duration::ZERO;
+        (a.status, outcome)
+    };
+    assert_eq!(
+        (timeless_outcome(&first.0), &first.1),
+        (timeless_outcome(&second.0), &second.1),
+        "{adapter:?}: first copy alone, then with the machine"
+    );
+    seen.swap_remove(0)
+}
+
 /// The usual hedged success: the first copy answers before the hedging delay. The front doors
 /// send that copy before making the hedging machine (which they make only for what the copy
-/// alone does not settle); the operation must end as the machine ends it. With origin gates,
-/// the machine is made first (the gate is asked before the copy): the same request there
-/// gives the same answer, outcome and events.
+/// alone does not settle); the operation must end as the machine ends it.
 #[test]
 fn a_first_copy_answered_before_the_delay_ends_as_the_machine_ends_it() {
     for adapter in HEDGING {
-        let mut seen = Vec::new();
-        for gated in [false, true] {
-            let server = Server::start([Reply::status(200).body("first").into()]);
-            let retrier = Retrier::new(hedging(Duration::from_secs(3600), 3));
-            let retrier = if gated {
-                let gates = OriginGates::new(GateConfig::new()).expect("a valid config");
-                retrier.origin_gates(Arc::new(gates))
-            } else {
-                retrier
-            };
-            let (retrier, events) = recorded(retrier);
-            let answer = answer(adapter, &retrier, TestRequest::get(server.url("/once")));
-            assert_eq!(answer.status, 200, "{adapter:?}");
-            assert_eq!(answer.body.as_deref(), Ok(&b"first"[..]), "{adapter:?}");
-            assert_eq!(server.requests(), 1, "{adapter:?}");
-            let hedged = answer.hedged.expect("a hedged operation says so");
-            let expected = (Some(1), 0, 0, None, 1, StopReason::FinalStatus);
-            let got = (
-                hedged.winner,
-                hedged.cancelled,
-                hedged.suppressed,
-                hedged.suppressed_by,
-                hedged.outcome.attempts,
-                hedged.outcome.reason,
-            );
-            assert_eq!(got, expected, "{adapter:?}, gated: {gated}");
-            assert_eq!(hedged.outcome, answer.outcome, "{adapter:?}");
-            assert_eq!(answer.outcome.last, Some(AttemptOutcome::Response(200)));
-            let events: Vec<_> = events.all().iter().map(timeless).collect();
-            assert!(
-                matches!(
-                    events.as_slice(),
-                    [
-                        EventKind::CopySent {
-                            copy: 1,
-                            trigger: HedgeTrigger::First,
-                            ..
-                        },
-                        EventKind::AttemptEnded {
-                            attempt: 1,
-                            result: AttemptOutcome::Response(200),
-                            ..
-                        },
-                        EventKind::Hedged {
-                            winner: Some(1),
-                            cancelled: 0,
-                            suppressed: 0,
-                            suppressed_by: None,
-                        },
-                        EventKind::Finished { .. },
-                    ]
-                ),
-                "{adapter:?}, gated: {gated}: {events:?}"
-            );
-            let mut outcome = answer.outcome;
-            outcome.elapsed = Duration::ZERO;
-            seen.push((events, outcome));
-        }
-        assert_eq!(
-            seen[0], seen[1],
-            "{adapter:?}: first copy alone, then with the machine"
+        let replies = vec![Reply::status(200).body("first").into()];
+        let (answer, events) = without_and_with_gates(adapter, replies);
+        assert_eq!(answer.status, 200, "{adapter:?}");
+        assert_eq!(answer.body.as_deref(), Ok(&b"first"[..]), "{adapter:?}");
+        let hedged = answer.hedged.expect("a hedged operation says so");
+        let expected = (Some(1), 0, 0, None, 1, StopReason::FinalStatus);
+        let got = (
+            hedged.winner,
+            hedged.cancelled,
+            hedged.suppressed,
+            hedged.suppressed_by,
+            hedged.outcome.attempts,
+            hedged.outcome.reason,
+        );
+        assert_eq!(got, expected, "{adapter:?}");
+        assert_eq!(hedged.outcome, answer.outcome, "{adapter:?}");
+        assert_eq!(answer.outcome.last, Some(AttemptOutcome::Response(200)));
+        assert!(
+            matches!(
+                events.as_slice(),
+                [
+                    EventKind::CopySent {
+                        copy: 1,
+                        trigger: HedgeTrigger::First,
+                        ..
+                    },
+                    EventKind::AttemptEnded {
+                        attempt: 1,
+                        result: AttemptOutcome::Response(200),
+                        ..
+                    },
+                    EventKind::Hedged {
+                        winner: Some(1),
+                        cancelled: 0,
+                        suppressed: 0,
+                        suppressed_by: None,
+                    },
+                    EventKind::Finished { .. },
+                ]
+            ),
+            "{adapter:?}: {events:?}"
         );
     }
 }
 
 /// A first copy's retryable answer before the hedging delay: the machine is made of the first
-/// copy and sends the next copy at once, as a machine that sent the first copy itself (with
-/// origin gates on) does: the same answer, outcome and events.
+/// copy and sends the next copy at once, as a machine that sent the first copy itself does.
 #[test]
 fn a_first_copys_retryable_answer_goes_on_as_the_machine_goes_on() {
     for adapter in HEDGING {
-        let mut seen = Vec::new();
-        for gated in [false, true] {
-            let server = Server::start([
-                Reply::status(503).into(),
-                Reply::status(200).body("second").into(),
-            ]);
-            let retrier = Retrier::new(hedging(Duration::from_secs(3600), 3));
-            let retrier = if gated {
-                let gates = OriginGates::new(GateConfig::new()).expect("a valid config");
-                retrier.origin_gates(Arc::new(gates))
-            } else {
-                retrier
-            };
-            let (retrier, events) = recorded(retrier);
-            let answer = answer(adapter, &retrier, TestRequest::get(server.url("/busy")));
-            assert_eq!(answer.status, 200, "{adapter:?}");
-            assert_eq!(server.requests(), 2, "{adapter:?}");
-            let hedged = answer.hedged.expect("a hedged operation says so");
-            assert_eq!((hedged.winner, hedged.outcome.attempts), (Some(2), 2));
-            let events: Vec<_> = events.all().iter().map(timeless).collect();
-            assert!(
-                matches!(
-                    events.as_slice(),
-                    [
-                        EventKind::CopySent { copy: 1, .. },
-                        EventKind::AttemptEnded {
-                            attempt: 1,
-                            result: AttemptOutcome::Response(503),
-                            ..
-                        },
-                        EventKind::CopySent {
-                            copy: 2,
-                            trigger: HedgeTrigger::Answer { copy: 1, .. },
-                            ..
-                        },
-                        EventKind::AttemptEnded {
-                            attempt: 2,
-                            result: AttemptOutcome::Response(200),
-                            ..
-                        },
-                        EventKind::Hedged {
-                            winner: Some(2),
-                            ..
-                        },
-                        EventKind::Finished { .. },
-                    ]
-                ),
-                "{adapter:?}, gated: {gated}: {events:?}"
-            );
-            let mut outcome = answer.outcome;
-            outcome.elapsed = Duration::ZERO;
-            seen.push((events, outcome));
-        }
-        assert_eq!(
-            seen[0], seen[1],
-            "{adapter:?}: first copy alone, then with the machine"
+        let replies = vec![
+            Reply::status(503).into(),
+            Reply::status(200).body("second").into(),
+        ];
+        let (answer, events) = without_and_with_gates(adapter, replies);
+        assert_eq!(answer.status, 200, "{adapter:?}");
+        let hedged = answer.hedged.expect("a hedged operation says so");
+        assert_eq!((hedged.winner, hedged.outcome.attempts), (Some(2), 2));
+        assert!(
+            matches!(
+                events.as_slice(),
+                [
+                    EventKind::CopySent { copy: 1, .. },
+                    EventKind::AttemptEnded {
+                        attempt: 1,
+                        result: AttemptOutcome::Response(503),
+                        ..
+                    },
+                    EventKind::CopySent {
+                        copy: 2,
+                        trigger: HedgeTrigger::Answer { copy: 1, .. },
+                        ..
+                    },
+                    EventKind::AttemptEnded {
+                        attempt: 2,
+                        result: AttemptOutcome::Response(200),
+                        ..
+                    },
+                    EventKind::Hedged {
+                        winner: Some(2),
+                        ..
+                    },
+                    EventKind::Finished { .. },
+                ]
+            ),
+            "{adapter:?}: {events:?}"
         );
     }
 }
