@@ -55,6 +55,25 @@ pub(crate) fn find<T, R>(
         .flatten()
 }
 
+/// The value `cache` keeps for `scheme` and `authority` (as [`find`] finds it), else the one
+/// `make` makes, kept in its place for the next operation (under the authority without its
+/// userinfo). A thread whose locals are being torn down has no cache: `make` is called.
+#[cfg(any(feature = "ureq", feature = "metrics"))]
+pub(crate) fn find_or_make<T: Clone>(
+    cache: &'static Cache<T>,
+    scheme: &str,
+    authority: &str,
+    make: impl FnOnce() -> T,
+) -> T {
+    if let Some(known) = find(cache, scheme, authority, |v| Some(v.clone())) {
+        return known;
+    }
+    let value = make();
+    let host = without_userinfo(authority);
+    remember(cache, scheme.to_owned(), host.to_owned(), value.clone());
+    value
+}
+
 /// Keeps `value` as the thread's answer for `scheme` and `authority` (without its userinfo),
 /// in place of the last one (nothing, while the thread's locals are being torn down).
 pub(crate) fn remember<T>(cache: &'static Cache<T>, scheme: String, authority: String, value: T) {

@@ -238,18 +238,11 @@ fn server(target: Target<'_>) -> (SharedString, SharedString) {
         target.scheme().unwrap_or_default(),
         target.authority().unwrap_or_default(),
     );
-    // A thread whose locals are being torn down has no cache: the labels are made.
-    if let Some(labels) = last_origin::find(&LAST, scheme, authority, |l| Some(l.clone())) {
-        return labels;
-    }
-    // The host and port as written: the userinfo is not kept.
-    let authority = last_origin::without_userinfo(authority);
-    let (host, port) = redact::server(target);
-    let port = port.map_or(SharedString::const_str(""), |p| number(u32::from(p)));
-    let labels = (SharedString::from_shared(Arc::from(host)), port);
-    let (scheme, authority) = (scheme.to_owned(), authority.to_owned());
-    last_origin::remember(&LAST, scheme, authority, labels.clone());
-    labels
+    last_origin::find_or_make(&LAST, scheme, authority, || {
+        let (host, port) = redact::server(target);
+        let port = port.map_or(SharedString::const_str(""), |p| number(u32::from(p)));
+        (SharedString::from_shared(Arc::from(host)), port)
+    })
 }
 
 #[cfg(test)]

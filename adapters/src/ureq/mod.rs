@@ -365,14 +365,9 @@ impl Target {
         let (Some(scheme), Some(authority)) = (uri.scheme_str(), uri.authority()) else {
             return Target::read(uri);
         };
-        let authority = authority.as_str();
-        if let Some(known) = last_origin::find(&LAST_TARGET, scheme, authority, |t| Some(*t)) {
-            return known;
-        }
-        let target = Target::read(uri);
-        let host = last_origin::without_userinfo(authority);
-        last_origin::remember(&LAST_TARGET, scheme.to_owned(), host.to_owned(), target);
-        target
+        last_origin::find_or_make(&LAST_TARGET, scheme, authority.as_str(), || {
+            Target::read(uri)
+        })
     }
 
     /// What `uri` says, read from its authority.
