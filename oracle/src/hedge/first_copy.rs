@@ -35,31 +35,19 @@ pub(super) fn run(s: &Scenario, policy: Policy) {
         let samples = Samples::new(s.window, s.start, &s.samples);
         (rng, books, samples)
     };
-    let Some(trial) = Trial::new(s, policy, &parts) else {
+    let trial = match Trial::new(s, policy, &parts) {
+        Ok(trial) => trial,
         // Not sent: the machine handed back is the one `with_budget` makes, and its own
         // first poll sends nothing either.
-        let (rng, books, samples) = parts();
-        let fresh: Machine =
-            HedgeMachine::with_budget(policy, s.request, rng, books, samples, s.start);
-        let Err(back) = HedgeMachine::first_copy(
-            policy,
-            s.request,
-            rand_pcg::Pcg64Mcg::seed_from_u64(s.seed),
-            Books::new(s.denials),
-            Samples::new(s.window, s.start, &s.samples),
-            NoGate,
-            NoRateLimiter,
-            s.start,
-        ) else {
-            unreachable!("`Trial::new` found it not sent");
-        };
-        assert_eq!(format!("{back:?}"), format!("{fresh:?}"));
-        let mut fresh = fresh;
-        assert!(
-            !matches!(fresh.poll(s.start), HedgeDecision::Send { copy: 1, .. }),
-            "the machine sends a first copy at once where `first_copy` does not"
-        );
-        return;
+        Err(machines) => {
+            let (mut fresh, back) = *machines;
+            assert_eq!(format!("{back:?}"), format!("{fresh:?}"));
+            assert!(
+                !matches!(fresh.poll(s.start), HedgeDecision::Send { copy: 1, .. }),
+                "the machine sends a first copy at once where `first_copy` does not"
+            );
+            return;
+        }
     };
     // The wait, against the machine's own next decision (observed on a clone, muted).
     let decided = muted(&trial.books.0, &trial.samples.0, || {
@@ -85,7 +73,7 @@ pub(super) fn run(s: &Scenario, policy: Policy) {
             let backstop_core::Event::Response(response) = response else {
                 unreachable!("a response action gives a response");
             };
-            let Some(t) = Trial::new(s, policy, &parts) else {
+            let Ok(t) = Trial::new(s, policy, &parts) else {
                 unreachable!("sent once, sent again");
             };
             t.answer(now, response);
@@ -103,12 +91,13 @@ struct Trial {
 }
 
 impl Trial {
-    /// Starts both (`None`: `first_copy` did not send, checked against the machine).
+    /// Starts both; or, when `first_copy` did not send, the machine `with_budget` made and the
+    /// one `first_copy` handed back, neither polled.
     fn new(
         s: &Scenario,
         policy: Policy,
         parts: &impl Fn() -> (rand_pcg::Pcg64Mcg, Books, Samples),
-    ) -> Option<Self> {
+    ) -> Result<Self, Box<(Machine, Machine)>> {
         let (rng, books, samples) = parts();
         let mut machine: Machine = HedgeMachine::with_budget(
             policy,
@@ -119,7 +108,7 @@ impl Trial {
             s.start,
         );
         let (rng, first_books, first_samples) = parts();
-        let first = HedgeMachine::first_copy(
+        let first = match HedgeMachine::first_copy(
             policy,
             s.request,
             rng,
@@ -128,8 +117,10 @@ impl Trial {
             NoGate,
             NoRateLimiter,
             s.start,
-        )
-        .ok()?;
+        ) {
+            Ok(first) => first,
+            Err(back) => return Err(Box::new((machine, back))),
+        };
         let HedgeDecision::Send {
             copy: 1,
             timeout,
@@ -158,7 +149,7 @@ impl Trial {
             format!("{:?}", trial.machine),
             "the machine `into_machine` makes is the one that sent copy 1"
         );
-        Some(trial)
+        Ok(trial)
     }
 
     /// The budget and the tracker heard the same from both.
