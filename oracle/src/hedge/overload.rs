@@ -144,6 +144,22 @@ where
 
     let books = Books::new(s.denials);
     let samples = Samples::new(s.window, s.start, &s.samples);
+    // With a gate or a limiter to ask, the first copy is never sent without them:
+    // `first_copy` hands back the machine `with_overload` makes, having called nothing.
+    let handed_back = HedgeMachine::first_copy(
+        policy,
+        s.request,
+        rand_pcg::Pcg64Mcg::seed_from_u64(s.seed),
+        Books::new(s.denials),
+        Samples::new(s.window, s.start, &s.samples),
+        G::consult(&objects),
+        RL::consult(&objects),
+        s.start,
+    );
+    assert_eq!(log.take(), [], "`first_copy` called a shared object");
+    let Err(handed_back) = handed_back else {
+        panic!("`first_copy` sent a first copy with a gate or a limiter to ask");
+    };
     let mut m: Machine<G, RL> = HedgeMachine::with_overload(
         policy,
         s.request,
@@ -153,6 +169,11 @@ where
         G::consult(&objects),
         RL::consult(&objects),
         s.start,
+    );
+    assert_eq!(
+        format!("{handed_back:?}"),
+        format!("{m:?}"),
+        "`first_copy` handed back another machine than `with_overload` makes"
     );
     let mut c = Consults::new(&policy, &m, G::ACTIVE, RL::ACTIVE, s.start);
     let mut trace = Vec::with_capacity(s.steps.len() * 6);
