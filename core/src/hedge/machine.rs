@@ -165,15 +165,9 @@ pub struct HedgeMachine<
     /// The latest `now` seen, in nanoseconds.
     now: u64,
     started: u64,
-    /// No copy starts at or after it.
-    deadline: u64,
-    attempt_timeout: u64,
-    /// The hedging delay in nanoseconds; `None`: copies follow non-final answers only.
-    delay: Option<u64>,
-    /// Copies this operation may send.
-    max: u32,
-    /// Why a retry of this request is refused, if it is (then `max` is 1).
-    refusal: Option<StopReason>,
+    /// What the policy and the request fix: the deadline, the copies' timeout, the delay,
+    /// how many copies, why a retry is refused.
+    bounds: Bounds,
     copies: [CopyState; MAX_COPIES as usize],
     /// Copies started.
     sent: u32,
@@ -273,8 +267,7 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
         now: u64,
     ) -> Self {
         HedgeMachine {
-            deadline: bounds.deadline,
-            attempt_timeout: bounds.attempt_timeout,
+            bounds,
             policy,
             rng,
             budget,
@@ -287,9 +280,6 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
             hold: 0,
             now,
             started: now,
-            delay: bounds.delay,
-            max: bounds.max,
-            refusal: bounds.refusal,
             copies: [CopyState::Idle; MAX_COPIES as usize],
             sent: 0,
             first_started: now,
@@ -318,13 +308,13 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
     /// machine was created); `None` when copies follow non-final answers only.
     #[must_use]
     pub fn delay(&self) -> Option<Duration> {
-        self.delay.map(Duration::from_nanos)
+        self.bounds.delay.map(Duration::from_nanos)
     }
 
     /// The copies this operation may send (1 when it may not be hedged).
     #[must_use]
     pub const fn max_copies(&self) -> u32 {
-        self.max
+        self.bounds.max
     }
 
     /// Copies started so far.
@@ -345,7 +335,7 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
     /// The instant after which no copy starts.
     #[must_use]
     pub const fn deadline(&self) -> Instant {
-        Instant::from_nanos(self.deadline)
+        Instant::from_nanos(self.bounds.deadline)
     }
 
     /// The origin gate this machine consults (see [`HedgeMachine::with_overload`]).
@@ -477,7 +467,7 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
             .chain(self.next.map(|(at, _)| at))
             .min()
             // Not reached: a machine that is not done has a copy in flight or one coming.
-            .unwrap_or(self.deadline);
+            .unwrap_or(self.bounds.deadline);
         HedgeDecision::Wait {
             until: Instant::from_nanos(until),
             in_flight: self.in_flight(),
@@ -513,7 +503,7 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
             winner: self.winner,
             cancelled: self.cancelled,
             suppressed: match self.suppressed_by {
-                Some(_) => self.max - self.sent,
+                Some(_) => self.bounds.max - self.sent,
                 None => 0,
             },
             suppressed_by: self.suppressed_by,
@@ -573,7 +563,12 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
         let due = matches!(self.next, Some((at, _)) if at <= now);
         let paid = self.sent == 0 || self.granted.is_some();
         let admitted = self.admitted || !self.overload();
-        if self.done || !due || !paid || !admitted || now >= self.deadline || copy != self.sent + 1
+        if self.done
+            || !due
+            || !paid
+            || !admitted
+            || now >= self.bounds.deadline
+            || copy != self.sent + 1
         {
             return Err(MisuseError::NoSendPending);
         }
@@ -599,7 +594,9 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
             self.sent as usize,
             CopyState::InFlight {
                 started: now,
-                timeout_at: now.saturating_add(self.attempt_timeout).min(self.deadline),
+                timeout_at: now
+                    .saturating_add(self.bounds.attempt_timeout)
+                    .min(self.bounds.deadline),
                 probe,
             },
         );
@@ -608,8 +605,8 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
         self.admitted = false;
         self.hold = 0;
         self.next = None;
-        if self.sent < self.max && self.suppressed_by.is_none() {
-            if let Some(d) = self.delay {
+        if self.sent < self.bounds.max && self.suppressed_by.is_none() {
+            if let Some(d) = self.bounds.delay {
                 self.next_at(
                     now.saturating_add(d),
                     HedgeTrigger::Delay(Duration::from_nanos(d)),
@@ -623,7 +620,7 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
     /// for it goes back.
     fn next_at(&mut self, at: u64, trigger: HedgeTrigger) {
         let at = at.max(self.not_before).max(self.hold);
-        self.next = (at < self.deadline).then_some((at, trigger));
+        self.next = (at < self.bounds.deadline).then_some((at, trigger));
         if self.next.is_none() {
             self.give_back_grant();
         } else if at > self.now {
@@ -746,10 +743,10 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
         outcome: AttemptOutcome,
         floor: Option<(Duration, DelaySource)>,
     ) {
-        if self.sent < self.max && self.suppressed_by.is_none() {
+        if self.sent < self.bounds.max && self.suppressed_by.is_none() {
             let mut source = None;
             if let Some(floor) = floor {
-                let room = self.deadline.saturating_sub(self.now);
+                let room = self.bounds.deadline.saturating_sub(self.now);
                 match floored_wait(self.policy.borrow(), &mut self.rng, room, floor) {
                     Some((wait, s)) => {
                         let until = self.now.saturating_add(nanos_saturating(wait));
@@ -786,11 +783,11 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
         if self.done || self.next.is_some() || self.in_flight() > 0 {
             return;
         }
-        let reason = match (self.suppressed_by, self.refusal) {
+        let reason = match (self.suppressed_by, self.bounds.refusal) {
             (Some(r), _) => r,
             // A copy the operation may send could not start before the deadline (the first
             // one included, for a request that would have been sent once).
-            _ if self.sent < self.max => StopReason::Deadline,
+            _ if self.sent < self.bounds.max => StopReason::Deadline,
             (None, Some(r)) => r,
             (None, None) => StopReason::Attempts,
         };
@@ -824,7 +821,7 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
                 }
             }
         }
-        if !self.done && now >= self.deadline {
+        if !self.done && now >= self.bounds.deadline {
             self.next = None;
             self.give_back_grant();
             self.end_if_exhausted();
@@ -877,7 +874,7 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
             (&self.gate, &self.limiter),
             self.now,
             self.copy_timeout(),
-            self.deadline,
+            self.bounds.deadline,
             fails_fast,
         );
         match due {
@@ -932,10 +929,7 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
 
     /// The timeout of a copy sent now: `min(attempt_timeout, deadline - now)`.
     fn copy_timeout(&self) -> Duration {
-        Duration::from_nanos(
-            self.attempt_timeout
-                .min(self.deadline.saturating_sub(self.now)),
-        )
+        self.bounds.copy_timeout(self.now)
     }
 
     fn finish(&mut self, reason: StopReason) {
@@ -952,10 +946,15 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
 /// timeout, the hedging delay, how many copies it may send, and why a retry is refused.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Bounds {
+    /// No copy starts at or after it (nanoseconds).
     pub(super) deadline: u64,
+    /// Each copy's timeout, cut at the deadline (nanoseconds).
     pub(super) attempt_timeout: u64,
+    /// The hedging delay in nanoseconds; `None`: copies follow non-final answers only.
     pub(super) delay: Option<u64>,
+    /// Copies this operation may send.
     pub(super) max: u32,
+    /// Why a retry of this request is refused, if it is (then `max` is 1).
     pub(super) refusal: Option<StopReason>,
 }
 
