@@ -158,7 +158,7 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
     #[must_use]
     pub fn wait_until(&self) -> Instant {
         let b = &self.bounds;
-        let timeout_at = self.sent.saturating_add(b.attempt_timeout).min(b.deadline);
+        let timeout_at = b.timeout_at(self.sent);
         let next = match b.delay {
             Some(d) if b.max > 1 => Some(self.sent.saturating_add(d)),
             _ => None,

@@ -594,9 +594,7 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
             self.sent as usize,
             CopyState::InFlight {
                 started: now,
-                timeout_at: now
-                    .saturating_add(self.bounds.attempt_timeout)
-                    .min(self.bounds.deadline),
+                timeout_at: self.bounds.timeout_at(now),
                 probe,
             },
         );
@@ -997,6 +995,11 @@ impl Bounds {
             max,
             refusal,
         }
+    }
+
+    /// When a copy sent at `now` times out: `min(now + attempt_timeout, deadline)`.
+    pub(super) fn timeout_at(&self, now: u64) -> u64 {
+        now.saturating_add(self.attempt_timeout).min(self.deadline)
     }
 
     /// The timeout of a copy sent at `now`: `min(attempt_timeout, deadline - now)`.
