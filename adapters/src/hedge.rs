@@ -41,7 +41,7 @@ use crate::retrier::{LazyRng, Retrier, SharedBudget};
 use crate::run::{classified, response_facts};
 use crate::runtime::Runtime;
 use crate::timed_out::AttemptTimedOut;
-use crate::{ErrorKind, HedgeOutcome, Method, Policy, StopReason};
+use crate::{ErrorKind, HedgeOutcome, Policy, StopReason};
 use backstop_core::{
     AttemptError, AttemptOutcome, FirstCopy, HedgeDecision, HedgeEvent, HedgeMachine, HedgeTrigger,
     Instant, LatencyTracker, Request, Response,
@@ -57,15 +57,8 @@ use copies::{Copies, SentCopy};
 pub(crate) fn hedges(policy: &Policy, plan: &Plan) -> Option<Request> {
     // Most policies do not hedge: their requests' facts are not read here.
     policy.hedging()?;
-    let facts = facts(plan);
+    let facts = plan.facts();
     policy.hedges(facts).then_some(facts)
-}
-
-/// What the machines know of the request in `plan`.
-fn facts(plan: &Plan) -> Request {
-    Request::new(Method::from(&plan.method))
-        .with_idempotency_key(plan.has_idempotency_key)
-        .with_replayable_body(!plan.body_not_replayable)
 }
 
 /// Runs one hedged operation of the request `plan` holds (`facts`: what [`hedges`] read of
@@ -124,10 +117,7 @@ where
             )
         };
         let mut copies = pin!(Copies::new());
-        let mut last = Leftovers {
-            response: None,
-            error: None,
-        };
+        let mut last = Leftovers::default();
         let mut now = start;
         // The first copy goes out as a plain request does, with no machine (`FirstCopy`):
         // when it answers with a final status before the hedging delay, the operation ends

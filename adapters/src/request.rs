@@ -250,6 +250,14 @@ impl Plan {
         }
     }
 
+    /// What the machines know of the request: its method, whether it carries an
+    /// `Idempotency-Key`, whether its body can be sent again.
+    pub(crate) fn facts(&self) -> backstop_core::Request {
+        backstop_core::Request::new(crate::Method::from(&self.method))
+            .with_idempotency_key(self.has_idempotency_key)
+            .with_replayable_body(!self.body_not_replayable)
+    }
+
     /// The request's URI: for a front door's attempts and the response hook (`/` for a URL
     /// kept as it is, which a front door keeps only when there is no hook).
     pub(crate) fn uri(&self) -> &Uri {

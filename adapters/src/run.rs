@@ -13,10 +13,10 @@ use core::ops::Deref;
 use core::pin::{pin, Pin};
 use core::time::Duration;
 
-use crate::{ErrorKind, Method, Outcome, Policy, StopReason};
+use crate::{ErrorKind, Outcome, Policy, StopReason};
 use backstop_core::{
-    AttemptError, AttemptOutcome, Decision, Event, Instant, Request, Response, ResponseClass,
-    RetryMachine, SendReason, WaitReason,
+    AttemptError, AttemptOutcome, Decision, Event, Instant, Response, ResponseClass, RetryMachine,
+    SendReason, WaitReason,
 };
 use futures_lite::future;
 
@@ -188,9 +188,7 @@ where
         let origin = plan.origin.take();
         let plan: &Plan = plan;
         let start = runtime.now();
-        let facts = Request::new(Method::from(&plan.method))
-            .with_idempotency_key(plan.has_idempotency_key)
-            .with_replayable_body(!plan.body_not_replayable);
+        let facts = plan.facts();
         let mut operation = Operation {
             retrier,
             runtime,
