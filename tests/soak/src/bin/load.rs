@@ -6,7 +6,7 @@
 //! before and after. `--ways tokio-bare-timeout,tokio-tower` runs the pair alone: more
 //! rounds in the same time, and nothing else's state between them.
 
-#![allow(clippy::print_stdout)]
+#![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::time::Duration;
 
@@ -14,30 +14,72 @@ use backstop_soak::faulty_server::{FaultyServer, Mix};
 use backstop_soak::load::{self, Way};
 use backstop_soak::process;
 
-fn main() {
-    let mut numbers = Vec::new();
-    let mut ways = Way::ALL.to_vec();
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        if arg == "--ways" {
-            let list = args.next().unwrap_or_default();
-            ways = list
-                .split(',')
-                .map(|name| {
-                    Way::named(name).unwrap_or_else(|| {
-                        let known: Vec<_> = Way::ALL.iter().map(|w| w.name()).collect();
-                        panic!("no way named {name:?}; the ways: {}", known.join(", "))
+const USAGE: &str = "usage: load [operations] [concurrency] [rounds] [--ways a,b,..]";
+
+/// What the command line asked for, or why it cannot be run.
+struct Args {
+    operations: usize,
+    concurrency: usize,
+    rounds: usize,
+    ways: Vec<Way>,
+}
+
+impl Args {
+    /// Reads `args` (without the program's name); a number that does not parse, a zero, a
+    /// fourth number, an unknown flag or an unknown way is an error, not a default.
+    fn parse(args: impl IntoIterator<Item = String>) -> Result<Self, String> {
+        let mut numbers = Vec::new();
+        let mut ways = Way::ALL.to_vec();
+        let mut args = args.into_iter();
+        while let Some(arg) = args.next() {
+            if arg == "--ways" {
+                let list = args.next().ok_or("--ways needs a list of ways")?;
+                ways = list
+                    .split(',')
+                    .map(|name| {
+                        Way::named(name).ok_or_else(|| {
+                            let known: Vec<_> = Way::ALL.iter().map(|w| w.name()).collect();
+                            format!("no way named {name:?}; the ways: {}", known.join(", "))
+                        })
                     })
-                })
-                .collect();
-        } else {
-            numbers.push(arg.parse::<usize>().ok());
+                    .collect::<Result<_, _>>()?;
+            } else if arg.starts_with('-') {
+                return Err(format!("unknown option {arg:?}"));
+            } else {
+                let n = arg
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| format!("{arg:?} is not a positive whole number"))?;
+                numbers.push(n);
+            }
         }
+        if numbers.len() > 3 {
+            return Err(format!("{} numbers given; at most 3", numbers.len()));
+        }
+        let number = |i: usize, default: usize| numbers.get(i).copied().unwrap_or(default);
+        Ok(Args {
+            operations: number(0, 20_000),
+            concurrency: number(1, 64),
+            rounds: number(2, 3),
+            ways,
+        })
     }
-    let number = |i: usize, default: usize| numbers.get(i).copied().flatten().unwrap_or(default);
-    let operations = number(0, 20_000);
-    let concurrency = number(1, 64);
-    let rounds = number(2, 3);
+}
+
+fn main() {
+    let Args {
+        operations,
+        concurrency,
+        rounds,
+        ways,
+    } = match Args::parse(std::env::args().skip(1)) {
+        Ok(args) => args,
+        Err(why) => {
+            eprintln!("load: {why}\n{USAGE}");
+            std::process::exit(2);
+        }
+    };
     let server = FaultyServer::start(Mix::healthy());
     let uri: http::Uri = server.url("/load").parse().expect("a URI");
     // A warm-up round creates the process-wide state (smol's reactor) before the baseline.
@@ -98,4 +140,54 @@ fn main() {
     println!(
         "descriptors: {fds_before:?} before, {fds_after:?} after; server connections all ended: {idle}"
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Args, String> {
+        Args::parse(args.iter().map(|s| s.to_string()))
+    }
+
+    #[test]
+    fn numbers_given_are_taken_and_missing_ones_default() {
+        let args = parse(&["500", "8", "--ways", "tokio-bare-timeout,tokio-tower"]).unwrap();
+        assert_eq!(
+            (args.operations, args.concurrency, args.rounds),
+            (500, 8, 3)
+        );
+        assert_eq!(
+            args.ways,
+            [
+                Way::named("tokio-bare-timeout").unwrap(),
+                Way::named("tokio-tower").unwrap()
+            ]
+        );
+        let args = parse(&[]).unwrap();
+        assert_eq!(
+            (args.operations, args.concurrency, args.rounds),
+            (20_000, 64, 3)
+        );
+        assert_eq!(args.ways, Way::ALL);
+    }
+
+    #[test]
+    fn a_number_that_does_not_parse_is_an_error_not_a_default() {
+        for bad in [
+            &["20k"][..],
+            &["0"],
+            &["100", "-1"],
+            &["1", "2", "3", "4"],
+            &["--way", "x"],
+            &["--ways"],
+            &["--ways", "tokio"],
+        ] {
+            let err = parse(bad)
+                .err()
+                .unwrap_or_else(|| panic!("{bad:?} was taken"));
+            assert!(!err.is_empty(), "{bad:?}");
+        }
+        assert!(parse(&["20k"]).err().unwrap().contains("\"20k\""));
+    }
 }
