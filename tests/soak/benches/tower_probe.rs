@@ -51,7 +51,6 @@ mod interleaved;
 #[global_allocator]
 static ALLOC: allocs::Counting = allocs::Counting;
 
-use std::future::Ready;
 use std::time::{Duration, Instant};
 
 use backstop::tokio::TokioRuntime;
@@ -59,9 +58,9 @@ use backstop::tower::RetryLayer;
 use backstop::Policy;
 use backstop_soak::bare::{self, TokioClient};
 use backstop_soak::clients;
+use backstop_soak::peers::{self, NeverA200, TowerRetryTimeout};
 use backstop_soak::poll_server::PollServer;
-use bytes::Bytes;
-use http_body_util::{BodyExt, Empty};
+use http_body_util::BodyExt;
 use tower::{Layer, ServiceExt};
 
 /// The ways, by name; the first is the reference of the overhead column.
@@ -77,45 +76,11 @@ const WAYS: [&str; 9] = [
     "backstop-budget",
 ];
 
-type Req = http::Request<Empty<Bytes>>;
-
-/// tower's retry policy as a user writes one: an error or a 5xx is retried, up to 3 times
-/// more, at once; a 200 never is.
-#[derive(Clone)]
-struct NeverA200 {
-    retries_left: u32,
-}
-
-impl<B, E> tower::retry::Policy<Req, http::Response<B>, E> for NeverA200 {
-    type Future = Ready<()>;
-
-    fn retry(
-        &mut self,
-        _: &mut Req,
-        result: &mut Result<http::Response<B>, E>,
-    ) -> Option<Self::Future> {
-        let retryable = match result {
-            Ok(response) => response.status().is_server_error(),
-            Err(_) => true,
-        };
-        if retryable && self.retries_left > 0 {
-            self.retries_left -= 1;
-            Some(std::future::ready(()))
-        } else {
-            None
-        }
-    }
-
-    fn clone_request(&mut self, request: &Req) -> Option<Req> {
-        Some(request.clone())
-    }
-}
-
 enum Way {
     Bare(TokioClient),
     BareTimeout(TokioClient, Duration),
     TowerRetry(tower::retry::Retry<NeverA200, TokioClient>),
-    TowerRetryTimeout(tower::retry::Retry<NeverA200, tower::timeout::Timeout<TokioClient>>),
+    TowerRetryTimeout(TowerRetryTimeout),
     Backstop(backstop::tower::Retry<TokioClient, TokioRuntime>),
 }
 
@@ -125,13 +90,10 @@ fn way(name: &str) -> Way {
     match name {
         "bare" => Way::Bare(client),
         "bare-timeout" => Way::BareTimeout(client, Policy::default().attempt_timeout()),
-        "tower-retry" => Way::TowerRetry(tower::retry::Retry::new(
-            NeverA200 { retries_left: 3 },
+        "tower-retry" => Way::TowerRetry(tower::retry::Retry::new(NeverA200::default(), client)),
+        "tower-retry-timeout" => Way::TowerRetryTimeout(peers::tower_retry_timeout(
             client,
-        )),
-        "tower-retry-timeout" => Way::TowerRetryTimeout(tower::retry::Retry::new(
-            NeverA200 { retries_left: 3 },
-            tower::timeout::Timeout::new(client, Policy::default().attempt_timeout()),
+            Policy::default().attempt_timeout(),
         )),
         other => match features::retrier(other) {
             Some(retrier) => {

@@ -13,7 +13,7 @@ use backstop::Retrier;
 use http_body_util::BodyExt;
 use tower::ServiceExt;
 
-use crate::{bare, clients};
+use crate::{bare, clients, peers};
 
 /// One way of making the load's GETs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,6 +26,9 @@ pub enum Way {
     /// `backstop::tower`'s layer over hyper-util on tokio (its connector with a connect
     /// timeout: [`clients::tower_tokio`]).
     TokioTower,
+    /// tower's own `Retry` over its own `Timeout` of the same attempt timeout, over hyper-util
+    /// on tokio ([`peers::tower_retry_timeout`]): the peer a tower user has, under the same load.
+    TokioTowerRetryTimeout,
     /// `backstop::smol::HttpService` called directly (its pool), on smol.
     SmolBare,
     /// The same, each GET raced against an `async-io` timer of the attempt timeout.
@@ -43,6 +46,7 @@ impl Way {
             Way::TokioBare => "tokio-bare",
             Way::TokioBareTimeout => "tokio-bare-timeout",
             Way::TokioTower => "tokio-tower",
+            Way::TokioTowerRetryTimeout => "tokio-tower-retry-timeout",
             Way::SmolBare => "smol-bare",
             Way::SmolBareTimeout => "smol-bare-timeout",
             Way::SmolTower => "smol-tower",
@@ -56,10 +60,11 @@ impl Way {
     }
 
     /// Every way.
-    pub const ALL: [Way; 6] = [
+    pub const ALL: [Way; 7] = [
         Way::TokioBare,
         Way::TokioBareTimeout,
         Way::TokioTower,
+        Way::TokioTowerRetryTimeout,
         Way::SmolBare,
         Way::SmolBareTimeout,
         Way::SmolTower,
@@ -78,7 +83,7 @@ pub fn run(way: Way, uri: &http::Uri, operations: usize, concurrency: usize) -> 
     let timeout = backstop::Policy::default().attempt_timeout();
     let take = move |next: &AtomicUsize| next.fetch_add(1, Ordering::Relaxed) < operations;
     match way {
-        Way::TokioBare | Way::TokioBareTimeout | Way::TokioTower => {
+        Way::TokioBare | Way::TokioBareTimeout | Way::TokioTower | Way::TokioTowerRetryTimeout => {
             let rt = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
                 .enable_all()
@@ -86,12 +91,18 @@ pub fn run(way: Way, uri: &http::Uri, operations: usize, concurrency: usize) -> 
                 .expect("a tokio runtime");
             let bare = Arc::new(bare::tokio_client());
             let adapter = clients::tower_tokio(Retrier::default());
+            let peer = peers::tower_retry_timeout(bare::tokio_client(), timeout);
             let started = Instant::now();
             rt.block_on(async {
                 let tasks: Vec<_> = (0..concurrency)
                     .map(|_| {
-                        let (next, uri, bare, adapter) =
-                            (next.clone(), uri.clone(), bare.clone(), adapter.clone());
+                        let (next, uri, bare, adapter, peer) = (
+                            next.clone(),
+                            uri.clone(),
+                            bare.clone(),
+                            adapter.clone(),
+                            peer.clone(),
+                        );
                         tokio::spawn(async move {
                             while take(&next) {
                                 if way == Way::TokioBare {
@@ -101,6 +112,13 @@ pub fn run(way: Way, uri: &http::Uri, operations: usize, concurrency: usize) -> 
                                         .await
                                         .expect("in time")
                                         .expect("a bare GET");
+                                } else if way == Way::TokioTowerRetryTimeout {
+                                    let r = peer
+                                        .clone()
+                                        .oneshot(clients::get(&uri))
+                                        .await
+                                        .expect("a tower GET");
+                                    r.into_body().collect().await.expect("a body");
                                 } else {
                                     let r = adapter
                                         .clone()

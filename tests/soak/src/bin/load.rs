@@ -2,9 +2,10 @@
 //! [rounds] [--ways a,b,..]` (defaults: 20,000 operations at concurrency 64, 3 rounds, every
 //! way). Each round runs every chosen way once, in a rotating order, against one healthy
 //! loopback server; prints each way's median throughput, the adapters' ratio to their bare
-//! client (where both ran), the size of an operation in flight, and the open descriptors
-//! before and after. `--ways tokio-bare-timeout,tokio-tower` runs the pair alone: more
-//! rounds in the same time, and nothing else's state between them.
+//! client (where both ran) and of tower's own `Retry` + `Timeout` (`tokio-tower-retry-timeout`)
+//! to bare + timeout and to backstop's layer, the size of an operation in flight, and the open
+//! descriptors before and after. `--ways tokio-bare-timeout,tokio-tower` runs the pair
+//! alone: more rounds in the same time, and nothing else's state between them.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -88,7 +89,7 @@ fn main() {
     }
     let _ = server.wait_idle(Duration::from_secs(5));
     let fds_before = process::open_fds();
-    let mut took: [Vec<Duration>; 6] = Default::default();
+    let mut took: [Vec<Duration>; Way::ALL.len()] = Default::default();
     for round in 0..rounds {
         for k in 0..ways.len() {
             let way = ways[(round + k) % ways.len()];
@@ -114,24 +115,42 @@ fn main() {
     let rates: Vec<Option<f64>> = took.iter_mut().map(rate).collect();
     for (way, r) in Way::ALL.iter().zip(&rates) {
         if let Some(r) = r {
-            println!("{:<20} {r:>9.0} operations/s", way.name());
+            println!("{:<26} {r:>9.0} operations/s", way.name());
         }
     }
     let versus = |adapter: Option<f64>, other: Option<f64>| match (adapter, other) {
         (Some(a), Some(o)) => format!("{:+.1} %", (a / o - 1.0) * 100.0),
         _ => "(not run)".to_owned(),
     };
+    let at = |way: Way| rates[way as usize];
     for (name, bare, timed, adapter) in [
-        ("tower over hyper-util on tokio", 0, 1, 2),
-        ("tower over smol::HttpService", 3, 4, 5),
+        (
+            "tower over hyper-util on tokio",
+            Way::TokioBare,
+            Way::TokioBareTimeout,
+            Way::TokioTower,
+        ),
+        (
+            "tower over smol::HttpService",
+            Way::SmolBare,
+            Way::SmolBareTimeout,
+            Way::SmolTower,
+        ),
     ] {
-        if rates[adapter].is_none() {
+        if at(adapter).is_none() {
             continue;
         }
         println!(
             "{name}: backstop {} throughput against the bare client, {} against it with a timeout",
-            versus(rates[adapter], rates[bare]),
-            versus(rates[adapter], rates[timed]),
+            versus(at(adapter), at(bare)),
+            versus(at(adapter), at(timed)),
+        );
+    }
+    if at(Way::TokioTowerRetryTimeout).is_some() {
+        println!(
+            "tower's own Retry + Timeout over hyper-util on tokio: {} against the bare client with a timeout; backstop {} against it",
+            versus(at(Way::TokioTowerRetryTimeout), at(Way::TokioBareTimeout)),
+            versus(at(Way::TokioTower), at(Way::TokioTowerRetryTimeout)),
         );
     }
     for (name, size) in load::future_sizes() {
