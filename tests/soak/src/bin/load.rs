@@ -118,14 +118,16 @@ fn main() {
             println!("{:<26} {r:>9.0} operations/s", way.name());
         }
     }
-    let versus = |adapter: Option<f64>, other: Option<f64>| match (adapter, other) {
-        (Some(a), Some(o)) => format!("{:+.1} %", (a / o - 1.0) * 100.0),
-        _ => "(not run)".to_owned(),
+    // "backstop -5.0 % against the bare client": one phrase per reference that ran.
+    let versus = |of: Option<f64>, against: Option<f64>, what: &str| match (of, against) {
+        (Some(a), Some(o)) => Some(format!("{:+.1} % against {what}", (a / o - 1.0) * 100.0)),
+        _ => None,
     };
     let at = |way: Way| rates[way as usize];
+    let tokio = "tower over hyper-util on tokio";
     for (name, bare, timed, adapter) in [
         (
-            "tower over hyper-util on tokio",
+            tokio,
             Way::TokioBare,
             Way::TokioBareTimeout,
             Way::TokioTower,
@@ -137,21 +139,28 @@ fn main() {
             Way::SmolTower,
         ),
     ] {
-        if at(adapter).is_none() {
-            continue;
+        let phrases: Vec<String> = [
+            versus(at(adapter), at(bare), "the bare client"),
+            versus(at(adapter), at(timed), "the bare client with a timeout"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if !phrases.is_empty() {
+            println!("{name}: backstop's throughput {}", phrases.join(", "));
         }
-        println!(
-            "{name}: backstop {} throughput against the bare client, {} against it with a timeout",
-            versus(at(adapter), at(bare)),
-            versus(at(adapter), at(timed)),
-        );
     }
-    if at(Way::TokioTowerRetryTimeout).is_some() {
-        println!(
-            "tower's own Retry + Timeout over hyper-util on tokio: {} against the bare client with a timeout; backstop {} against it",
-            versus(at(Way::TokioTowerRetryTimeout), at(Way::TokioBareTimeout)),
-            versus(at(Way::TokioTower), at(Way::TokioTowerRetryTimeout)),
-        );
+    let peer = Way::TokioTowerRetryTimeout;
+    let own = "tower's own Retry + Timeout";
+    if let Some(p) = versus(
+        at(peer),
+        at(Way::TokioBareTimeout),
+        "the bare client with a timeout",
+    ) {
+        println!("{tokio}: {own}'s throughput {p}");
+    }
+    if let Some(p) = versus(at(Way::TokioTower), at(peer), own) {
+        println!("{tokio}: backstop's throughput {p}");
     }
     for (name, size) in load::future_sizes() {
         println!("in flight: {name} future {size} bytes");
