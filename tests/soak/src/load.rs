@@ -10,7 +10,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use backstop::Retrier;
-use http_body_util::BodyExt;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty};
 use tower::ServiceExt;
 
 use crate::{bare, clients, peers};
@@ -113,19 +114,9 @@ pub fn run(way: Way, uri: &http::Uri, operations: usize, concurrency: usize) -> 
                                         .expect("in time")
                                         .expect("a bare GET");
                                 } else if way == Way::TokioTowerRetryTimeout {
-                                    let r = peer
-                                        .clone()
-                                        .oneshot(clients::get(&uri))
-                                        .await
-                                        .expect("a tower GET");
-                                    r.into_body().collect().await.expect("a body");
+                                    stack_get(&peer, &uri).await;
                                 } else {
-                                    let r = adapter
-                                        .clone()
-                                        .oneshot(clients::get(&uri))
-                                        .await
-                                        .expect("an adapter GET");
-                                    r.into_body().collect().await.expect("a body");
+                                    stack_get(&adapter, &uri).await;
                                 }
                             }
                         })
@@ -162,12 +153,7 @@ pub fn run(way: Way, uri: &http::Uri, operations: usize, concurrency: usize) -> 
                                     .expect("in time")
                                     .expect("a bare GET");
                                 } else {
-                                    let r = adapter
-                                        .clone()
-                                        .oneshot(clients::get(uri))
-                                        .await
-                                        .expect("an adapter GET");
-                                    r.into_body().collect().await.expect("a body");
+                                    stack_get(adapter, uri).await;
                                 }
                             }
                         })
@@ -180,6 +166,27 @@ pub fn run(way: Way, uri: &http::Uri, operations: usize, concurrency: usize) -> 
             started.elapsed()
         }
     }
+}
+
+/// One GET of `uri` through a clone of the tower `stack` (backstop's layer, or tower's own
+/// `Retry` + `Timeout`), its body read.
+///
+/// # Panics
+///
+/// If the GET or its body fails.
+async fn stack_get<S, B>(stack: &S, uri: &http::Uri)
+where
+    S: tower::Service<http::Request<Empty<Bytes>>, Response = http::Response<B>> + Clone,
+    S::Error: core::fmt::Debug,
+    B: http_body::Body,
+    B::Error: core::fmt::Debug,
+{
+    let response = stack
+        .clone()
+        .oneshot(clients::get(uri))
+        .await
+        .expect("a GET through the stack");
+    response.into_body().collect().await.expect("a body");
 }
 
 /// The size in bytes of what an operation in flight holds: the tower layer's future over
