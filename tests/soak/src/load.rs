@@ -1,6 +1,7 @@
 //! Throughput of the async adapters (the tower layer over hyper-util on tokio, and over
-//! `backstop::smol::HttpService` on smol) beside their bare clients, at a fixed concurrency
-//! against a healthy loopback server, and the memory an operation in flight holds.
+//! `backstop::smol::HttpService` on smol) beside their bare clients and, on tokio, beside
+//! tower's own `Retry` + `Timeout`, at a fixed concurrency against a healthy loopback server,
+//! and the memory an operation in flight holds.
 //!
 //! Rule: the same operations, the same server, the same executor for both sides; the ways run
 //! in alternating rounds, so a slow moment of the shared machine falls on both.
@@ -29,6 +30,8 @@ pub enum Way {
     TokioTower,
     /// tower's own `Retry` over its own `Timeout` of the same attempt timeout, over hyper-util
     /// on tokio ([`peers::tower_retry_timeout`]): the peer a tower user has, under the same load.
+    /// Its client is the bare ways' (hyper-util's defaults); the layer's connector also bounds
+    /// the connect, which a pooled keep-alive load does not reach after its first GETs.
     TokioTowerRetryTimeout,
     /// `backstop::smol::HttpService` called directly (its pool), on smol.
     SmolBare,
@@ -60,7 +63,8 @@ impl Way {
         Way::ALL.into_iter().find(|way| way.name() == name)
     }
 
-    /// Every way.
+    /// Every way, in the order of their declaration: a way's `as usize` is its place here
+    /// (checked when this compiles), which the load binary indexes its results by.
     pub const ALL: [Way; 7] = [
         Way::TokioBare,
         Way::TokioBareTimeout,
@@ -71,6 +75,18 @@ impl Way {
         Way::SmolTower,
     ];
 }
+
+// `Way::ALL[i] as usize == i`, for every `i`.
+const _: () = {
+    let mut i = 0;
+    while i < Way::ALL.len() {
+        assert!(
+            Way::ALL[i] as usize == i,
+            "Way::ALL is out of declaration order"
+        );
+        i += 1;
+    }
+};
 
 /// Runs `operations` GETs of `uri` at `concurrency` made `way`; the time it took. Each call
 /// builds its own runtime (two tokio workers; one smol executor thread) and client.

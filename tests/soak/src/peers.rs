@@ -88,7 +88,8 @@ impl<B, E> tower::retry::Policy<TowerRequest, http::Response<B>, E> for NeverA20
     }
 }
 
-/// tower's `Retry` over tower's `Timeout` of `timeout` per attempt, around `client`.
+/// tower's `Retry` (with [`NeverA200`]) over tower's `Timeout` of each attempt, around
+/// hyper-util's client: [`tower_retry_timeout`] makes one.
 pub type TowerRetryTimeout = tower::retry::Retry<NeverA200, tower::timeout::Timeout<TokioClient>>;
 
 /// [`TowerRetryTimeout`] around `client`: what a tower user stacks for retries with an
