@@ -27,6 +27,7 @@ mod copies;
 
 use core::future::Future;
 use core::pin::{pin, Pin};
+use core::time::Duration;
 
 use futures_lite::future;
 
@@ -125,97 +126,58 @@ where
         // abort already) makes the machine, which then drives the operation. (A block: what
         // it leaves behind is gone before the loop, not kept in the future's room.)
         let mut machine: Box<Machine<'_>> = 'first: {
-            // Taken out when the first copy's answer comes (a copy answers once).
-            let mut started = Some(op.first_copy(policy, facts, parts));
-            let until = match &started {
-                Some(Ok(first)) => {
-                    let timeout = first.timeout();
-                    let span = op.emitter.attempt_span(1);
-                    let future = span.scope(|| {
-                        send(Attempt {
-                            number: 1,
-                            timeout,
-                            request: http::Request::new(()),
-                        })
-                    });
-                    let sent = SentCopy {
-                        span,
-                        at: start,
-                        timeout,
-                    };
-                    copies.as_mut().put(0, future, sent);
-                    op.emitter.emit(EventKind::CopySent {
-                        copy: 1,
-                        trigger: HedgeTrigger::First,
-                        elapsed: core::time::Duration::ZERO,
-                    });
-                    now = op.emitter.clock_after(runtime, start);
-                    Some(first.wait_until())
-                }
-                _ => None,
+            let first = match op.first_copy(policy, facts, parts) {
+                Ok(first) => first,
+                Err(machine) => break 'first machine,
             };
-            // Else (the observers took the hedging delay) the machine decides at once.
-            let first_raced = match until {
-                Some(until) if now < until => {
-                    let raced = op.race(until, copies.as_mut()).await;
-                    let ended = runtime.now();
-                    if let (Raced::Done((0, Ok(response))), false) = (&raced, op.aborted()) {
-                        let Some(Ok(first)) = started.take() else {
-                            unreachable!("only a first copy sent is raced")
-                        };
-                        // Taken out before its answer is read, as the loop takes out a copy
-                        // that answered. The answer is read once (the response hook runs once
-                        // per response), for the first copy or for the machine made of it.
-                        let sent = copies.as_mut().take(0);
-                        let facts = response_facts(retrier, first.policy(), plan, response);
-                        let mut machine = match first.answered(ended, &facts) {
-                            // The usual hedged success: the first copy's final answer, before
-                            // the delay. No gate or limiter was engaged (else the machine sends
-                            // the first copy): there are no marks to compare.
-                            Ok(done) => {
-                                let status = AttemptOutcome::Response(facts.status);
-                                op.announce((1, sent.as_ref()), ended, status, None);
-                                ended_with(&op.emitter, done);
-                                let Raced::Done((_, Ok(response))) = raced else {
-                                    unreachable!("matched above")
-                                };
-                                return finish(
-                                    Ok(Retried {
-                                        response,
-                                        outcome: done.outcome,
-                                    }),
-                                    done,
-                                );
-                            }
-                            Err(first) => Box::write(Box::new_uninit(), first.into_machine()),
-                        };
-                        let answer = Answer::Response(facts);
-                        op.copy_ended(&mut machine, (1, sent.as_ref()), ended, answer);
-                        let Raced::Done((_, Ok(response))) = raced else {
-                            unreachable!("matched above")
-                        };
-                        match op.after_response(&mut machine, &mut last, response, ended) {
-                            Next::At(after) => now = after,
-                            Next::Done(result, done) => return finish(result, done),
-                        }
-                        break 'first machine;
-                    }
-                    Some((raced, ended))
-                }
-                _ => None,
-            };
-            // Boxed: the machine (its ten copies' states) would take the operation's future past
-            // glibc's per-thread cache (1,032 bytes), where its allocation costs more than two.
-            let mut machine: Box<Machine<'_>> = match started {
-                Some(Ok(first)) => Box::write(Box::new_uninit(), first.into_machine()),
-                Some(Err(machine)) => machine,
-                None => unreachable!("taken only for an answer, which returned or broke out"),
-            };
-            if let Some(raced) = first_raced {
-                match op.raced(&mut machine, copies.as_mut(), &mut last, raced) {
+            let copy = (1, first.timeout(), HedgeTrigger::First);
+            now = op.send_copy(&mut send, copies.as_mut(), copy, start);
+            let until = first.wait_until();
+            // The observers took the hedging delay: the machine decides at once.
+            if now >= until {
+                break 'first machine_of(first);
+            }
+            let raced = op.race(until, copies.as_mut()).await;
+            let ended = runtime.now();
+            let (Raced::Done((0, Ok(response))), false) = (&raced, op.aborted()) else {
+                let mut machine = machine_of(first);
+                match op.raced(&mut machine, copies.as_mut(), &mut last, (raced, ended)) {
                     Next::At(after) => now = after,
                     Next::Done(result, done) => return finish(result, done),
                 }
+                break 'first machine;
+            };
+            // Taken out before its answer is read, as the loop takes out a copy that answered.
+            // The answer is read once (the response hook runs once per response), for the
+            // first copy or for the machine made of it.
+            let sent = copies.as_mut().take(0);
+            let facts = response_facts(retrier, first.policy(), plan, response);
+            let first = match first.answered(ended, &facts) {
+                // The usual hedged success: the first copy's final answer, before the delay. No
+                // gate or limiter was engaged (else the machine sends the first copy): there
+                // are no marks to compare.
+                Ok(done) => {
+                    let status = AttemptOutcome::Response(facts.status);
+                    op.announce((1, sent.as_ref()), ended, status, None);
+                    ended_with(&op.emitter, done);
+                    // Matched by reference above, moved once here (the response is large).
+                    let Raced::Done((_, Ok(response))) = raced else {
+                        unreachable!("matched above")
+                    };
+                    let outcome = done.outcome;
+                    return finish(Ok(Retried { response, outcome }), done);
+                }
+                Err(first) => first,
+            };
+            let mut machine = machine_of(first);
+            let answer = Answer::Response(facts);
+            op.copy_ended(&mut machine, (1, sent.as_ref()), ended, answer);
+            let Raced::Done((_, Ok(response))) = raced else {
+                unreachable!("matched above")
+            };
+            match op.after_response(&mut machine, &mut last, response, ended) {
+                Next::At(after) => now = after,
+                Next::Done(result, done) => return finish(result, done),
             }
             machine
         };
@@ -232,28 +194,9 @@ where
                         let _ = machine.handle(now, HedgeEvent::Abort);
                         continue;
                     }
-                    let span = op.emitter.attempt_span(copy);
-                    let future = span.scope(|| {
-                        send(Attempt {
-                            number: copy,
-                            timeout,
-                            request: http::Request::new(()),
-                        })
-                    });
                     // Cannot fail: the machine has just decided to send this copy.
                     let _ = machine.handle(now, HedgeEvent::Started { copy });
-                    let sent = SentCopy {
-                        span,
-                        at: now,
-                        timeout,
-                    };
-                    copies.as_mut().put(copy as usize - 1, future, sent);
-                    op.emitter.emit(EventKind::CopySent {
-                        copy,
-                        trigger,
-                        elapsed: now.saturating_duration_since(start),
-                    });
-                    op.emitter.clock_after(runtime, now)
+                    op.send_copy(&mut send, copies.as_mut(), (copy, timeout, trigger), now)
                 }
                 HedgeDecision::Cancel { copy, reason } => {
                     // Dropping the future cancels its request.
@@ -378,6 +321,40 @@ impl<'a, RT: Runtime + ?Sized, K> Operation<'a, RT, K> {
         copies: Pin<&'r mut Copies<Fut>>,
     ) -> Race<'r, Copies<Fut>, Self> {
         Race::new(self, until, copies)
+    }
+
+    /// Sends copy `copy` with its `timeout` (for `trigger`) at `now`: `send` makes its future
+    /// inside its span, `copies` holds it, and the observers hear `CopySent`. Returns the
+    /// clock after them.
+    // Inlined: the future is made in its place.
+    #[inline(always)]
+    fn send_copy<Fut: Future>(
+        &self,
+        send: &mut impl FnMut(Attempt<()>) -> Fut,
+        copies: Pin<&mut Copies<Fut>>,
+        (copy, timeout, trigger): (u32, Duration, HedgeTrigger),
+        now: Instant,
+    ) -> Instant {
+        let span = self.emitter.attempt_span(copy);
+        let future = span.scope(|| {
+            send(Attempt {
+                number: copy,
+                timeout,
+                request: http::Request::new(()),
+            })
+        });
+        let sent = SentCopy {
+            span,
+            at: now,
+            timeout,
+        };
+        copies.put(copy as usize - 1, future, sent);
+        self.emitter.emit(EventKind::CopySent {
+            copy,
+            trigger,
+            elapsed: now.saturating_duration_since(self.start),
+        });
+        self.emitter.clock_after(self.runtime, now)
     }
 
     /// The operation's first copy, to send before the machine is made (what the machine will
@@ -548,6 +525,14 @@ impl<'a, RT: Runtime + ?Sized, K> Operation<'a, RT, K> {
         };
         end.announce(&self.emitter, marks, self.start);
     }
+}
+
+/// The machine `first` makes, boxed: the machine (its ten copies' states) would take the
+/// operation's future past glibc's per-thread cache (1,032 bytes), where its allocation costs
+/// more than two. Written into its allocation: with the constructor inlined, nothing is copied.
+#[inline(always)]
+fn machine_of(first: First<'_>) -> Box<Machine<'_>> {
+    Box::write(Box::new_uninit(), first.into_machine())
 }
 
 /// How a copy ended: with a response (what the rules read of it), or an attempt error.
