@@ -343,6 +343,22 @@ impl Server {
         lock(&self.state.recorded).clone()
     }
 
+    /// Aborts `abort` from another thread as soon as `n` requests arrived (or after 10 s
+    /// without them); the thread's result says whether they did.
+    #[must_use]
+    pub fn abort_once_requests_arrive(
+        self: &Arc<Self>,
+        n: usize,
+        abort: &backstop::Abort,
+    ) -> JoinHandle<bool> {
+        let (server, abort) = (self.clone(), abort.clone());
+        std::thread::spawn(move || {
+            let arrived = server.wait_for_requests(n, Duration::from_secs(10));
+            abort.abort();
+            arrived
+        })
+    }
+
     /// Blocks until `n` requests arrived or `timeout` passed; returns whether they did.
     #[must_use]
     pub fn wait_for_requests(&self, n: usize, timeout: Duration) -> bool {

@@ -19,15 +19,7 @@ fn abort_during_the_request_interrupts_it_and_sends_nothing_more() {
             .build()
             .expect("policy");
         let abort = Abort::new();
-        let aborter = {
-            let abort = abort.clone();
-            let server = server.clone();
-            std::thread::spawn(move || {
-                let arrived = server.wait_for_requests(1, Duration::from_secs(10));
-                abort.abort();
-                arrived
-            })
-        };
+        let aborter = server.abort_once_requests_arrive(1, &abort);
         let request = TestRequest::get(server.url("/hang")).abort_on(&abort);
         let run = adapter.run(&Retrier::new(policy), request, Clock::Real);
 

@@ -260,14 +260,7 @@ fn an_abort_during_the_first_copy_ends_the_operation_and_sends_nothing_more() {
     for adapter in HEDGING {
         let server = Arc::new(Server::always(Action::Hang));
         let abort = Abort::new();
-        let aborter = {
-            let (abort, server) = (abort.clone(), server.clone());
-            std::thread::spawn(move || {
-                let arrived = server.wait_for_requests(1, Duration::from_secs(10));
-                abort.abort();
-                arrived
-            })
-        };
+        let aborter = server.abort_once_requests_arrive(1, &abort);
         let (retrier, events) = recorded(Retrier::new(hedging(Duration::from_secs(3600), 3)));
         let request = TestRequest::get(server.url("/hang")).abort_on(&abort);
         let run = adapter.run(&retrier, request, Clock::Real);
