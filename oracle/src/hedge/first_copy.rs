@@ -16,11 +16,10 @@ use core::time::Duration;
 use backstop_core::{
     HedgeDecision, HedgeEvent, HedgeMachine, HedgeTrigger, Instant, NoGate, NoRateLimiter, Policy,
 };
-use rand_core::SeedableRng;
 
 use super::books::{muted, Books, Samples};
 use super::decode::{Action, Scenario};
-use super::Machine;
+use super::{parts, Machine};
 use crate::machine::{event_of, Action as RetryAction};
 
 /// The most responses of a scenario tried.
@@ -28,14 +27,7 @@ const RESPONSES: usize = 4;
 
 /// Runs the checks on `s` under `policy`.
 pub(super) fn run(s: &Scenario, policy: Policy) {
-    // Each trial starts afresh: the budget and the tracker are shared by a machine's clones.
-    let parts = || {
-        let rng = rand_pcg::Pcg64Mcg::seed_from_u64(s.seed);
-        let books = Books::new(s.denials);
-        let samples = Samples::new(s.window, s.start, &s.samples);
-        (rng, books, samples)
-    };
-    let trial = match Trial::new(s, policy, &parts) {
+    let trial = match Trial::new(s, policy) {
         Ok(trial) => trial,
         // Not sent: the machine handed back is the one `with_budget` makes, and its own
         // first poll sends nothing either.
@@ -73,7 +65,9 @@ pub(super) fn run(s: &Scenario, policy: Policy) {
             let backstop_core::Event::Response(response) = response else {
                 unreachable!("a response action gives a response");
             };
-            let Ok(t) = Trial::new(s, policy, &parts) else {
+            // Each trial starts afresh: the budget and the tracker are shared by a machine's
+            // clones.
+            let Ok(t) = Trial::new(s, policy) else {
                 unreachable!("sent once, sent again");
             };
             t.answer(now, response);
@@ -93,12 +87,8 @@ struct Trial {
 impl Trial {
     /// Starts both; or, when `first_copy` did not send, the machine `with_budget` made and the
     /// one `first_copy` handed back, neither polled.
-    fn new(
-        s: &Scenario,
-        policy: Policy,
-        parts: &impl Fn() -> (rand_pcg::Pcg64Mcg, Books, Samples),
-    ) -> Result<Self, Box<(Machine, Machine)>> {
-        let (rng, books, samples) = parts();
+    fn new(s: &Scenario, policy: Policy) -> Result<Self, Box<(Machine, Machine)>> {
+        let (rng, books, samples) = parts(s);
         let mut machine: Machine = HedgeMachine::with_budget(
             policy,
             s.request,
@@ -107,7 +97,7 @@ impl Trial {
             samples.clone(),
             s.start,
         );
-        let (rng, first_books, first_samples) = parts();
+        let (rng, first_books, first_samples) = parts(s);
         let first = match HedgeMachine::first_copy(
             policy,
             s.request,

@@ -88,11 +88,20 @@ enum Trace {
     NextDeadline(Option<Instant>),
 }
 
+/// What a machine for `s` is made of besides its policy and request: the seeded generator, and
+/// a budget and a latency tracker as the scenario sets them up. Fresh for each machine: a
+/// machine's clones share its budget and tracker.
+fn parts(s: &Scenario) -> (rand_pcg::Pcg64Mcg, Books, Samples) {
+    (
+        rand_pcg::Pcg64Mcg::seed_from_u64(s.seed),
+        Books::new(s.denials),
+        Samples::new(s.window, s.start, &s.samples),
+    )
+}
+
 /// Runs a scenario once, checking every step; returns the trace for the determinism check.
 fn run(s: &Scenario, policy: Policy) -> Vec<Trace> {
-    let rng = rand_pcg::Pcg64Mcg::seed_from_u64(s.seed);
-    let books = Books::new(s.denials);
-    let samples = Samples::new(s.window, s.start, &s.samples);
+    let (rng, books, samples) = parts(s);
     let mut m: Machine = HedgeMachine::with_budget(
         policy,
         s.request,

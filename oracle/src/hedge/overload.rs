@@ -36,10 +36,10 @@ use backstop_core::{
     HedgeMachine, Instant, MisuseError, NoGate, NoRateLimiter, OriginGate, Policy, RateLimiter,
     Slot, StopReason,
 };
-use rand_core::SeedableRng;
 
 use super::books::{muted, Books, Samples};
 use super::decode::{Action, CopyRef, Scenario};
+use super::parts;
 use crate::machine::{event_of, time_of, Action as RetryAction, ServerAsked};
 use crate::overload::shared::{Call, Consulted, GateView, LimiterView, Log, Objects};
 use crate::overload::shared::{SharedGate, SharedLimiter};
@@ -142,16 +142,15 @@ where
     }
     watch.calls(&log.take());
 
-    let books = Books::new(s.denials);
-    let samples = Samples::new(s.window, s.start, &s.samples);
     // With a gate or a limiter to ask, the first copy is never sent without them:
     // `first_copy` hands back the machine `with_overload` makes, having called nothing.
+    let (rng, books, samples) = parts(s);
     let handed_back = HedgeMachine::first_copy(
         policy,
         s.request,
-        rand_pcg::Pcg64Mcg::seed_from_u64(s.seed),
-        Books::new(s.denials),
-        Samples::new(s.window, s.start, &s.samples),
+        rng,
+        books,
+        samples,
         G::consult(&objects),
         RL::consult(&objects),
         s.start,
@@ -160,10 +159,11 @@ where
     let Err(handed_back) = handed_back else {
         panic!("`first_copy` sent a first copy with a gate or a limiter to ask");
     };
+    let (rng, books, samples) = parts(s);
     let mut m: Machine<G, RL> = HedgeMachine::with_overload(
         policy,
         s.request,
-        rand_pcg::Pcg64Mcg::seed_from_u64(s.seed),
+        rng,
         books.clone(),
         samples.clone(),
         G::consult(&objects),
