@@ -572,7 +572,6 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
         {
             return Err(MisuseError::NoSendPending);
         }
-        self.now = now;
         if self.sent == 0 {
             // The operation starts with its first send: one that never sends earns the
             // others no retries.
