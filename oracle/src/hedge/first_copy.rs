@@ -19,7 +19,7 @@ use backstop_core::{
 
 use super::books::{muted, Books, Samples};
 use super::decode::{Action, Scenario};
-use super::{parts, Machine};
+use super::{made, parts, Machine};
 use crate::machine::{event_of, Action as RetryAction};
 
 /// The most responses of a scenario tried.
@@ -88,15 +88,7 @@ impl Trial {
     /// Starts both; or, when `first_copy` did not send, the machine `with_budget` made and the
     /// one `first_copy` handed back, neither polled.
     fn new(s: &Scenario, policy: Policy) -> Result<Self, Box<(Machine, Machine)>> {
-        let (rng, books, samples) = parts(s);
-        let mut machine: Machine = HedgeMachine::with_budget(
-            policy,
-            s.request,
-            rng,
-            books.clone(),
-            samples.clone(),
-            s.start,
-        );
+        let (mut machine, books, samples) = made(s, policy);
         let (rng, first_books, first_samples) = parts(s);
         let first = match HedgeMachine::first_copy(
             policy,

@@ -99,10 +99,11 @@ fn parts(s: &Scenario) -> (rand_pcg::Pcg64Mcg, Books, Samples) {
     )
 }
 
-/// Runs a scenario once, checking every step; returns the trace for the determinism check.
-fn run(s: &Scenario, policy: Policy) -> Vec<Trace> {
+/// The machine `with_budget` makes for `s` under `policy`, with the budget and the tracker it
+/// shares with its clones.
+fn made(s: &Scenario, policy: Policy) -> (Machine, Books, Samples) {
     let (rng, books, samples) = parts(s);
-    let mut m: Machine = HedgeMachine::with_budget(
+    let machine = HedgeMachine::with_budget(
         policy,
         s.request,
         rng,
@@ -110,6 +111,12 @@ fn run(s: &Scenario, policy: Policy) -> Vec<Trace> {
         samples.clone(),
         s.start,
     );
+    (machine, books, samples)
+}
+
+/// Runs a scenario once, checking every step; returns the trace for the determinism check.
+fn run(s: &Scenario, policy: Policy) -> Vec<Trace> {
+    let (mut m, books, samples) = made(s, policy);
     let mut model = Model::new(s, policy, books, samples, &m);
     let mut trace = Vec::with_capacity(s.steps.len() * 2);
     for step in &s.steps {
