@@ -598,6 +598,8 @@ impl<B, E> Leftovers<B, E> {
                     outcome,
                 })
             }
+            // No copy went out (a paused origin, the limiter, the deadline first).
+            (None, ..) => Err(RetryError::NotSent(outcome)),
             _ => Err(RetryError::TimedOut(outcome)),
         }
     }

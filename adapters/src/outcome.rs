@@ -3,7 +3,8 @@
 //! Rule: nothing the server said is lost. Whenever the
 //! last attempt produced a response — a success, a 404, the last 503 after the attempts ran
 //! out, a 429 whose `Retry-After` was too long — the caller gets that response, body and all,
-//! with the reason the loop stopped. An abort is reported apart from a timeout.
+//! with the reason the loop stopped. An abort is reported apart from a timeout, and an
+//! operation that never sent anything apart from both.
 
 use core::fmt;
 
@@ -34,6 +35,13 @@ pub enum RetryError<E> {
     Aborted(Outcome),
     /// The last attempt ran out of time.
     TimedOut(Outcome),
+    /// Nothing was sent: the operation stopped before its first attempt went out, for the
+    /// outcome's [`reason`](Outcome::reason) (`origin_paused`: a paused origin turned it away,
+    /// or its paced slot fell past the deadline; `rate_limited`: the rate limiter's wait did
+    /// not fit; `deadline`: the deadline came while the client was not ready; `budget`). Its
+    /// [`attempts`](Outcome::attempts) is 0 and it has no [`last`](Outcome::last). Sending the
+    /// request again at once finds what stopped it, unless its reason has passed.
+    NotSent(Outcome),
     /// The last attempt failed with the client's error.
     Failed {
         /// The client's error, also the [`source`](std::error::Error::source) of this one.
@@ -66,6 +74,7 @@ impl<E> fmt::Debug for RetryError<E> {
         match self {
             RetryError::Aborted(o) => f.debug_tuple("Aborted").field(o).finish(),
             RetryError::TimedOut(o) => f.debug_tuple("TimedOut").field(o).finish(),
+            RetryError::NotSent(o) => f.debug_tuple("NotSent").field(o).finish(),
             // The client's error is left out: see the type's docs.
             RetryError::Failed { kind, outcome, .. } => f
                 .debug_struct("Failed")
@@ -81,7 +90,7 @@ impl<E> RetryError<E> {
     #[must_use]
     pub fn outcome(&self) -> &Outcome {
         match self {
-            RetryError::Aborted(o) | RetryError::TimedOut(o) => o,
+            RetryError::Aborted(o) | RetryError::TimedOut(o) | RetryError::NotSent(o) => o,
             RetryError::Failed { outcome, .. } => outcome,
         }
     }
@@ -92,10 +101,17 @@ impl<E> RetryError<E> {
         matches!(self, RetryError::Aborted(_))
     }
 
-    /// Whether the last attempt timed out.
+    /// Whether the last attempt timed out (an operation that sent nothing did not: see
+    /// [`is_not_sent`](Self::is_not_sent)).
     #[must_use]
     pub fn is_timeout(&self) -> bool {
         matches!(self, RetryError::TimedOut(_))
+    }
+
+    /// Whether the operation stopped before sending anything ([`RetryError::NotSent`]).
+    #[must_use]
+    pub fn is_not_sent(&self) -> bool {
+        matches!(self, RetryError::NotSent(_))
     }
 }
 
@@ -110,6 +126,7 @@ impl<E> fmt::Display for RetryError<E> {
                 "attempt {} timed out (stopped: {})",
                 o.attempts, o.reason
             ),
+            RetryError::NotSent(_) => write!(f, "nothing was sent (stopped: {})", o.reason),
             RetryError::Failed { kind, .. } => write!(
                 f,
                 "attempt {} failed: {kind} (stopped: {})",

@@ -714,6 +714,9 @@ impl<'a, RT: Runtime + ?Sized> Operation<'a, RT> {
             // in the outcome: the machine returned a response the loop had already released
             // (drained during a wait the operation ended at, past the deadline); the time ran
             // out, and the outcome says which response it was.
+            // Nothing at all: no attempt went out (a paused origin, the limiter, the
+            // deadline before the client was ready).
+            Last::Nothing if outcome.last.is_none() => Err(RetryError::NotSent(outcome)),
             Last::TimedOut | Last::Error(_, ErrorKind::Timeout) | Last::Nothing => {
                 Err(RetryError::TimedOut(outcome))
             }

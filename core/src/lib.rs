@@ -62,8 +62,8 @@
 //!   is malformed. See [`parse_rate_limit`] for the structured-field scope.
 //! - A 403 is final unless it is a rate-limit answer, as GitHub sends them: its quota exhausted
 //!   by the rule above (`r=0` or a remaining field of `0`, with a reset) or a usable
-//!   `Retry-After`. Then it is retried after the reset like a 429, and closes the origin's
-//!   gate. A plain 403 carries neither, so it stays final; the policy's switch for the
+//!   `Retry-After`. Then it is a 429: retried after the reset when the policy retries a 429
+//!   (final when it does not), and it closes the origin's gate as a 429 does. A plain 403 carries neither, so it stays final; the policy's switch for the
 //!   rate-limit fields turns the exception off.
 //! - A `Retry-After` on a final status (a redirect, a 4xx not retried) changes nothing; the
 //!   outcome carries it ([`Outcome::retry_after`]) for a caller that follows redirects itself.

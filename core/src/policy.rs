@@ -102,7 +102,7 @@ pub enum RetryAfterAboveMax {
 /// | errors | not sent (DNS, refused): retried for any method; maybe sent (reset, EOF, timeout): retryable methods only; aborted: never, and distinct from a timeout; permanent (TLS, bad URL): never | the caller can override any classification ([`ErrorClass`](crate::ErrorClass)) |
 /// | `Retry-After` | honoured as a floor | delay-seconds (decimals such as `0.1` accepted) or an HTTP-date in any of the three forms, measured against the response's `Date` when present ([`parse_retry_after`](crate::parse_retry_after)); malformed means absent (the backoff applies); huge values saturate |
 /// | rate-limit fields | honoured as a floor, like `Retry-After`, only when their quota is exhausted | on a retryable status without a usable `Retry-After` (which wins): `RateLimit` (with `RateLimit-Policy`), `RateLimit-Reset`, `X-RateLimit-Reset-After` and `X-RateLimit-Reset`, as [`parse_rate_limit`](crate::parse_rate_limit) says; same ceiling, spread and deadline check; the wait's source is `rate_limit_reset`; off with [`PolicyBuilder::rate_limit_fields`]`(false)` |
-/// | a 403 as a rate-limit answer | retried like a 429 | a 403 whose quota is exhausted (an exhausted `RateLimit` member, or a remaining field of `0`, with a reset: GitHub's primary limit) or with a usable `Retry-After` (its secondary limit) is retryable, floored at the reset (or the `Retry-After`) within the same ceiling and deadline, and closes the origin's gate; any other 403 is final; off with the rate-limit fields; a caller's [`ResponseClass`](crate::ResponseClass) other than `ByStatus` decides alone |
+/// | a 403 as a rate-limit answer | retried like a 429 | a 403 whose quota is exhausted (an exhausted `RateLimit` member, or a remaining field of `0`, with a reset: GitHub's primary limit) or with a usable `Retry-After` (its secondary limit) is a 429: retryable while 429 is among the retryable statuses (final, as a 429 then is, when it is not), floored at the reset (or the `Retry-After`) within the same ceiling and deadline, and closes the origin's gate; any other 403 is final; off with the rate-limit fields; a caller's [`ResponseClass`](crate::ResponseClass) other than `ByStatus` decides alone |
 /// | `X-RateLimit-Reset` | Unix time | measured against the response's `Date`, else the wall clock; more than a day ([`IMPLAUSIBLE_RESET_AGE`](crate::IMPLAUSIBLE_RESET_AGE)) before it is malformed, not "now"; [`XRateLimitReset::DelaySeconds`] for APIs that send seconds from now |
 /// | `max_retry_after` | 60 s | above it: return the response at once ([`RetryAfterAboveMax::Clamp`] waits the ceiling instead); also the ceiling of a rate-limit reset |
 /// | `retry_after_spread` | 1 s | a random `U[0, min(spread, value/10)]` above the server's value, never past the ceiling, so clients told the same instant do not return together |
@@ -584,9 +584,10 @@ impl PolicyBuilder {
     /// are present. `false` ignores them.
     ///
     /// The same switch makes a 403 a rate-limit answer: a 403 (not retryable by status) whose
-    /// quota is exhausted, or that carries a usable `Retry-After`, is retried after it like a
-    /// 429 (GitHub answers an exhausted quota with either status). With `false`, every 403 is
-    /// final.
+    /// quota is exhausted, or that carries a usable `Retry-After`, is a 429 (GitHub answers an
+    /// exhausted quota with either status): retried after it when 429 is among the
+    /// [retryable statuses](Self::retryable_statuses), final when it is not. With `false`,
+    /// every 403 is final.
     pub const fn rate_limit_fields(mut self, yes: bool) -> Self {
         self.policy.rate_limit_fields = yes;
         self

@@ -11,8 +11,8 @@
 //! exhausted quota with `403` as well as `429`, with `X-RateLimit-Remaining: 0` and
 //! `X-RateLimit-Reset`, and a secondary limit with `403` and a `Retry-After`. So a 403 whose
 //! quota is exhausted (the rule of [`crate::rate_limit`]: `r=0`, or a remaining field of `0`,
-//! with a reset) or that carries a usable `Retry-After` is pushback, retried after it exactly
-//! like a 429; any other 403 (a refusal, which says nothing of when to come back) stays final.
+//! with a reset) or that carries a usable `Retry-After` is pushback, a 429 in all but its
+//! number: retried after it when the policy retries a 429, final when it does not; any other 403 (a refusal, which says nothing of when to come back) stays final.
 
 use core::time::Duration;
 
@@ -28,14 +28,18 @@ use crate::status::ResponseClass;
 use crate::time::nanos_saturating;
 
 /// Whether `response` is retryable under `policy`: the caller's class, else the policy's
-/// status set, else, for a 403, whether it is a rate-limit answer ([`rate_limit_answer`]).
+/// status set, else, for a 403, whether it is a rate-limit answer ([`rate_limit_answer`])
+/// while the policy retries a 429: such a 403 is a 429, retried or final as a 429 is.
 /// The usual response pays one comparison more than the status set.
 #[inline]
 pub(crate) fn is_retryable(policy: &Policy, response: &Response<'_>) -> bool {
     let status = response.status;
     match response.class {
         ResponseClass::ByStatus => {
-            policy.retries_status(status) || (status == 403 && rate_limit_answer(policy, response))
+            policy.retries_status(status)
+                || (status == 403
+                    && policy.retries_status(429)
+                    && rate_limit_answer(policy, response))
         }
         class => class == ResponseClass::Retryable,
     }
@@ -68,7 +72,7 @@ pub(crate) fn retry_after_delay(response: &Response<'_>) -> Option<Duration> {
 
 /// What a response tells the overload-control objects (an origin [`Gate`](crate::Gate) and a
 /// [`RateLimiter`](crate::RateLimiter)): the gate's back-off (a `Retry-After` on a 429, a 503
-/// or a 403 that is a retried rate-limit answer, else, on a retryable status, an exhausted
+/// or a 403 that is a rate-limit answer, else, on a retryable status, an exhausted
 /// quota's reset, cut at `max_retry_after`) and whether the server throttled the client (a
 /// 429 or such a 403, or a 503 with a usable `Retry-After`). Shared by the retry and the
 /// hedging machines, so both report an answer alike.
@@ -78,10 +82,14 @@ pub(crate) fn pushback(
     retryable: bool,
 ) -> (Option<Duration>, bool) {
     let status = response.status;
-    // A 403 is pushback only as a rate-limit answer that is retried: then it is a 429.
+    // A 403 that is a rate-limit answer is a 429 (pushback, retried or not), unless the
+    // caller's classification made it final.
     let too_many = match status {
         429 => true,
-        403 => retryable && rate_limit_answer(policy, response),
+        403 => {
+            (retryable || response.class == ResponseClass::ByStatus)
+                && rate_limit_answer(policy, response)
+        }
         _ => false,
     };
     let retry_after = if too_many || status == 503 {

@@ -355,3 +355,52 @@ fn first_copy_in_flight(policy: Policy) -> HedgeMachine<Pcg64Mcg> {
         .unwrap();
     m
 }
+
+#[test]
+fn a_403_rate_limit_answer_follows_the_429s_setting() {
+    let reset = reset_in(10);
+    let no_429 = Policy::builder()
+        .remove_retryable_status(429)
+        .retry_after_spread(Duration::ZERO)
+        .build()
+        .unwrap();
+    for forbidden in [
+        primary_limit(&reset),
+        Response::new(403).rate_limit(br#""default";r=0;t=5"#),
+        Response::new(403).retry_after(b"3"),
+    ] {
+        let mut too_many = forbidden;
+        too_many.status = 429;
+        // Final as the 429 is, not waited out.
+        assert_eq!(
+            returned(after(no_429, forbidden)),
+            Some((StopReason::FinalStatus, 1)),
+            "{forbidden:?}"
+        );
+        assert_eq!(
+            returned(after(no_429, too_many)),
+            returned(after(no_429, forbidden))
+        );
+        // And the gate hears the same pushback of both.
+        let heard = |response: Response<'_>| {
+            let signals = Signals::default();
+            let mut m = RetryMachine::with_overload(
+                no_429,
+                Request::new(Method::Get),
+                Pcg64Mcg::seed_from_u64(1),
+                Unlimited,
+                &signals,
+                NoRateLimiter,
+                Instant::ZERO,
+            );
+            assert!(matches!(m.poll(Instant::ZERO), Decision::Send { .. }));
+            m.handle(Instant::ZERO, Event::AttemptStarted).unwrap();
+            m.handle(Instant::ZERO, Event::Response(response)).unwrap();
+            let signal = signals.0.get().expect("the gate heard of the attempt");
+            (signal.back_off, signal.failed)
+        };
+        assert_eq!(heard(forbidden), heard(too_many), "{forbidden:?}");
+    }
+    // With 429 retried (the default), the 403 is waited out as the 429 is.
+    assert!(waited(after(no_spread(), primary_limit(&reset))).is_some());
+}

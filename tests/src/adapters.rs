@@ -70,6 +70,8 @@ pub enum Failure {
     Aborted(Outcome),
     /// The last attempt timed out.
     TimedOut(Outcome),
+    /// Nothing was sent.
+    NotSent(Outcome),
     /// The last attempt failed with this kind of error.
     Failed {
         /// The error's kind.
@@ -99,7 +101,10 @@ impl Run {
         match &self.result {
             Ok(a) => a.outcome,
             Err(
-                Failure::Aborted(o) | Failure::TimedOut(o) | Failure::Failed { outcome: o, .. },
+                Failure::Aborted(o)
+                | Failure::TimedOut(o)
+                | Failure::NotSent(o)
+                | Failure::Failed { outcome: o, .. },
             ) => *o,
         }
     }
@@ -269,6 +274,7 @@ pub(crate) fn failure_of<E>(e: &RetryError<E>) -> Failure {
     match e {
         RetryError::Aborted(o) => Failure::Aborted(*o),
         RetryError::TimedOut(o) => Failure::TimedOut(*o),
+        RetryError::NotSent(o) => Failure::NotSent(*o),
         RetryError::Failed { kind, outcome, .. } => Failure::Failed {
             kind: *kind,
             outcome: *outcome,
@@ -317,5 +323,6 @@ pub fn assert_bounded(run: &Run, policy: &backstop::Policy, context: &str) {
             "a time-out is the last outcome: {context}"
         ),
         Err(Failure::Aborted(_)) => panic!("nobody aborted: {context}"),
+        Err(Failure::NotSent(_)) => panic!("something was sent: {context}"),
     }
 }

@@ -76,7 +76,11 @@ fn metrics_speak_opentelemetrys_names() {
                     "http.client.request.duration{{{at},http.response.status_code=200,\
                      http.request.resend_count=1}}"
                 ),
-                format!("http.client.request.duration{{{at},http.response.status_code=503}}"),
+                // A 4xx or 5xx attempt is an error: its status is its `error.type`.
+                format!(
+                    "http.client.request.duration{{{at},http.response.status_code=503,\
+                     error.type=503}}"
+                ),
             ],
             "{adapter:?}: {series:#?}"
         );

@@ -88,7 +88,8 @@ fn a_post_that_never_reached_the_service_is_not_a_maybe_sent_timeout() {
         (0, StopReason::Deadline, None),
         "{error:?}"
     );
-    assert!(error.is_timeout(), "{error:?}");
+    // Nothing went out: not a time-out of an attempt.
+    assert!(error.is_not_sent() && !error.is_timeout(), "{error:?}");
     assert_eq!(server.requests(), 0);
 }
 

@@ -32,8 +32,8 @@ use crate::observe::events::EventKind;
 ///
 /// | name | kind (unit) | labels | one per |
 /// |---|---|---|---|
-/// | `http.client.request.duration` | histogram (seconds) | `http.request.method`, `server.address`, `server.port`, `http.response.status_code` (a response), `error.type` (an error: its kind, `timeout`, `connection_refused`, …), `http.request.resend_count` (attempt − 1, after the first) | attempt (hedge copy) |
-/// | `backstop.operations` | counter | `http.request.method`, `server.address`, `server.port`, `backstop.stop_reason` (`final_status`, `attempts`, `deadline`, …), `backstop.retried` (`true` after more than one attempt), and the last attempt's `http.response.status_code` or `error.type` | operation |
+/// | `http.client.request.duration` | histogram (seconds) | `http.request.method`, `server.address`, `server.port`, `http.response.status_code` (a response), `error.type` (a response of 400 or more: its status, as the HTTP client conventions mark an error; an error: its kind, `timeout`, `connection_refused`, …), `http.request.resend_count` (attempt − 1, after the first) | attempt (hedge copy) |
+/// | `backstop.operations` | counter | `http.request.method`, `server.address`, `server.port`, `backstop.stop_reason` (`final_status`, `attempts`, `deadline`, …), `backstop.retried` (`true` after more than one attempt), and the last attempt's `http.response.status_code` and `error.type` as above (an operation that sent nothing: `error.type` is its stop reason, `origin_paused`, …) | operation |
 /// | `backstop.operation.attempts` | histogram (attempts) | method, address, port | operation |
 /// | `backstop.operation.wait.duration` | histogram (seconds): the time slept between attempts | method, address, port | operation |
 /// | `backstop.waits` | counter | method, address, port, `backstop.wait.source` (`backoff`, `retry_after`, `origin_paused`, `rate_limited`, …) | wait |
@@ -61,7 +61,7 @@ use crate::observe::events::EventKind;
 /// One GET answered 503, then 200 after a backoff of 0.2 s, gives:
 ///
 /// ```text
-/// http.client.request.duration{http.request.method="GET",server.address="api.example.com",server.port="443",http.response.status_code="503"} 0.012
+/// http.client.request.duration{http.request.method="GET",server.address="api.example.com",server.port="443",http.response.status_code="503",error.type="503"} 0.012
 /// http.client.request.duration{…,http.response.status_code="200",http.request.resend_count="1"} 0.010
 /// backstop.waits{…,backstop.wait.source="backoff"} +1
 /// backstop.operations{…,backstop.stop_reason="final_status",backstop.retried="true",http.response.status_code="200"} +1

@@ -83,6 +83,25 @@ use crate::runtime::Runtime;
 /// A callback that receives every event (attempts, waits, outcomes).
 pub type Observer = Arc<dyn Fn(&RetryEvent<'_>) + Send + Sync>;
 
+/// The method as OpenTelemetry's HTTP conventions know it: one of RFC 9110's (and PATCH,
+/// RFC 5789), case-sensitive, else `None`, which the spans and the series record as `_OTHER`
+/// (a client sending invented methods cannot grow a series without bound).
+#[cfg(any(feature = "tracing", feature = "metrics"))]
+pub(crate) fn known_method(method: &http::Method) -> Option<&'static str> {
+    Some(match method.as_str() {
+        "GET" => "GET",
+        "HEAD" => "HEAD",
+        "POST" => "POST",
+        "PUT" => "PUT",
+        "DELETE" => "DELETE",
+        "CONNECT" => "CONNECT",
+        "OPTIONS" => "OPTIONS",
+        "TRACE" => "TRACE",
+        "PATCH" => "PATCH",
+        _ => return None,
+    })
+}
+
 /// Whether an operation's events go anywhere: to an observer, or to a `tracing` subscriber.
 pub(crate) fn reported(observers: &[Observer]) -> bool {
     !observers.is_empty() || trace_enabled()

@@ -20,6 +20,7 @@ use ::metrics::{Label, SharedString, Unit};
 use crate::last_origin;
 use crate::observe::events::EventKind;
 use crate::observe::redact::{self, Target};
+use crate::observe::known_method;
 use crate::StopReason;
 use backstop_core::AttemptOutcome;
 
@@ -91,7 +92,7 @@ impl Series {
         let (address, port) = server(target);
         Series {
             labels: [
-                Label::new("http.request.method", method_name(method)),
+                Label::new("http.request.method", known_method(method).unwrap_or("_OTHER")),
                 Label::new("server.address", address),
                 Label::new("server.port", port),
             ],
@@ -121,8 +122,10 @@ impl Series {
                 ..
             } => {
                 let resend = attempt.saturating_sub(1);
+                let [result, error] = result_labels(result);
                 let labels = self.with([
-                    result_label(result),
+                    result,
+                    error,
                     (resend > 0).then(|| Label::new("http.request.resend_count", number(resend))),
                 ]);
                 ::metrics::histogram!(REQUEST_DURATION, labels).record(took.as_secs_f64());
@@ -147,10 +150,14 @@ impl Series {
                 } else {
                     "false"
                 };
+                // Nothing sent: the reason is the error.
+                let nothing_sent = || [None, Some(Label::new("error.type", outcome.reason.as_str()))];
+                let [result, error] = outcome.last.map_or_else(nothing_sent, result_labels);
                 let labels = self.with([
                     Some(Label::new("backstop.stop_reason", outcome.reason.as_str())),
                     Some(Label::new("backstop.retried", retried)),
-                    outcome.last.and_then(result_label),
+                    result,
+                    error,
                 ]);
                 ::metrics::counter!(OPERATIONS, labels).increment(1);
                 ::metrics::histogram!(ATTEMPTS, self.labels.iter())
@@ -167,30 +174,16 @@ impl Series {
     }
 }
 
-/// `http.response.status_code` of a response, `error.type` of an error.
-fn result_label(result: AttemptOutcome) -> Option<Label> {
-    Some(match result {
+/// `http.response.status_code` of a response, with `error.type` (the status) when it is 400 or
+/// more, as the HTTP client conventions mark an error; `error.type` (the kind) of an error.
+fn result_labels(result: AttemptOutcome) -> [Option<Label>; 2] {
+    match result {
         AttemptOutcome::Response(status) => {
-            Label::new("http.response.status_code", number(u32::from(status)))
+            let code = number(u32::from(status));
+            let error = (status >= 400).then(|| Label::new("error.type", code.clone()));
+            [Some(Label::new("http.response.status_code", code)), error]
         }
-        AttemptOutcome::Error(error) => Label::new("error.type", error.kind.as_str()),
-    })
-}
-
-/// The method as OpenTelemetry names it: one of RFC 9110's (and PATCH), else `_OTHER`, so that
-/// a client sending invented methods cannot grow the series without bound.
-fn method_name(method: &http::Method) -> &'static str {
-    match method.as_str() {
-        "GET" => "GET",
-        "HEAD" => "HEAD",
-        "POST" => "POST",
-        "PUT" => "PUT",
-        "DELETE" => "DELETE",
-        "CONNECT" => "CONNECT",
-        "OPTIONS" => "OPTIONS",
-        "TRACE" => "TRACE",
-        "PATCH" => "PATCH",
-        _ => "_OTHER",
+        AttemptOutcome::Error(error) => [Some(Label::new("error.type", error.kind.as_str())), None],
     }
 }
 
@@ -382,7 +375,29 @@ mod tests {
     #[test]
     fn an_invented_method_is_other() {
         let method = http::Method::from_bytes(b"PURGE").expect("a method");
-        assert_eq!(method_name(&method), "_OTHER");
-        assert_eq!(method_name(&http::Method::PATCH), "PATCH");
+        let uri = http::Uri::from_static("http://example.com/");
+        let labels = &Series::new(&method, Target::Uri(&uri)).labels;
+        assert_eq!(labels[0].value(), "_OTHER");
+        let labels = &Series::new(&http::Method::PATCH, Target::Uri(&uri)).labels;
+        assert_eq!(labels[0].value(), "PATCH");
+    }
+
+    #[test]
+    fn an_error_status_is_the_error_type_and_a_success_has_none() {
+        let labels = |status| -> Vec<(String, String)> {
+            let labels = result_labels(AttemptOutcome::Response(status));
+            let labels = labels.into_iter().flatten();
+            labels.map(|l| (l.key().to_owned(), l.value().to_owned())).collect()
+        };
+        let pair = |k: &str, v: &str| (k.to_owned(), v.to_owned());
+        assert_eq!(labels(200), [pair("http.response.status_code", "200")]);
+        assert_eq!(labels(304), [pair("http.response.status_code", "304")]);
+        for status in [400, 404, 429, 503] {
+            let code = status.to_string();
+            assert_eq!(
+                labels(status),
+                [pair("http.response.status_code", &code), pair("error.type", &code)]
+            );
+        }
     }
 }

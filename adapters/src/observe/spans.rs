@@ -3,11 +3,14 @@
 //!
 //! Rule: a trace shows each request a client sent as an HTTP client span, as that convention
 //! has it: each attempt is a span of kind `client` named after the method (`otel.name`), with
-//! `http.request.method`, `server.address`, `server.port`, `url.full` (redacted: no userinfo,
+//! `http.request.method` (a method outside RFC 9110's and PATCH is `_OTHER`, its span is
+//! named `HTTP` and the method itself is `http.request.method_original`), `server.address`, `server.port`, `url.full` (redacted: no userinfo,
 //! no query, no fragment), its `http.response.status_code` or `error.type`, and
 //! `http.request.resend_count` on every attempt after the first; the operation that repeats it
 //! is their parent, with the same request attributes and why it ended
-//! (`backstop.stop_reason`, `backstop.attempts`). The events (waits, gate changes, the end) are
+//! (`backstop.stop_reason`, `backstop.attempts`) and, when it failed, `error.type` with the
+//! span's status `ERROR` (the last attempt's, or the stop reason of an operation that sent
+//! nothing: `origin_paused`, `rate_limited`, …). The events (waits, gate changes, the end) are
 //! emitted inside the operation's span. Both spans are INFO, target `backstop`: a subscriber
 //! that keeps INFO from backstop gets the spans; none is made when the operation reports to
 //! nobody, nor when no subscriber wants them (`tracing`'s interest, per callsite). Without the
@@ -71,11 +74,13 @@ impl OperationSpan {
     pub(crate) fn new(name: Option<&str>, method: &http::Method, target: Target<'_>) -> Self {
         #[cfg(feature = "tracing")]
         {
+            let (name_of_span, known, original) = method_fields(method);
             let span = tracing::info_span!(
                 target: "backstop",
                 "operation",
-                "otel.name" = method.as_str(),
-                "http.request.method" = method.as_str(),
+                "otel.name" = name_of_span,
+                "http.request.method" = known,
+                "http.request.method_original" = original,
                 "server.address" = tracing::field::Empty,
                 "server.port" = tracing::field::Empty,
                 "url.full" = tracing::field::display(RedactedUri::of(target)),
@@ -110,13 +115,15 @@ impl OperationSpan {
             if self.span.is_disabled() {
                 return AttemptSpan::default();
             }
+            let (name_of_span, known, original) = method_fields(method);
             let span = tracing::info_span!(
                 target: "backstop",
                 parent: &self.span,
                 "attempt",
-                "otel.name" = method.as_str(),
+                "otel.name" = name_of_span,
                 "otel.kind" = "client",
-                "http.request.method" = method.as_str(),
+                "http.request.method" = known,
+                "http.request.method_original" = original,
                 "server.address" = tracing::field::Empty,
                 "server.port" = tracing::field::Empty,
                 "url.full" = tracing::field::display(url),
@@ -153,8 +160,13 @@ impl OperationSpan {
         }
         span.record("backstop.attempts", i64::from(outcome.attempts));
         span.record("backstop.stop_reason", outcome.reason.as_str());
-        if let Some(last) = outcome.last {
-            record_result(span, last);
+        match outcome.last {
+            Some(last) => record_result(span, last),
+            // Nothing was sent: the operation failed for its reason alone.
+            None => {
+                span.record("error.type", outcome.reason.as_str());
+                span.record("otel.status_code", "ERROR");
+            }
         }
     }
 }
@@ -178,6 +190,17 @@ impl AttemptSpan {
     pub(crate) fn cancelled(&self, reason: &'static str) {
         #[cfg(feature = "tracing")]
         self.span.record("backstop.cancelled", reason);
+    }
+}
+
+/// A span's name, `http.request.method` and `http.request.method_original` for `method`:
+/// the method, itself and none; or, for a method the conventions do not know, `HTTP`,
+/// `_OTHER` and the method as sent.
+#[cfg(feature = "tracing")]
+fn method_fields(method: &http::Method) -> (&str, &str, Option<&str>) {
+    match crate::observe::known_method(method) {
+        Some(known) => (known, known, None),
+        None => ("HTTP", "_OTHER", Some(method.as_str())),
     }
 }
 

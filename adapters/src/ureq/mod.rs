@@ -247,8 +247,8 @@ impl<RT: Runtime> Client<RT> {
     ///
     /// # Errors
     ///
-    /// [`RetryError`] when the operation ends without a response: aborted, timed out, or the
-    /// last attempt's ureq error. A final error status (the last 503, a 404) is `Ok`: look at
+    /// [`RetryError`] when the operation ends without a response: aborted, timed out, nothing
+    /// sent (a paused origin turned it away), or the last attempt's ureq error. A final error status (the last 503, a 404) is `Ok`: look at
     /// the response's status and [`Retried::outcome`].
     pub fn run<B: AsSendBody + Clone>(&self, request: Request<B>) -> Result {
         let abort = request.extensions().get::<Abort>().cloned();

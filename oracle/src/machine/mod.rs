@@ -18,7 +18,7 @@
 //!   restated in `rate_limit_floor`, the IETF field read by `sfv`);
 //! - a 403 is final unless it is a rate-limit answer (the policy reads the rate-limit fields,
 //!   and it has a usable `Retry-After` or an exhausted quota's reset by the rule above): then
-//!   it is retryable like a 429 (restated in `event_of`);
+//!   it is a 429, retryable when a 429 is (restated in `event_of`);
 //! - a `Send` never happens at or after the deadline, and its timeout never ends past it;
 //! - after `Return`/`GiveUp`, every poll repeats the same decision and nothing is sent again;
 //! - after an accepted `Abort` the next decision is `GiveUp` with `StopReason::Aborted`;
@@ -173,10 +173,11 @@ fn run(s: &Scenario, policy: Policy) -> Vec<Trace> {
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct ServerAsked {
     /// Whether the response is retryable: the caller's class, else the policy's status set,
-    /// else, for a 403, whether it is a rate-limit answer (`rate_limit_answer`).
+    /// else, for a 403, whether it is a rate-limit answer (`rate_limit_answer`) while a 429
+    /// is retried.
     pub(crate) retryable: bool,
-    /// Whether the response is a 429, or a 403 that is a rate-limit answer and retried: a
-    /// throttle, whose `Retry-After` closes the gate.
+    /// Whether the response is a 429, or a 403 that is a rate-limit answer the caller's class
+    /// did not make final: a throttle, whose `Retry-After` closes the gate.
     pub(crate) too_many: bool,
     /// The floor of the wait: the `Retry-After` delay, else (on a retryable status, when the
     /// policy reads them) the rate-limit reset.
@@ -235,8 +236,10 @@ pub(crate) fn event_of<'a>(action: &'a Action, policy: &Policy) -> (Event<'a>, S
                 && policy.rate_limit_fields()
                 && (retry_after.is_some() || reset().is_some());
             let retryable = match class {
+                // A 403 that is a rate-limit answer is a 429: retried when a 429 is.
                 ResponseClass::ByStatus => {
-                    policy.retryable_statuses().contains(*status) || rate_limit_answer
+                    policy.retryable_statuses().contains(*status)
+                        || (rate_limit_answer && policy.retryable_statuses().contains(429))
                 }
                 class => *class == ResponseClass::Retryable,
             };
@@ -245,7 +248,8 @@ pub(crate) fn event_of<'a>(action: &'a Action, policy: &Policy) -> (Event<'a>, S
                 .flatten();
             let asked = ServerAsked {
                 retryable,
-                too_many: *status == 429 || (retryable && rate_limit_answer),
+                too_many: *status == 429
+                    || ((retryable || *class == ResponseClass::ByStatus) && rate_limit_answer),
                 floor: retry_after.or(rate_limit),
                 from_rate_limit: retry_after.is_none() && rate_limit.is_some(),
                 retry_after,

@@ -20,8 +20,8 @@
 //!   attempt fails fast, the end with `StopReason::OriginPaused`/`RateLimited`: no operation
 //!   sends at or after its deadline, and no wait of any source ends at or after it;
 //! - every attempt's end reaches the gate once, at the machine's `now`, with its start, its
-//!   back-off (`Retry-After` on a 429, a 503 or a 403 that is a rate-limit answer and
-//!   retried, else an exhausted quota's reset, cut at
+//!   back-off (`Retry-After` on a 429, a 503 or a 403 that is a rate-limit answer the
+//!   caller's class did not make final, else an exhausted quota's reset, cut at
 //!   `max_retry_after`), whether it failed and whether it was the probe; the caller's abort
 //!   and a permanent error say nothing of the server and are not reported;
 //! - a probe the gate admitted that is not sent is handed back at once

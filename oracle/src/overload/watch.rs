@@ -165,7 +165,7 @@ impl Watch {
                     None
                 };
                 if self.limiter.is_some() {
-                    // A throttle: a 429 (or a 403 that is a rate-limit answer, retried), or a
+                    // A throttle: a 429 (or a 403 that is a rate-limit answer), or a
                     // 503 with a usable `Retry-After`.
                     let throttled = asked.too_many || retry_after.is_some();
                     keys.push(Key::Response(now, throttled));
