@@ -80,7 +80,8 @@ pub enum ErrorKind {
     Aborted,
     /// TLS failed (certificate rejected, handshake error).
     Tls,
-    /// The URL or request is invalid.
+    /// The URL or request is invalid: the client refused it before sending any of it (a URL
+    /// it cannot serve, an extension method it does not allow), and refuses it again.
     InvalidRequest,
     /// The response could not be parsed (a broken status line, bad headers).
     Protocol,

@@ -2,7 +2,8 @@
 //!
 //! Rule: classify by whether the request can have reached the server. A refused connection
 //! or an unknown host was never sent; a reset, a broken pipe or a cut-off response may have
-//! been. A TLS failure (a rejected certificate, a failed handshake, no common protocol
+//! been; a request ureq refuses to write (an extension method, by ureq's default) was never
+//! sent either, and is refused again: `InvalidRequest`, permanent. A TLS failure (a rejected certificate, a failed handshake, no common protocol
 //! version) fails the same way every time: `Tls`, permanent, never retried.
 
 use core::fmt;
@@ -37,9 +38,27 @@ pub fn error_kind(error: &Error) -> ErrorKind {
         Error::Tls(_) => ErrorKind::Tls,
         #[cfg(feature = "rustls")]
         Error::Rustls(_) => ErrorKind::Tls,
+        Error::Protocol(e) if refused_before_sending(e) => ErrorKind::InvalidRequest,
         Error::Protocol(_) | Error::LargeResponseHeader(..) => ErrorKind::Protocol,
         _ => ErrorKind::Other,
     }
+}
+
+/// Whether ureq refused the request itself before writing any of it: a method outside RFC
+/// 9110's (with ureq's default, which allows none), or headers that contradict each other.
+/// Nothing reached the server, and the same request is refused again.
+fn refused_before_sending(e: &ureq_proto::Error) -> bool {
+    use ureq_proto::Error as Refused;
+    matches!(
+        e,
+        Refused::MethodVersionMismatch(..)
+            | Refused::UnsupportedVersion
+            | Refused::TooManyHostHeaders
+            | Refused::TooManyContentLengthHeaders
+            | Refused::BadHostHeader
+            | Refused::BadAuthorizationHeader
+            | Refused::BodyNotAllowed
+    )
 }
 
 /// The kind of an I/O error: ureq's rustls connector reports a failed handshake as one around
