@@ -113,6 +113,7 @@ mod non_idempotent;
 mod overload;
 mod policy;
 mod rate_limit;
+mod resume;
 mod retry_after;
 mod server_delay;
 mod status;
@@ -142,6 +143,10 @@ pub use overload::{
 };
 pub use policy::{ConfigError, Policy, PolicyBuilder, RetryAfterAboveMax};
 pub use rate_limit::{parse_rate_limit, XRateLimitReset, IMPLAUSIBLE_RESET_AGE};
+pub use resume::{
+    parse_content_range, BodyEnd, ContentRange, Counted, Mismatch, NotResumable, RangeFrom,
+    Representation, ResumeAnswer, Resumption, ValidatorKind, MAX_VALIDATOR_LEN,
+};
 pub use retry_after::{
     parse_delay_seconds, parse_http_date, parse_retry_after, RetryAfter, TWO_DIGIT_YEAR_REFERENCE,
 };

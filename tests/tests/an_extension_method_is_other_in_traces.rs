@@ -61,7 +61,10 @@ fn an_extension_method_is_other_with_its_original_and_its_spans_are_named_http()
     let purge = http::Method::from_bytes(b"PURGE").expect("a method");
     for span in spans_of(purge) {
         assert_eq!(span.name, "HTTP", "{span:#?}");
-        assert_eq!(text(&span, "http.request.method").as_deref(), Some("_OTHER"));
+        assert_eq!(
+            text(&span, "http.request.method").as_deref(),
+            Some("_OTHER")
+        );
         assert_eq!(
             text(&span, "http.request.method_original").as_deref(),
             Some("PURGE"),
@@ -71,7 +74,14 @@ fn an_extension_method_is_other_with_its_original_and_its_spans_are_named_http()
     // A known method is itself, with no original beside it.
     for span in spans_of(http::Method::DELETE) {
         assert_eq!(span.name, "DELETE", "{span:#?}");
-        assert_eq!(text(&span, "http.request.method").as_deref(), Some("DELETE"));
-        assert_eq!(text(&span, "http.request.method_original"), None, "{span:#?}");
+        assert_eq!(
+            text(&span, "http.request.method").as_deref(),
+            Some("DELETE")
+        );
+        assert_eq!(
+            text(&span, "http.request.method_original"),
+            None,
+            "{span:#?}"
+        );
     }
 }

@@ -90,11 +90,16 @@ fn its_error_says_nothing_was_sent_and_is_no_timeout() {
     let server = pushing_back();
     let retrier = paused(&server, Adapter::Ureq, false);
     let client = backstop::ureq::Client::new(retrier);
-    let request = http::Request::get(server.url("/b")).body(()).expect("a request");
+    let request = http::Request::get(server.url("/b"))
+        .body(())
+        .expect("a request");
     let error = client.run(request).expect_err("turned away");
     assert!(matches!(error, RetryError::NotSent(_)), "{error:?}");
     assert!(error.is_not_sent() && !error.is_timeout(), "{error:?}");
-    assert_eq!(error.to_string(), "nothing was sent (stopped: origin_paused)");
+    assert_eq!(
+        error.to_string(),
+        "nothing was sent (stopped: origin_paused)"
+    );
     assert_eq!(server.requests(), 1);
 }
 

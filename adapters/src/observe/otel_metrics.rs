@@ -19,8 +19,8 @@ use ::metrics::{Label, SharedString, Unit};
 
 use crate::last_origin;
 use crate::observe::events::EventKind;
-use crate::observe::redact::{self, Target};
 use crate::observe::known_method;
+use crate::observe::redact::{self, Target};
 use crate::StopReason;
 use backstop_core::AttemptOutcome;
 
@@ -92,7 +92,10 @@ impl Series {
         let (address, port) = server(target);
         Series {
             labels: [
-                Label::new("http.request.method", known_method(method).unwrap_or("_OTHER")),
+                Label::new(
+                    "http.request.method",
+                    known_method(method).unwrap_or("_OTHER"),
+                ),
                 Label::new("server.address", address),
                 Label::new("server.port", port),
             ],
@@ -151,7 +154,12 @@ impl Series {
                     "false"
                 };
                 // Nothing sent: the reason is the error.
-                let nothing_sent = || [None, Some(Label::new("error.type", outcome.reason.as_str()))];
+                let nothing_sent = || {
+                    [
+                        None,
+                        Some(Label::new("error.type", outcome.reason.as_str())),
+                    ]
+                };
                 let [result, error] = outcome.last.map_or_else(nothing_sent, result_labels);
                 let labels = self.with([
                     Some(Label::new("backstop.stop_reason", outcome.reason.as_str())),
@@ -387,7 +395,9 @@ mod tests {
         let labels = |status| -> Vec<(String, String)> {
             let labels = result_labels(AttemptOutcome::Response(status));
             let labels = labels.into_iter().flatten();
-            labels.map(|l| (l.key().to_owned(), l.value().to_owned())).collect()
+            labels
+                .map(|l| (l.key().to_owned(), l.value().to_owned()))
+                .collect()
         };
         let pair = |k: &str, v: &str| (k.to_owned(), v.to_owned());
         assert_eq!(labels(200), [pair("http.response.status_code", "200")]);
@@ -396,7 +406,10 @@ mod tests {
             let code = status.to_string();
             assert_eq!(
                 labels(status),
-                [pair("http.response.status_code", &code), pair("error.type", &code)]
+                [
+                    pair("http.response.status_code", &code),
+                    pair("error.type", &code)
+                ]
             );
         }
     }
