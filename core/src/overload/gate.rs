@@ -138,10 +138,10 @@ pub enum GateState {
 ///   operation was dropped, say) is replaced by the next caller.
 /// - **The probe's answer:** another back-off signal closes the gate again (until `now +
 ///   back_off`); a success reopens it at a pace that starts at the rate operations asked
-///   while it was closed and grows until the gate is open for all ([`Reopening`]: a slow
-///   start, so that the recovering server is not handed the whole backlog at once). While
-///   reopening, the gate answers signals as an open gate does. A failure without a back-off signal (a 500, a
-///   reset connection) closes it again for the break when the failure-ratio trip is on (a
+///   while it was closed (each counted once, [`Ask::returning`]) and grows until the gate is
+///   open for all ([`Reopening`]: a slow start, so that the recovering server is not handed
+///   the whole backlog at once). While reopening, the gate answers signals as an open gate
+///   does. A failure without a back-off signal (a 500, a reset connection) closes it again for the break when the failure-ratio trip is on (a
 ///   circuit breaker's half-open failure, as in Polly), and opens it when the trip is off:
 ///   without the trip the gate honours only what the server says, and a failure without a
 ///   back-off is the retry policy's business.
@@ -251,8 +251,8 @@ pub struct OriginGate {
     opened_at: AtomicU64,
     /// The next ticket of the spread sequence.
     tickets: AtomicU64,
-    /// When the closing began (from open or reopening), and how many new callers (not
-    /// returning: [`Ask::returning`]) were told `Closed` since: the starting pace of the
+    /// When the closing began (from open or reopening), and how many operations were told
+    /// `Closed` since, each counted once ([`Ask::returning`]): the starting pace of the
     /// reopening.
     closed_at: AtomicU64,
     askers: AtomicU64,
@@ -536,6 +536,17 @@ impl OriginGate {
         self.open.store(false, Ordering::Release);
     }
 
+    /// Whether `ask` comes from an operation the closing in force has not counted yet: a new
+    /// caller, the holder of a slot of the reopening the closing cut short (slots are given
+    /// only while reopening, before the closing began), or one back from a hold given before
+    /// the closing began. A hold given at the very instant the closing began counts as the
+    /// closing's own: at worst an operation goes uncounted, and the pace is slower. Under the
+    /// lock.
+    fn new_in_closing(&self, ask: Ask) -> bool {
+        let closed_at = self.closed_at.load(Ordering::Relaxed);
+        ask.slot.is_some() || ask.returning.is_none_or(|held| held.nanos() < closed_at)
+    }
+
     /// The closing's end, spread and reason. Under the lock.
     fn set_closing(&self, until: u64, length: u64, reason: GateCloseReason) {
         self.until.store(until, Ordering::Relaxed);
@@ -685,7 +696,7 @@ impl Gate for OriginGate {
         }
         let until = self.until.load(Ordering::Relaxed);
         if now < until {
-            if !ask.returning {
+            if self.new_in_closing(ask) {
                 self.askers.fetch_add(1, Ordering::Relaxed);
             }
             let spread = self.reopen_spread.load(Ordering::Relaxed);
