@@ -1053,3 +1053,34 @@ fn an_operation_the_half_open_gate_held_counts_in_the_closing_after_its_reopenin
         at(2_520)
     );
 }
+
+#[test]
+fn a_gate_holds_nothing_back_once_its_pause_and_reopening_are_over() {
+    // Closed at 1 s until 3 s, callers spread over the 200 ms after.
+    let gate = closed_gate(GateConfig::new());
+    assert!(!gate.holds_nothing_back(at(2_999)));
+    // Half-open, but a caller told `Closed` may still be on its way back.
+    assert!(!gate.holds_nothing_back(at(3_100)));
+    assert!(gate.holds_nothing_back(at(3_200)));
+    // A probe's lease runs: held back until the lease ends.
+    assert_eq!(gate.admit(at(3_200), Ask::new(LEASE)), GateAdmission::Probe);
+    assert!(!gate.holds_nothing_back(at(13_199)));
+    assert!(gate.holds_nothing_back(at(13_200)));
+}
+
+#[test]
+fn a_reopening_gate_holds_nothing_back_once_its_slots_are_past_and_its_pace_doubled() {
+    // Reopening at 10 s (Linear over 10 s), one caller per 100 ms at first.
+    let gate = reopening_gate(Reopening::DEFAULT);
+    assert_eq!(gate.admit(at(10_000), Ask::new(LEASE)), GateAdmission::Open);
+    let slot = slot_of(gate.admit(at(10_000), Ask::new(LEASE)));
+    assert!(!gate.holds_nothing_back(slot.at));
+    // Every slot past, but the pace has not doubled: the next callers still go one by one.
+    assert!(!gate.holds_nothing_back(at(19_999)));
+    assert!(gate.holds_nothing_back(at(20_000)));
+    assert!(matches!(
+        gate.state(at(20_000)),
+        GateState::Reopening { .. }
+    ));
+    assert!(OriginGate::default().holds_nothing_back(at(0)));
+}

@@ -429,6 +429,64 @@ impl OriginGate {
         }
     }
 
+    /// Whether the gate holds nothing back at `now`: replaced by a fresh, open gate, the
+    /// origin's next operations would go as this gate lets them. What a driver that keeps
+    /// gates in a bounded map asks before evicting one that no operation holds (an operation
+    /// waiting on the gate holds it). Reads only.
+    ///
+    /// - **Open:** yes.
+    /// - **Closed:** no, until the closing's end.
+    /// - **Half-open:** yes once the closing's end plus its spread has passed (every caller
+    ///   told `Closed` was told to come back by then) and no probe's lease runs. Such a gate
+    ///   still holds a probe for its next caller, but the server's pause is over, and nobody
+    ///   has asked since: a gate nobody asks again would stay half-open forever, and a map
+    ///   full of them would keep every new origin's gate out. Evicted, the origin's next
+    ///   operations go without one probe first.
+    /// - **Reopening:** yes once every slot it gave is past and the pace has doubled: its next
+    ///   caller would open it for all.
+    ///
+    /// ```
+    /// use backstop_core::{Gate, GateSignal, GateState, Instant, OriginGate};
+    /// use core::time::Duration;
+    ///
+    /// let gate = OriginGate::default();
+    /// let t = Instant::from_secs(100);
+    /// assert!(gate.holds_nothing_back(t));
+    /// // A 429 with `Retry-After: 60`: closed for 60 s, callers spread over the 1 s after.
+    /// gate.on_attempt_end(t, GateSignal {
+    ///     started: t,
+    ///     back_off: Some(Duration::from_secs(60)),
+    ///     failed: true,
+    ///     probe: false,
+    /// });
+    /// assert!(!gate.holds_nothing_back(Instant::from_secs(160)));
+    /// // An hour later nobody has asked: half-open still, with nothing to hold back.
+    /// let later = Instant::from_secs(3_700);
+    /// assert!(matches!(gate.state(later), GateState::HalfOpen { probe_lease: None, .. }));
+    /// assert!(gate.holds_nothing_back(later));
+    /// ```
+    #[must_use]
+    pub fn holds_nothing_back(&self, now: Instant) -> bool {
+        if self.open.load(Ordering::Acquire) {
+            return true;
+        }
+        let _locked = self.lock();
+        if self.open.load(Ordering::Relaxed) {
+            return true;
+        }
+        let now = now.nanos();
+        if self.pacing.load(Ordering::Relaxed) {
+            let elapsed = now.saturating_sub(self.pace_from.load(Ordering::Relaxed));
+            return self.next_slot.load(Ordering::Relaxed) <= now
+                && self.config.reopening.doubled(elapsed);
+        }
+        let returned = self
+            .until
+            .load(Ordering::Relaxed)
+            .saturating_add(self.reopen_spread.load(Ordering::Relaxed));
+        now >= returned && now >= self.probe_until.load(Ordering::Relaxed)
+    }
+
     /// How many times the gate has closed: from open, or again from half-open (an extension
     /// of a closing in force is not a new one). A driver compares it before and after
     /// [`Gate::on_attempt_end`] to tell that the call closed the gate.
