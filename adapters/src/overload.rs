@@ -38,9 +38,12 @@
 //! The machine consults both before every attempt through its traits
 //! ([`Gate`], [`RateLimiter`]). The map of
 //! gates is bounded: past its capacity, a gate that holds nothing back makes room for a new
-//! origin's. Holding nothing back means open *and* held by no operation: an operation in
-//! flight reports its answer to the gate it took, and a `Retry-After` on that answer must
-//! pause the origin's next operation, not an evicted gate.
+//! origin's. Holding nothing back means that the gate's pause and reopening are over (open,
+//! or closed so long ago that nobody has asked since: [`OriginGate::holds_nothing_back`]) *and*
+//! that no operation holds it: an operation in flight reports its answer to the gate it took,
+//! and a `Retry-After` on that answer must pause the origin's next operation, not an evicted
+//! gate. A gate that stayed half-open once its pause ended must go too, or a map filled with
+//! origins each paused once would keep every later origin's pushback from pausing anything.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -63,6 +66,8 @@ pub use backstop_core::{
 
 /// One gate per origin, made on first use with one [`GateConfig`], in a bounded map: the
 /// origin gates of a [`Retrier`] ([`Retrier::origin_gates`](crate::Retrier::origin_gates)).
+/// Past its capacity ([`with_capacity`](Self::with_capacity), 1,024 by default) a new origin's
+/// gate takes the place of one that holds nothing back and that no operation holds.
 ///
 /// Each gate starts its sequence of reopening offsets at a seed of its own, drawn from the
 /// operating system's generator when it is made, unless the config fixes one
@@ -175,10 +180,12 @@ impl OriginGates {
     }
 
     /// At most `n` origins at a time (at least 1). Past it, a gate that holds nothing back
-    /// gives its place to the new origin's: one that is open and that no operation holds (an
-    /// operation holds its origin's gate from its start to its end, and reports every
-    /// attempt's answer to it). When every gate is closed or held, the new origin gets a gate
-    /// of its own that is not kept (its operations are not paused together).
+    /// gives its place to the new origin's: one whose pause and reopening are over (open, or
+    /// half-open or reopening with nothing left to hold back:
+    /// [`OriginGate::holds_nothing_back`]) and that no operation holds (an operation holds its
+    /// origin's gate from its start to its end, and reports every attempt's answer to it).
+    /// When every gate is paused, reopening or held, the new origin gets a gate of its own
+    /// that is not kept (its operations are not paused together).
     #[must_use]
     pub fn with_capacity(mut self, n: usize) -> Self {
         self.capacity = n.max(1);
@@ -261,7 +268,7 @@ impl OriginGates {
         if gates.len() >= self.capacity {
             let Some(o) = gates
                 .iter()
-                .find(|(_, g)| holds_nothing_back(g, now))
+                .find(|(_, g)| evictable(g, now))
                 .map(|(o, _)| o.clone())
             else {
                 return (gate, false);
@@ -288,13 +295,14 @@ fn gate_seed() -> u64 {
     getrandom::u64().unwrap_or_else(|_| crate::retrier::random_u64())
 }
 
-/// Whether the map may evict `gate` at `now`: it is open, and only the map holds it. Read
-/// under the map's lock; a holder that lets go meanwhile only keeps the gate one eviction
-/// longer. A thread's cache may still take the gate (its `Weak` upgrades without the lock):
-/// the eviction itself is decided by `Arc::try_unwrap`, atomically (see
+/// Whether the map may evict `gate` at `now`: it holds nothing back
+/// ([`OriginGate::holds_nothing_back`]: open, or its pause and reopening are over), and only
+/// the map holds it. Read under the map's lock; a holder that lets go meanwhile only keeps the
+/// gate one eviction longer. A thread's cache may still take the gate (its `Weak` upgrades
+/// without the lock): the eviction itself is decided by `Arc::try_unwrap`, atomically (see
 /// [`OriginGates::gate`]).
-fn holds_nothing_back(gate: &Arc<OriginGate>, now: Instant) -> bool {
-    Arc::strong_count(gate) == 1 && matches!(gate.state(now), GateState::Open)
+fn evictable(gate: &Arc<OriginGate>, now: Instant) -> bool {
+    Arc::strong_count(gate) == 1 && gate.holds_nothing_back(now)
 }
 
 /// An operation's gate: its origin's, or none.
@@ -516,6 +524,43 @@ mod tests {
         });
         assert!(gates.get(&"http://a/".parse().expect("a URI")).is_none());
         assert!(find(&gates, "http://a/").is_none());
+    }
+
+    /// Two origins each paused once by a `429 Retry-After: 60` fill a map of two; an hour
+    /// later their pauses are long over and nobody holds their gates: a third origin's gate
+    /// takes the place of one, and its own `Retry-After: 60` pauses its next operation.
+    #[test]
+    fn a_full_map_evicts_a_gate_whose_pause_ended_long_ago() {
+        let retry_after_60 = |at: Instant| GateSignal {
+            started: at,
+            back_off: Some(Duration::from_secs(60)),
+            failed: true,
+            probe: false,
+        };
+        let gates = OriginGates::new(GateConfig::new())
+            .expect("the defaults are valid")
+            .with_capacity(2);
+        let t0 = Instant::from_secs(1);
+        for host in ["a", "b"] {
+            gates
+                .gate(origin(host), t0)
+                .on_attempt_end(t0, retry_after_60(t0));
+        }
+
+        let hour_later = t0.saturating_add(Duration::from_secs(3_600));
+        let c = gates.gate(origin("c"), hour_later);
+        let kept = gates.get(&"http://c/".parse().expect("a URI"));
+        assert!(kept.is_some_and(|kept| Arc::ptr_eq(&kept, &c)));
+        c.on_attempt_end(hour_later, retry_after_60(hour_later));
+        drop(c);
+
+        let next = gates.gate(origin("c"), hour_later);
+        let ask = Ask::new(Duration::from_secs(10));
+        assert!(
+            matches!(next.admit(hour_later, ask), GateAdmission::Closed(_)),
+            "{:?}",
+            next.state(hour_later)
+        );
     }
 
     /// 1,000 processes, each with its own `OriginGates::new(GateConfig::new())`, told by the

@@ -73,10 +73,12 @@ pub struct Ask {
     pub deadline: Option<Instant>,
     /// The slot an earlier [`GateAdmission::Paced`] gave this operation.
     pub slot: Option<Slot>,
-    /// The gate's last answer to this operation held it back (`Closed`, `AwaitProbe`,
-    /// `Paced`): it asks again, and is not a new caller of the closing (whose pace counts each
-    /// caller once).
-    pub returning: bool,
+    /// When the gate's last answer to this operation held it back (`Closed`, `AwaitProbe`,
+    /// `Paced`): the instant it asked then; `None` if the gate has not held it back. A closing
+    /// counts each operation that asks during it once, for the pace of the reopening after it:
+    /// a new caller, or one back from a hold given before the closing began (by an earlier
+    /// closing, its half-open, or the reopening it cut short); not one it held already.
+    pub returning: Option<Instant>,
 }
 
 impl Ask {
@@ -87,7 +89,7 @@ impl Ask {
             lease,
             deadline: None,
             slot: None,
-            returning: false,
+            returning: None,
         }
     }
 
@@ -105,10 +107,20 @@ impl Ask {
         self
     }
 
-    /// The same ask by an operation the gate's last answer held back (`yes`), or not.
+    /// The same ask by an operation the gate's last answer held back when it asked at `held`
+    /// (`None`: by one the gate has not held back).
+    ///
+    /// ```
+    /// use backstop_core::{Ask, Instant};
+    /// use core::time::Duration;
+    ///
+    /// // Told `Closed` when it asked at 5 s, the operation comes back.
+    /// let back = Ask::new(Duration::from_secs(5)).returning(Some(Instant::from_secs(5)));
+    /// assert_eq!(back.returning, Some(Instant::from_secs(5)));
+    /// ```
     #[must_use]
-    pub const fn returning(mut self, yes: bool) -> Self {
-        self.returning = yes;
+    pub const fn returning(mut self, held: Option<Instant>) -> Self {
+        self.returning = held;
         self
     }
 }
@@ -130,12 +142,12 @@ pub struct GateSignal {
 }
 
 /// An operation's standing with its origin's gate between two asks, kept by both machines:
-/// the slot a reopening gave it, and whether the gate's last answer held it back (then it
-/// asks again as [`Ask::returning`]).
+/// the slot a reopening gave it, and when the gate's last answer held it back, if it did (then
+/// it asks again as [`Ask::returning`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub(crate) struct Standing {
     slot: Option<Slot>,
-    held: bool,
+    held: Option<Instant>,
 }
 
 /// What the gate said to an operation's ask, as a machine acts on it.
@@ -166,7 +178,8 @@ impl Standing {
         self.held = matches!(
             answer,
             GateAdmission::Closed(_) | GateAdmission::AwaitProbe(_) | GateAdmission::Paced(_)
-        );
+        )
+        .then_some(now);
         match answer {
             GateAdmission::Probe => GateSaid::Admitted { probe: true },
             GateAdmission::Closed(t) | GateAdmission::AwaitProbe(t) => GateSaid::Held(t),

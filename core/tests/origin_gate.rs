@@ -937,7 +937,7 @@ fn a_returning_caller_counts_once_in_the_closings_pace() {
             closed_at(gate.admit(at(i * 10), Ask::new(LEASE))),
             at(10_000)
         );
-        let again = Ask::new(LEASE).returning(true);
+        let again = Ask::new(LEASE).returning(Some(at(i * 10)));
         assert_eq!(closed_at(gate.admit(at(i * 10 + 5), again)), at(10_000));
     }
     assert_eq!(
@@ -951,4 +951,136 @@ fn a_returning_caller_counts_once_in_the_closings_pace() {
         slot_of(gate.admit(at(10_000), Ask::new(LEASE))).at,
         at(10_200)
     );
+}
+
+/// The ask of an operation the gate last held back at `held`, holding `slot` if it has one:
+/// what a machine asks with when it comes back.
+fn returning(held: Instant, slot: Option<Slot>) -> Ask {
+    Ask::new(LEASE).holding(slot).returning(Some(held))
+}
+
+#[test]
+fn operations_the_reopening_held_count_in_the_closing_that_cuts_it_short() {
+    let gate = OriginGate::new(GateConfig::new().spread(Duration::ZERO)).unwrap();
+    gate.on_attempt_end(at(0), back_off(at(0), ms(10_000)));
+    // 50 operations held by a 10 s pause.
+    for i in 0..50 {
+        assert_eq!(
+            closed_at(gate.admit(at(i * 10), Ask::new(LEASE))),
+            at(10_000)
+        );
+    }
+    // At its end, the first is the probe and succeeds: a reopening at 10 s / 50 = 200 ms.
+    assert_eq!(
+        gate.admit(at(10_000), returning(at(0), None)),
+        GateAdmission::Probe
+    );
+    gate.on_attempt_end(at(10_000), probe(ended(at(10_000))));
+    // The second goes at once; the 48 others are each given a slot of the reopening.
+    assert_eq!(
+        gate.admit(at(10_000), returning(at(10), None)),
+        GateAdmission::Open
+    );
+    let slots: Vec<Slot> = (2..50)
+        .map(|i| slot_of(gate.admit(at(10_000), returning(at(i * 10), None))))
+        .collect();
+    assert_eq!(slots[0].at, at(10_200));
+    // The second one's answer is a second pushback, 10 s: the slots are void.
+    gate.on_attempt_end(at(10_050), back_off(at(10_000), ms(10_000)));
+    // Each of the 48 comes back at its slot, all within the closing, and is held; asking
+    // again in the same closing, it is not counted again.
+    for slot in &slots {
+        assert!(slot.at < at(20_050), "{slot:?}");
+        let answer = gate.admit(slot.at, returning(at(10_000), Some(*slot)));
+        assert_eq!(closed_at(answer), at(20_050));
+        assert_eq!(
+            closed_at(gate.admit(slot.at, returning(slot.at, None))),
+            at(20_050)
+        );
+    }
+    assert_eq!(
+        gate.admit(at(20_050), returning(slots[0].at, None)),
+        GateAdmission::Probe
+    );
+    gate.on_attempt_end(at(20_050), probe(ended(at(20_050))));
+    assert_eq!(
+        gate.admit(at(20_050), returning(slots[1].at, None)),
+        GateAdmission::Open
+    );
+    // The second reopening's pace: 10 s over the 48 operations that asked, not the slowest
+    // start (1 s) of a closing nobody asked.
+    let next = slot_of(gate.admit(at(20_050), returning(slots[2].at, None)));
+    assert_eq!(
+        next.at,
+        at(20_050).saturating_add(Duration::from_nanos(10_000_000_000 / 48))
+    );
+    assert_eq!(
+        next.at,
+        at(20_050).saturating_add(Duration::from_nanos(208_333_333))
+    );
+}
+
+#[test]
+fn an_operation_the_half_open_gate_held_counts_in_the_closing_after_its_reopening() {
+    let gate = OriginGate::new(GateConfig::new().spread(Duration::ZERO)).unwrap();
+    gate.on_attempt_end(at(0), back_off(at(0), ms(1_000)));
+    // At the pause's end, P is the probe and A awaits its answer.
+    assert_eq!(gate.admit(at(1_000), Ask::new(LEASE)), GateAdmission::Probe);
+    let recheck = awaits_until(gate.admit(at(1_000), Ask::new(LEASE)));
+    gate.on_attempt_end(at(1_010), probe(ended(at(1_000))));
+    // X goes, and its answer pauses the origin again for 1 s, before A asks again.
+    assert_eq!(gate.admit(at(1_010), Ask::new(LEASE)), GateAdmission::Open);
+    gate.on_attempt_end(at(1_020), back_off(at(1_010), ms(1_000)));
+    assert!(recheck > at(1_020) && recheck < at(2_020), "{recheck:?}");
+    // B, new, and A, back from the half-open's answer, ask in this closing: two operations.
+    assert_eq!(closed_at(gate.admit(at(1_030), Ask::new(LEASE))), at(2_020));
+    assert_eq!(
+        closed_at(gate.admit(recheck, returning(at(1_000), None))),
+        at(2_020)
+    );
+    assert_eq!(
+        gate.admit(at(2_020), returning(at(1_030), None)),
+        GateAdmission::Probe
+    );
+    gate.on_attempt_end(at(2_020), probe(ended(at(2_020))));
+    assert_eq!(
+        gate.admit(at(2_020), returning(recheck, None)),
+        GateAdmission::Open
+    );
+    // 1 s over the two: 500 ms a slot.
+    assert_eq!(
+        slot_of(gate.admit(at(2_020), Ask::new(LEASE))).at,
+        at(2_520)
+    );
+}
+
+#[test]
+fn a_gate_holds_nothing_back_once_its_pause_and_reopening_are_over() {
+    // Closed at 1 s until 3 s, callers spread over the 200 ms after.
+    let gate = closed_gate(GateConfig::new());
+    assert!(!gate.holds_nothing_back(at(2_999)));
+    // Half-open, but a caller told `Closed` may still be on its way back.
+    assert!(!gate.holds_nothing_back(at(3_100)));
+    assert!(gate.holds_nothing_back(at(3_200)));
+    // A probe's lease runs: held back until the lease ends.
+    assert_eq!(gate.admit(at(3_200), Ask::new(LEASE)), GateAdmission::Probe);
+    assert!(!gate.holds_nothing_back(at(13_199)));
+    assert!(gate.holds_nothing_back(at(13_200)));
+}
+
+#[test]
+fn a_reopening_gate_holds_nothing_back_once_its_slots_are_past_and_its_pace_doubled() {
+    // Reopening at 10 s (Linear over 10 s), one caller per 100 ms at first.
+    let gate = reopening_gate(Reopening::DEFAULT);
+    assert_eq!(gate.admit(at(10_000), Ask::new(LEASE)), GateAdmission::Open);
+    let slot = slot_of(gate.admit(at(10_000), Ask::new(LEASE)));
+    assert!(!gate.holds_nothing_back(slot.at));
+    // Every slot past, but the pace has not doubled: the next callers still go one by one.
+    assert!(!gate.holds_nothing_back(at(19_999)));
+    assert!(gate.holds_nothing_back(at(20_000)));
+    assert!(matches!(
+        gate.state(at(20_000)),
+        GateState::Reopening { .. }
+    ));
+    assert!(OriginGate::default().holds_nothing_back(at(0)));
 }

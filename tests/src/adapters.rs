@@ -39,6 +39,27 @@ pub enum Clock {
     /// [`VirtualTime`] over the adapter's runtime: waits between attempts take no real time,
     /// attempt timeouts stay real.
     Virtual,
+    /// [`Clock::Virtual`] started this far ahead of the adapter's clock: the operation runs as
+    /// if that long had passed since the runs on the other clocks (for state shared between
+    /// operations, such as origin gates, that ages). Not counted in [`Run::skipped`].
+    VirtualAhead(Duration),
+}
+
+impl Clock {
+    /// How far ahead of the adapter's clock a run on this clock starts.
+    fn ahead(self) -> Duration {
+        match self {
+            Clock::VirtualAhead(d) => d,
+            Clock::Real | Clock::Virtual => Duration::ZERO,
+        }
+    }
+}
+
+/// Virtual time over `inner`, started `ahead` of its clock.
+fn virtual_time_ahead<R: Runtime>(inner: R, ahead: Duration) -> VirtualTime<R> {
+    let virtual_time = VirtualTime::new(inner);
+    virtual_time.advance(ahead);
+    virtual_time
 }
 
 /// Runs `scenario` once for each adapter, in the order of [`Adapter::ALL`].
@@ -174,36 +195,38 @@ pub(crate) fn send(
 ) -> (Sent, Duration) {
     match adapter {
         Adapter::Ureq => {
-            let virtual_time = VirtualTime::new(StdRuntime::new());
+            let virtual_time = virtual_time_ahead(StdRuntime::new(), clock.ahead());
             let sent = match clock {
                 Clock::Real => ureq_send(retrier, StdRuntime::new(), request, tls),
-                Clock::Virtual => ureq_send(retrier, virtual_time.clone(), request, tls),
+                Clock::Virtual | Clock::VirtualAhead(_) => {
+                    ureq_send(retrier, virtual_time.clone(), request, tls)
+                }
             };
-            (sent, virtual_time.skipped())
+            (sent, virtual_time.skipped().saturating_sub(clock.ahead()))
         }
         Adapter::TowerSmol => smol::block_on(async {
-            let virtual_time = VirtualTime::new(SmolRuntime::new());
+            let virtual_time = virtual_time_ahead(SmolRuntime::new(), clock.ahead());
             let sent = match clock {
                 Clock::Real => {
                     let client = middleware::smol_client(retrier, &SmolRuntime::new(), tls);
                     middleware::tower_send(client, request).await
                 }
-                Clock::Virtual => {
+                Clock::Virtual | Clock::VirtualAhead(_) => {
                     let client = middleware::smol_client(retrier, &virtual_time, tls);
                     middleware::tower_send(client, request).await
                 }
             };
-            (sent, virtual_time.skipped())
+            (sent, virtual_time.skipped().saturating_sub(clock.ahead()))
         }),
         Adapter::TowerTokio | Adapter::Reqwest => {
-            let virtual_time = VirtualTime::new(TokioRuntime::new());
+            let virtual_time = virtual_time_ahead(TokioRuntime::new(), clock.ahead());
             let sent = middleware::block_on(async {
                 match (adapter, clock) {
                     (Adapter::Reqwest, Clock::Real) => {
                         let client = middleware::reqwest_client(retrier, &TokioRuntime::new(), tls);
                         middleware::reqwest_send(&client, request).await
                     }
-                    (Adapter::Reqwest, Clock::Virtual) => {
+                    (Adapter::Reqwest, Clock::Virtual | Clock::VirtualAhead(_)) => {
                         let client = middleware::reqwest_client(retrier, &virtual_time, tls);
                         middleware::reqwest_send(&client, request).await
                     }
@@ -211,13 +234,13 @@ pub(crate) fn send(
                         let client = middleware::tower_client(retrier, &TokioRuntime::new(), tls);
                         middleware::tower_send(client, request).await
                     }
-                    (_, Clock::Virtual) => {
+                    (_, Clock::Virtual | Clock::VirtualAhead(_)) => {
                         let client = middleware::tower_client(retrier, &virtual_time, tls);
                         middleware::tower_send(client, request).await
                     }
                 }
             });
-            (sent, virtual_time.skipped())
+            (sent, virtual_time.skipped().saturating_sub(clock.ahead()))
         }
     }
 }

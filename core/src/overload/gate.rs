@@ -138,10 +138,10 @@ pub enum GateState {
 ///   operation was dropped, say) is replaced by the next caller.
 /// - **The probe's answer:** another back-off signal closes the gate again (until `now +
 ///   back_off`); a success reopens it at a pace that starts at the rate operations asked
-///   while it was closed and grows until the gate is open for all ([`Reopening`]: a slow
-///   start, so that the recovering server is not handed the whole backlog at once). While
-///   reopening, the gate answers signals as an open gate does. A failure without a back-off signal (a 500, a
-///   reset connection) closes it again for the break when the failure-ratio trip is on (a
+///   while it was closed (each counted once, [`Ask::returning`]) and grows until the gate is
+///   open for all ([`Reopening`]: a slow start, so that the recovering server is not handed
+///   the whole backlog at once). While reopening, the gate answers signals as an open gate
+///   does. A failure without a back-off signal (a 500, a reset connection) closes it again for the break when the failure-ratio trip is on (a
 ///   circuit breaker's half-open failure, as in Polly), and opens it when the trip is off:
 ///   without the trip the gate honours only what the server says, and a failure without a
 ///   back-off is the retry policy's business.
@@ -251,8 +251,8 @@ pub struct OriginGate {
     opened_at: AtomicU64,
     /// The next ticket of the spread sequence.
     tickets: AtomicU64,
-    /// When the closing began (from open or reopening), and how many new callers (not
-    /// returning: [`Ask::returning`]) were told `Closed` since: the starting pace of the
+    /// When the closing began (from open or reopening), and how many operations were told
+    /// `Closed` since, each counted once ([`Ask::returning`]): the starting pace of the
     /// reopening.
     closed_at: AtomicU64,
     askers: AtomicU64,
@@ -429,6 +429,64 @@ impl OriginGate {
         }
     }
 
+    /// Whether the gate holds nothing back at `now`: replaced by a fresh, open gate, the
+    /// origin's next operations would go as this gate lets them. What a driver that keeps
+    /// gates in a bounded map asks before evicting one that no operation holds (an operation
+    /// waiting on the gate holds it). Reads only.
+    ///
+    /// - **Open:** yes.
+    /// - **Closed:** no, until the closing's end.
+    /// - **Half-open:** yes once the closing's end plus its spread has passed (every caller
+    ///   told `Closed` was told to come back by then) and no probe's lease runs. Such a gate
+    ///   still holds a probe for its next caller, but the server's pause is over, and nobody
+    ///   has asked since: a gate nobody asks again would stay half-open forever, and a map
+    ///   full of them would keep every new origin's gate out. Evicted, the origin's next
+    ///   operations go without one probe first.
+    /// - **Reopening:** yes once every slot it gave is past and the pace has doubled: its next
+    ///   caller would open it for all.
+    ///
+    /// ```
+    /// use backstop_core::{Gate, GateSignal, GateState, Instant, OriginGate};
+    /// use core::time::Duration;
+    ///
+    /// let gate = OriginGate::default();
+    /// let t = Instant::from_secs(100);
+    /// assert!(gate.holds_nothing_back(t));
+    /// // A 429 with `Retry-After: 60`: closed for 60 s, callers spread over the 1 s after.
+    /// gate.on_attempt_end(t, GateSignal {
+    ///     started: t,
+    ///     back_off: Some(Duration::from_secs(60)),
+    ///     failed: true,
+    ///     probe: false,
+    /// });
+    /// assert!(!gate.holds_nothing_back(Instant::from_secs(160)));
+    /// // An hour later nobody has asked: half-open still, with nothing to hold back.
+    /// let later = Instant::from_secs(3_700);
+    /// assert!(matches!(gate.state(later), GateState::HalfOpen { probe_lease: None, .. }));
+    /// assert!(gate.holds_nothing_back(later));
+    /// ```
+    #[must_use]
+    pub fn holds_nothing_back(&self, now: Instant) -> bool {
+        if self.open.load(Ordering::Acquire) {
+            return true;
+        }
+        let _locked = self.lock();
+        if self.open.load(Ordering::Relaxed) {
+            return true;
+        }
+        let now = now.nanos();
+        if self.pacing.load(Ordering::Relaxed) {
+            let elapsed = now.saturating_sub(self.pace_from.load(Ordering::Relaxed));
+            return self.next_slot.load(Ordering::Relaxed) <= now
+                && self.config.reopening.doubled(elapsed);
+        }
+        let returned = self
+            .until
+            .load(Ordering::Relaxed)
+            .saturating_add(self.reopen_spread.load(Ordering::Relaxed));
+        now >= returned && now >= self.probe_until.load(Ordering::Relaxed)
+    }
+
     /// How many times the gate has closed: from open, or again from half-open (an extension
     /// of a closing in force is not a new one). A driver compares it before and after
     /// [`Gate::on_attempt_end`] to tell that the call closed the gate.
@@ -534,6 +592,17 @@ impl OriginGate {
         self.probe_until.store(0, Ordering::Relaxed);
         self.closes.fetch_add(1, Ordering::Relaxed);
         self.open.store(false, Ordering::Release);
+    }
+
+    /// Whether `ask` comes from an operation the closing in force has not counted yet: a new
+    /// caller, the holder of a slot of the reopening the closing cut short (slots are given
+    /// only while reopening, before the closing began), or one back from a hold given before
+    /// the closing began. A hold given at the very instant the closing began counts as the
+    /// closing's own: at worst an operation goes uncounted, and the pace is slower. Under the
+    /// lock.
+    fn new_in_closing(&self, ask: Ask) -> bool {
+        let closed_at = self.closed_at.load(Ordering::Relaxed);
+        ask.slot.is_some() || ask.returning.is_none_or(|held| held.nanos() < closed_at)
     }
 
     /// The closing's end, spread and reason. Under the lock.
@@ -685,7 +754,7 @@ impl Gate for OriginGate {
         }
         let until = self.until.load(Ordering::Relaxed);
         if now < until {
-            if !ask.returning {
+            if self.new_in_closing(ask) {
                 self.askers.fetch_add(1, Ordering::Relaxed);
             }
             let spread = self.reopen_spread.load(Ordering::Relaxed);

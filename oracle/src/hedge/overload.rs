@@ -259,8 +259,9 @@ struct Consults {
     answered_since: bool,
     /// The slot a `Paced` answer gave the copy due.
     slot: Option<Slot>,
-    /// The gate's last answer held the operation back.
-    gate_held: bool,
+    /// When the gate's last answer held the operation back (the instant it asked then), if
+    /// it did.
+    gate_held: Option<Instant>,
     /// A hold suppressed the copies from here on, for this reason.
     suppressed: Option<StopReason>,
     /// The probes handed back (their admissions).
@@ -288,7 +289,7 @@ impl Consults {
             pending_probe: None,
             answered_since: false,
             slot: None,
-            gate_held: false,
+            gate_held: None,
             suppressed: None,
             handed_back: Vec::new(),
             done: false,
@@ -462,7 +463,8 @@ impl Consults {
                         GateAdmission::Closed(_)
                             | GateAdmission::AwaitProbe(_)
                             | GateAdmission::Paced(_)
-                    );
+                    )
+                    .then_some(now);
                     match answer {
                         // A slot it held is spent, whatever the limiter says.
                         GateAdmission::Open => admitted = Some(None),

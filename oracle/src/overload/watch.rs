@@ -54,8 +54,9 @@ pub(super) struct Consulting {
     /// The slot a reopening gate set aside for the operation's attempt due: its next ask
     /// must hold it.
     pub(super) slot: Option<Slot>,
-    /// The gate's last answer held the operation back: its next ask says it returns.
-    pub(super) gate_held: bool,
+    /// When the gate's last answer held the operation back (the instant it asked then), if
+    /// it did: its next ask says it returns from that hold.
+    pub(super) gate_held: Option<Instant>,
 }
 
 /// The checks' view of the shared objects.
@@ -282,12 +283,14 @@ impl Watch {
             );
             assert_eq!(
                 ask.returning, op.gate_held,
-                "an operation returns to the gate exactly when its last answer held it back"
+                "an operation returns to the gate exactly when its last answer held it back, \
+                 from the instant of that answer"
             );
             op.gate_held = matches!(
                 answer,
                 GateAdmission::Closed(_) | GateAdmission::AwaitProbe(_) | GateAdmission::Paced(_)
-            );
+            )
+            .then_some(now);
             rest = &rest[1..];
             match answer {
                 // A slot it held is spent, whatever the limiter says.

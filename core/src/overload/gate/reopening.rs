@@ -20,8 +20,8 @@ pub(super) const SLOWEST_START: u64 = 1_000_000_000;
 /// gate admits one operation at a time, each at its own *slot*: the first slot is the
 /// probe's success, the next ones follow at an interval that starts at the closing's measured
 /// pace (its length divided by the operations that asked while it was closed, each counted
-/// once however often it asked, at most 1 s)
-/// and shrinks as the reopening ages. A caller asking before the next free slot is told that
+/// once however often it asked, those held over from an earlier closing or from the reopening
+/// the closing cut short included; at most 1 s) and shrinks as the reopening ages. A caller asking before the next free slot is told that
 /// slot ([`GateAdmission::Paced`](crate::GateAdmission::Paced)) and holds it; a slot at or
 /// past the caller's deadline is not given (the operation gives up at once, with
 /// `origin_paused`). The gate is open again for all, without pace, at the first caller that
