@@ -18,11 +18,14 @@
 //! - [`retry_after`]: the `Retry-After` and HTTP-date parsers, against an independent grammar
 //!   and reference parser, and differentially against `httpdate`.
 //! - [`rate_limit`]: the `RateLimit` parser, differentially against `sfv`.
+//! - [`content_range`]: the `Content-Range` parser, against a reference on `str`, and the
+//!   resume answers built on it.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 mod bytes;
+pub mod content_range;
 pub mod hedge;
 pub mod machine;
 pub mod overload;

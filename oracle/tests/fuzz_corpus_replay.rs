@@ -3,7 +3,7 @@
 //! stable toolchain with a plain `cargo test`: a regression is caught even where cargo-fuzz is
 //! absent. The checks are this crate's.
 
-use backstop_oracle::{hedge, machine, overload, rate_limit, retry_after};
+use backstop_oracle::{content_range, hedge, machine, overload, rate_limit, retry_after};
 
 use std::path::{Path, PathBuf};
 
@@ -117,4 +117,13 @@ fn hostile_retry_after_values_pass_the_parser_checks() {
     for v in values.iter().copied().chain([long_ows.as_slice()]) {
         retry_after::check(v);
     }
+}
+
+#[test]
+fn every_content_range_corpus_file_passes_the_parser_checks() {
+    let n = replay("content_range", content_range::check);
+    assert!(
+        n > 0,
+        "the content_range corpus is missing: fuzz/corpus/content_range/"
+    );
 }

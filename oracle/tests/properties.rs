@@ -30,6 +30,20 @@ proptest! {
     }
 
     #[test]
+    fn the_content_range_parser_agrees_with_its_reference_on_range_shaped_bytes(
+        pieces in proptest::collection::vec(
+            prop_oneof![
+                Just("bytes".to_owned()), Just(" ".to_owned()), Just("-".to_owned()),
+                Just("/".to_owned()), Just("*".to_owned()), Just("\t".to_owned()),
+                "[0-9]{1,21}",
+            ],
+            0..9,
+        )
+    ) {
+        backstop_oracle::content_range::check(pieces.concat().as_bytes());
+    }
+
+    #[test]
     fn the_rate_limit_parser_agrees_with_sfv_on_arbitrary_bytes(
         data in proptest::collection::vec(any::<u8>(), 0..64),
     ) {
