@@ -104,26 +104,29 @@ impl OperationName {
 }
 
 /// Which attempt of its operation a request is (the first is 1; a hedged copy is numbered
-/// like an attempt), in that attempt's request extensions.
+/// like an attempt), in the request extensions of every attempt after the first.
 ///
-/// Every front door puts it there, so that a layer below backstop can record OpenTelemetry's
-/// `http.request.resend_count` itself ([`resend_count`](Self::resend_count)), or log it: in
-/// the copy each attempt sends ([`run`](crate::run), ureq's `Client::run`, where a ureq
-/// middleware reads it), in the request the tower layer gives the inner service (tower-http's
-/// `TraceLayer` and any layer below), and in the extensions the reqwest middleware passes down
-/// the rest of the chain (any middleware after backstop's; the caller's extensions keep the
-/// last attempt's).
+/// Every front door puts it there on resends, so that a layer below backstop can record
+/// OpenTelemetry's `http.request.resend_count` itself ([`resend_count`](Self::resend_count)),
+/// which the convention sets on resends only, or log it: in the copy each attempt sends
+/// ([`run`](crate::run), ureq's `Client::run`, where a ureq middleware reads it), in the
+/// request the tower layer gives the inner service (tower-http's `TraceLayer` and any layer
+/// below), and in the extensions the reqwest middleware passes down the rest of the chain (any
+/// middleware after backstop's; the caller's extensions keep the last attempt's). The first
+/// attempt carries none (a request sent once, the usual one, pays nothing for it):
+/// [`of`](Self::of) reads an absent number as the first.
 ///
 /// ```
 /// use backstop::transport::AttemptNumber;
 ///
 /// // In a layer below backstop:
 /// fn resend_count<B>(request: &http::Request<B>) -> Option<u32> {
-///     let attempt = request.extensions().get::<AttemptNumber>()?;
+///     let resends = AttemptNumber::of(request.extensions()).resend_count();
 ///     // OpenTelemetry's convention sets the attribute on resends only.
-///     (attempt.resend_count() > 0).then(|| attempt.resend_count())
+///     (resends > 0).then_some(resends)
 /// }
 /// let mut request = http::Request::new(());
+/// assert_eq!(resend_count(&request), None); // a first attempt
 /// request.extensions_mut().insert(AttemptNumber(2));
 /// assert_eq!(resend_count(&request), Some(1));
 /// ```
@@ -135,6 +138,23 @@ impl AttemptNumber {
     #[must_use]
     pub const fn resend_count(self) -> u32 {
         self.0.saturating_sub(1)
+    }
+
+    /// The attempt a request with `extensions` is: the number in them, else the first.
+    #[must_use]
+    pub fn of(extensions: &http::Extensions) -> Self {
+        extensions
+            .get::<Self>()
+            .copied()
+            .unwrap_or(AttemptNumber(1))
+    }
+
+    /// Puts attempt `number` in `extensions` when it is a resend; a first attempt's is implied.
+    #[inline]
+    pub(crate) fn put(extensions: &mut http::Extensions, number: u32) {
+        if number > 1 {
+            extensions.insert(AttemptNumber(number));
+        }
     }
 }
 

@@ -92,7 +92,7 @@ where
         plan,
         move |number, _: &Plan| {
             let mut copy = copy_for_attempt(&request);
-            copy.extensions_mut().insert(AttemptNumber(number));
+            AttemptNumber::put(copy.extensions_mut(), number);
             copy
         },
         transport,

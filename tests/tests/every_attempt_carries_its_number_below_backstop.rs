@@ -1,6 +1,7 @@
-//! Every front door puts each attempt's `AttemptNumber` in that attempt's request extensions,
+//! Every front door puts each resend's `AttemptNumber` in that attempt's request extensions,
 //! where a layer, middleware or transport below backstop reads it (to record OpenTelemetry's
-//! `http.request.resend_count` itself): 1 then 2 for a 503 retried into a 200. Under hedging,
+//! `http.request.resend_count` itself): none on the first attempt (`AttemptNumber::of` reads
+//! it as 1), then 2, for a 503 retried into a 200. Under hedging,
 //! the reqwest middleware hands its caller the extensions the winning copy went down the chain
 //! with.
 
@@ -52,7 +53,7 @@ fn a_tower_service_below_the_layer_sees_each_attempts_number() {
         response.status().as_u16()
     });
     assert_eq!(status, 200);
-    assert_eq!(*seen.lock().expect("lock"), [Some(1), Some(2)]);
+    assert_eq!(*seen.lock().expect("lock"), [None, Some(2)]);
 }
 
 /// A reqwest middleware after backstop's that notes each attempt's number, and puts it in the
@@ -104,7 +105,7 @@ fn a_reqwest_middleware_after_backstops_sees_each_attempts_number() {
         response.status().as_u16()
     });
     assert_eq!(status, 200);
-    assert_eq!(*seen.lock().expect("lock"), [Some(1), Some(2)]);
+    assert_eq!(*seen.lock().expect("lock"), [None, Some(2)]);
 }
 
 #[test]
@@ -127,7 +128,7 @@ fn a_ureq_middleware_sees_each_attempts_number() {
         .expect("a request");
     let response = client.run(request).expect("a response");
     assert_eq!(response.response.status(), 200);
-    assert_eq!(*seen.lock().expect("lock"), [Some(1), Some(2)]);
+    assert_eq!(*seen.lock().expect("lock"), [None, Some(2)]);
 }
 
 #[test]
@@ -151,7 +152,7 @@ fn a_transport_given_to_run_sees_each_attempts_number() {
     let done = futures_lite::future::block_on(backstop::run(&retrier, &clock, request, transport))
         .expect("a response");
     assert_eq!(done.response.status(), 200);
-    assert_eq!(*seen.lock().expect("lock"), [Some(1), Some(2)]);
+    assert_eq!(*seen.lock().expect("lock"), [None, Some(2)]);
 }
 
 #[test]

@@ -42,9 +42,10 @@
 //! An attempt that failed without a response has `error.type` set to its
 //! [`ErrorKind`](crate::ErrorKind) (`connection_refused`, `timeout`, …); a hedged copy cancelled in
 //! flight has `backstop.cancelled` (`superseded`, `fatal`, `aborted`). The events go to the
-//! operation's span as span events at their own levels (the waits are INFO). Each attempt's request
-//! also carries its [`AttemptNumber`](crate::transport::AttemptNumber) in its extensions, for a
-//! layer below backstop to record `http.request.resend_count` on its own spans.
+//! operation's span as span events at their own levels (the waits are INFO). Each resend's request
+//! also carries its [`AttemptNumber`](crate::transport::AttemptNumber) in its extensions (the
+//! first attempt's is implied), for a layer below backstop to record
+//! `http.request.resend_count` on its own spans.
 //!
 //! ```
 //! use backstop::{Metrics, Retrier};

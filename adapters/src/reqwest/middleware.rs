@@ -259,7 +259,7 @@ fn hedged<'f, RT: Runtime + Send + Sync + 'static>(
         let copy = copy(&request).map(Box::new);
         let next = next.clone();
         let mut own = extensions.clone();
-        own.insert(AttemptNumber(attempt.number));
+        AttemptNumber::put(&mut own, attempt.number);
         async move {
             let copy =
                 copy.ok_or_else(|| reqwest_middleware::Error::middleware(BodyNotReplayableError))?;
@@ -399,7 +399,7 @@ impl Transport<()> for Sends<'_> {
             ..
         } = &mut *self;
         *own = extensions.clone();
-        own.insert(AttemptNumber(attempt.number));
+        AttemptNumber::put(own, attempt.number);
         Call(request.map(|request| next.clone().run(request, own)))
     }
 

@@ -183,7 +183,7 @@ where
         }
         let mut service = inner.clone();
         let mut request = request.clone();
-        request.extensions_mut().insert(AttemptNumber(copy.number));
+        AttemptNumber::put(request.extensions_mut(), copy.number);
         // The usual clone is ready at once: asked here (no waker kept), it is called now and
         // the copy holds the service's future only. One that is not is asked again, with the
         // task's waker, when the copy is first polled.
@@ -336,7 +336,7 @@ where
                 head.version = self.version;
                 head.headers = self.headers.clone();
                 head.extensions = self.extensions.clone();
-                head.extensions.insert(AttemptNumber(attempt.number));
+                AttemptNumber::put(&mut head.extensions, attempt.number);
                 let request = http::Request::from_parts(head, self.body.clone());
                 Called::Future {
                     future: self.inner.call(request),
