@@ -20,7 +20,9 @@
 //!   [`fleet`] (issue 27) runs a thousand processes, each with its own gate and limiter, told
 //!   one instant by an HTTP-date `Retry-After`.
 //!
-//! Everything is seeded: the same seed gives the same tables and figures, bit for bit.
+//! Everything is seeded and runs on virtual time: the same seed and the same code give the
+//! same tables and figures, bit for bit (the binaries read the wall clock only to print how
+//! long they took).
 
 pub mod adaptive;
 pub mod cli;
