@@ -11,7 +11,7 @@
 //! - [`hedging`] (issue 20, binary `hedge`) drives the real
 //!   [`HedgeMachine`](backstop_core::HedgeMachine) instead: requests fanned out to 100 leaves
 //!   whose latency has the heavy tail of [`tail`], with no hedging, fixed and adaptive backup
-//!   requests, and a provider-wide slowdown.
+//!   requests, and a provider-wide slowdown; [`hedge_outputs`] makes its tables and figures.
 //! - [`pushback`] and [`adaptive`] (issue 21, binary `overload`, run together by
 //!   [`overload_control`] through the open-loop driver [`open_loop`]) drive the real
 //!   `RetryMachine` with the overload objects: an [`OriginGate`](backstop_core::OriginGate)
@@ -20,13 +20,16 @@
 //!   [`fleet`] (issue 27) runs a thousand processes, each with its own gate and limiter, told
 //!   one instant by an HTTP-date `Retry-After`.
 //!
-//! Everything is seeded: the same seed gives the same tables and figures, bit for bit.
+//! Everything is seeded and runs on virtual time: the same seed and the same code give the
+//! same tables and figures, bit for bit (the binaries read the wall clock only to print how
+//! long they took).
 
 pub mod adaptive;
 pub mod cli;
 pub mod contention;
 pub mod events;
 pub mod fleet;
+pub mod hedge_outputs;
 pub mod hedging;
 pub mod net;
 pub mod open_loop;

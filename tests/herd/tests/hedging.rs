@@ -4,8 +4,8 @@
 
 use std::sync::OnceLock;
 
+use backstop_herd::hedge_outputs::run;
 use backstop_herd::hedging::{self, claim_checks, Case, Config, Outcome};
-use backstop_herd::parallel::parallel;
 use backstop_herd::report;
 
 const CONFIG: Config = Config {
@@ -15,18 +15,6 @@ const CONFIG: Config = Config {
     rate: 100,
     seed: 2012,
 };
-
-fn cases() -> Vec<Case> {
-    Case::ROWS
-        .iter()
-        .copied()
-        .chain([Case::ADAPTIVE_SLOW_UNBUDGETED])
-        .collect()
-}
-
-fn run(config: &Config) -> Vec<Outcome> {
-    parallel(&cases(), |&c| hedging::run(config, c))
-}
 
 /// One run of every case, shared by the tests.
 fn outcomes() -> &'static [Outcome] {
