@@ -33,20 +33,20 @@ use futures_lite::future;
 
 use crate::abort::Abort;
 use crate::observe::events::EventKind;
-use crate::observe::{AttemptEnd, Emitter};
+use crate::observe::Emitter;
 use crate::outcome::{Retried, RetryError};
-use crate::overload::{Marks, SharedGate, SharedLimiter};
+use crate::overload::{AttemptEnd, Marks, SharedGate, SharedLimiter};
 use crate::race::{Race, Raced, Racer};
 use crate::request::{Attempt, Plan};
 use crate::retrier::{LazyRng, Retrier, SharedBudget};
 use crate::run::{classified, response_facts};
 use crate::runtime::Runtime;
 use crate::timed_out::AttemptTimedOut;
-use crate::{ErrorKind, HedgeOutcome, Policy, StopReason};
 use backstop_core::{
     AttemptError, AttemptOutcome, FirstCopy, HedgeDecision, HedgeEvent, HedgeMachine, HedgeTrigger,
     Instant, LatencyTracker, Request, Response,
 };
+use backstop_core::{ErrorKind, HedgeOutcome, Policy, StopReason};
 use copies::{Copies, SentCopy};
 
 /// What the machines know of the request in `plan` when an operation under `policy` is
@@ -113,7 +113,7 @@ where
                 retrier.next_rng(),
                 retrier.budget.clone(),
                 &*retrier.latencies,
-                SharedGate::of(retrier, origin, start),
+                SharedGate::of(retrier.gates.as_deref(), origin, start),
                 SharedLimiter(retrier.limiter.as_deref()),
             )
         };
@@ -288,7 +288,7 @@ struct Operation<'a, RT: ?Sized, K> {
     retrier: &'a Retrier,
     runtime: &'a RT,
     plan: &'a Plan,
-    emitter: Emitter<'a>,
+    emitter: Emitter<'a, Plan>,
     abort: Option<&'a Abort>,
     start: Instant,
     /// Names a client error's kind.
@@ -542,7 +542,7 @@ enum Answer<'r> {
 }
 
 /// Reports the operation's end: what hedging did, then `Finished`.
-fn ended_with(emitter: &Emitter<'_>, done: HedgeOutcome) {
+fn ended_with(emitter: &Emitter<'_, Plan>, done: HedgeOutcome) {
     emitter.emit(EventKind::Hedged {
         winner: done.winner,
         cancelled: done.cancelled,

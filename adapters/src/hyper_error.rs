@@ -7,7 +7,7 @@
 
 use std::error::Error;
 
-use crate::ErrorKind;
+use backstop_core::ErrorKind;
 
 use crate::classify::{error_chain, find_io_error, io_error_kind};
 

@@ -179,6 +179,7 @@ mod last_origin;
 mod outcome;
 mod progress;
 mod race;
+mod random;
 mod read;
 mod replay;
 mod request;

@@ -8,7 +8,7 @@
 
 use core::fmt;
 
-use crate::{ErrorKind, Outcome};
+use backstop_core::{ErrorKind, Outcome};
 
 use crate::observe::redact::DebugResponse;
 

@@ -53,8 +53,7 @@ use std::time::Duration;
 
 use crate::last_origin::{self, without_userinfo};
 use crate::observe::events::EventKind;
-use crate::observe::Emitter;
-use crate::retrier::Retrier;
+use crate::observe::{Emitter, Subject};
 
 use backstop_core::{Ask, Gate, GateAdmission, GateSignal, Instant, RateLimiter};
 
@@ -65,7 +64,7 @@ pub use backstop_core::{
 };
 
 /// One gate per origin, made on first use with one [`GateConfig`], in a bounded map: the
-/// origin gates of a [`Retrier`] ([`Retrier::origin_gates`](crate::Retrier::origin_gates)).
+/// origin gates of a [`Retrier`](crate::Retrier) ([`Retrier::origin_gates`](crate::Retrier::origin_gates)).
 /// Past its capacity ([`with_capacity`](Self::with_capacity), 1,024 by default) a new origin's
 /// gate takes the place of one that holds nothing back and that no operation holds.
 ///
@@ -292,7 +291,7 @@ impl OriginGates {
 /// A new gate's seed: the operating system's randomness, or (should it fail) the retrier's
 /// per-process jitter generator, as random across processes and never secret anyway.
 fn gate_seed() -> u64 {
-    getrandom::u64().unwrap_or_else(|_| crate::retrier::random_u64())
+    getrandom::u64().unwrap_or_else(|_| crate::random::random_u64())
 }
 
 /// Whether the map may evict `gate` at `now`: it holds nothing back
@@ -310,14 +309,44 @@ fn evictable(gate: &Arc<OriginGate>, now: Instant) -> bool {
 pub(crate) struct SharedGate(pub(crate) Option<Arc<OriginGate>>);
 
 impl SharedGate {
-    /// The gate of an operation to `origin` started at `now`: its origin's among the
-    /// retrier's gates (made when the origin's first operation starts), or none.
-    pub(crate) fn of(retrier: &Retrier, origin: Option<OriginOf>, now: Instant) -> Self {
-        SharedGate(match (origin, &retrier.gates) {
+    /// The gate of an operation to `origin` started at `now`: its origin's among `gates`
+    /// (the retrier's, made when the origin's first operation starts), or none.
+    pub(crate) fn of(gates: Option<&OriginGates>, origin: Option<OriginOf>, now: Instant) -> Self {
+        SharedGate(match (origin, gates) {
             (Some(OriginOf::Gate(gate)), Some(_)) => Some(gate),
             (Some(OriginOf::Origin(origin)), Some(gates)) => Some(gates.gate(*origin, now)),
             _ => None,
         })
+    }
+}
+
+/// How an attempt (or a hedged copy) ended, once the machine has heard of it.
+pub(crate) struct AttemptEnd {
+    pub(crate) attempt: u32,
+    pub(crate) outcome: backstop_core::AttemptOutcome,
+    pub(crate) sent: backstop_core::Instant,
+    pub(crate) ended: backstop_core::Instant,
+}
+
+impl AttemptEnd {
+    /// Tells the observers: the attempt's `AttemptEnded`, then what its report did to the gate
+    /// and the limiter (`marks`, read before the report, with the gate and the limiter to
+    /// compare them with) of an operation started at `start`.
+    pub(crate) fn announce(
+        self,
+        emitter: &Emitter<'_, impl Subject>,
+        marks: Option<(Marks, (&SharedGate, &SharedLimiter<'_>))>,
+        start: backstop_core::Instant,
+    ) {
+        emitter.emit(EventKind::AttemptEnded {
+            attempt: self.attempt,
+            result: self.outcome,
+            took: self.ended.saturating_duration_since(self.sent),
+            elapsed: self.ended.saturating_duration_since(start),
+        });
+        if let Some((marks, (gate, limiter))) = marks {
+            marks.emit_changes(gate, limiter, emitter, self.attempt, self.ended, start);
+        }
     }
 }
 
@@ -338,7 +367,7 @@ impl Marks {
     pub(crate) fn of(
         gate: &SharedGate,
         limiter: &SharedLimiter<'_>,
-        emitter: &Emitter<'_>,
+        emitter: &Emitter<'_, impl Subject>,
     ) -> Option<Self> {
         let gate = gate.0.as_deref();
         if (gate.is_none() && limiter.0.is_none()) || !emitter.heard() {
@@ -359,7 +388,7 @@ impl Marks {
         self,
         gate: &SharedGate,
         limiter: &SharedLimiter<'_>,
-        emitter: &Emitter<'_>,
+        emitter: &Emitter<'_, impl Subject>,
         attempt: u32,
         ended: Instant,
         start: Instant,

@@ -16,7 +16,7 @@ use core::pin::Pin;
 use core::sync::atomic::{AtomicU8, Ordering};
 use core::task::{Context, Poll};
 
-use crate::ErrorKind;
+use backstop_core::ErrorKind;
 
 /// Where the attempt being polled is, as its client said.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,7 +6,7 @@
 
 use core::fmt;
 
-use crate::Outcome;
+use backstop_core::Outcome;
 
 use crate::outcome::Retried;
 

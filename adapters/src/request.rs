@@ -18,8 +18,9 @@ use crate::observe::redact::DebugRequest;
 #[cfg(feature = "reqwest")]
 use crate::observe::redact::ShownUrl;
 use crate::observe::redact::Target;
+use crate::observe::Subject;
 use crate::overload::OriginOf;
-use crate::{Policy, Retrier};
+use backstop_core::Policy;
 
 /// The `Idempotency-Key` header name.
 pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
@@ -273,7 +274,7 @@ impl Plan {
     /// What the machines know of the request: its method, whether it carries an
     /// `Idempotency-Key`, whether its body can be sent again.
     pub(crate) fn facts(&self) -> backstop_core::Request {
-        backstop_core::Request::new(crate::Method::from(&self.method))
+        backstop_core::Request::new(backstop_core::Method::from(&self.method))
             .with_idempotency_key(self.has_idempotency_key)
             .with_replayable_body(!self.body_not_replayable)
     }
@@ -299,26 +300,19 @@ impl Plan {
             Address::Url(url) => Target::Url(url),
         }
     }
+}
 
-    /// The plan of `request` under `retrier` (see [`from_head`](Self::from_head)), with its
-    /// URI only when the retrier reads it (`Retrier::needs_uri`; else `/`, which nothing
-    /// reads), and its origin when the retrier has origin gates.
-    pub(crate) fn of<B>(request: &http::Request<B>, retrier: &Retrier) -> Self {
-        let uri = if retrier.needs_uri() {
-            request.uri().clone()
-        } else {
-            Uri::default()
-        };
-        let mut plan = Plan::from_head(
-            request.method().clone(),
-            uri,
-            request.headers(),
-            request.extensions(),
-        );
-        if let Some(gates) = &retrier.gates {
-            plan.origin = gates.find_uri(request.uri());
-        }
-        plan
+impl Subject for Plan {
+    fn operation_name(&self) -> Option<&str> {
+        self.name.as_ref().map(OperationName::as_str)
+    }
+
+    fn method(&self) -> &Method {
+        &self.method
+    }
+
+    fn target(&self) -> Target<'_> {
+        Plan::target(self)
     }
 }
 

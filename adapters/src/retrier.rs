@@ -2,13 +2,14 @@
 //! error-classification override, randomness.
 
 use core::fmt;
-use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::overload::OriginGates;
-use crate::{AdaptiveRateLimiter, Budget, ErrorKind, Policy};
-use backstop_core::{AttemptOutcome, ErrorClass, Instant, LatencyTracker, ResponseClass};
+use crate::overload::{AdaptiveRateLimiter, OriginGates};
+use crate::request::Plan;
+use backstop_core::{
+    AttemptOutcome, Budget, ErrorClass, ErrorKind, Instant, LatencyTracker, Policy, ResponseClass,
+};
 use rand_core::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
@@ -342,6 +343,27 @@ impl Retrier {
         crate::observe::reported(&self.observers)
     }
 
+    /// The plan of `request` under this retrier (see [`Plan::from_head`]), with its URI only
+    /// when the retrier reads it ([`Self::needs_uri`]; else `/`, which nothing reads), and
+    /// its origin when the retrier has origin gates.
+    pub(crate) fn plan<B>(&self, request: &http::Request<B>) -> Plan {
+        let uri = if self.needs_uri() {
+            request.uri().clone()
+        } else {
+            http::Uri::default()
+        };
+        let mut plan = Plan::from_head(
+            request.method().clone(),
+            uri,
+            request.headers(),
+            request.extensions(),
+        );
+        if let Some(gates) = &self.gates {
+            plan.origin = gates.find_uri(request.uri());
+        }
+        plan
+    }
+
     /// Whether an operation started now reads its request's URI: for its events, for the
     /// response hook, or for the `metrics` feature's `server.address` and `server.port`. A
     /// front door passes the URI to the loop only then (copying it costs more than the rest
@@ -381,7 +403,9 @@ pub(crate) enum LazyRng {
 impl LazyRng {
     fn rng(&mut self) -> &mut Pcg64Mcg {
         if let LazyRng::Seed(seed) = *self {
-            *self = LazyRng::Rng(Pcg64Mcg::seed_from_u64(seed.unwrap_or_else(random_u64)));
+            *self = LazyRng::Rng(Pcg64Mcg::seed_from_u64(
+                seed.unwrap_or_else(crate::random::random_u64),
+            ));
         }
         match self {
             LazyRng::Rng(rng) => rng,
@@ -439,31 +463,4 @@ impl Budget for SharedBudget {
             b.on_attempt_end(now, success);
         }
     }
-}
-
-/// 64 random bits for jitter: a per-thread SplitMix64 sequence, started from the standard
-/// library's per-process random hash keys, a clock and the thread. Cheap per operation, and
-/// predictable from its outputs: never for a secret (idempotency keys draw from the operating
-/// system: `request::new_idempotency_key`).
-pub(crate) fn random_u64() -> u64 {
-    use std::cell::Cell;
-    thread_local! {
-        static STATE: Cell<u64> = Cell::new({
-            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-            h.write_u64(0x5EED);
-            if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
-                h.write_u128(t.as_nanos());
-            }
-            std::thread::current().id().hash(&mut h);
-            h.finish()
-        });
-    }
-    STATE.with(|s| {
-        let x = s.get().wrapping_add(0x9E37_79B9_7F4A_7C15);
-        s.set(x);
-        let mut z = x;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    })
 }

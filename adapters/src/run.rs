@@ -13,20 +13,20 @@ use core::ops::Deref;
 use core::pin::{pin, Pin};
 use core::time::Duration;
 
-use crate::{ErrorKind, Outcome, Policy, StopReason};
 use backstop_core::{
     AttemptError, AttemptOutcome, Decision, Event, Instant, Response, ResponseClass, RetryMachine,
     SendReason, WaitReason,
 };
+use backstop_core::{ErrorKind, Outcome, Policy, StopReason};
 use futures_lite::future;
 
 use crate::abort::Abort;
 use crate::drain::{announced_too_long, DrainLimits};
 use crate::observe::events::EventKind;
 use crate::observe::spans::{AttemptSpan, InSpan};
-use crate::observe::{AttemptEnd, Emitter};
+use crate::observe::Emitter;
 use crate::outcome::{Retried, RetryError};
-use crate::overload::{Marks, SharedGate, SharedLimiter};
+use crate::overload::{AttemptEnd, Marks, SharedGate, SharedLimiter};
 use crate::progress::Progress;
 use crate::race::{Race, Raced, Racer};
 use crate::request::{copy_for_attempt, Attempt, AttemptNumber, Plan};
@@ -85,7 +85,7 @@ where
     B: Clone,
     T: Transport<B>,
 {
-    let plan = Plan::of(&request, retrier);
+    let plan = retrier.plan(&request);
     drive(
         retrier,
         runtime,
@@ -199,7 +199,7 @@ where
                 facts,
                 retrier.next_rng(),
                 retrier.budget.clone(),
-                SharedGate::of(retrier, origin, start),
+                SharedGate::of(retrier.gates.as_deref(), origin, start),
                 SharedLimiter(retrier.limiter.as_deref()),
                 start,
             ),
@@ -249,25 +249,13 @@ where
                         let _ = operation.machine.handle(now, Event::Abort);
                         continue;
                     }
-                    if !is_ready {
-                        match operation.ready(pin!(transport.ready())).await {
-                            // Ready at once: the decision stands.
-                            Ok(None) => {}
-                            // Time passed: decide again on the clock after (the deadline may have
-                            // come, the timeout is shorter), keeping the transport ready.
-                            Ok(Some(after)) => {
-                                is_ready = true;
-                                now = after;
-                                continue;
-                            }
-                            // Aborted, or the deadline came first: the machine ends the operation.
-                            Err(after) => {
-                                now = after;
-                                continue;
-                            }
-                        }
+                    // Not ready at once: decide again on the clock after (the deadline may have
+                    // come, the timeout is shorter, the abort may have ended the operation).
+                    if let Some(after) = operation.ready(&mut is_ready, || transport.ready()).await
+                    {
+                        now = after;
+                        continue;
                     }
-                    is_ready = false;
                     // Pinned here, where it lives until it ends; dropped before its error is read
                     // (the transport is lent to it meanwhile). It runs inside the attempt's span.
                     let span = operation.emitter.attempt_span(attempt);
@@ -362,7 +350,7 @@ type Sent<B, E> = Raced<Result<http::Response<B>, E>>;
 struct Operation<'a, RT: ?Sized> {
     retrier: &'a Retrier,
     runtime: &'a RT,
-    emitter: Emitter<'a>,
+    emitter: Emitter<'a, Plan>,
     machine: RetryMachine<LazyRng, SharedBudget, SharedGate, SharedLimiter<'a>, &'a Policy>,
     /// Whether the attempt in flight is still connecting, as its client says.
     progress: Progress,
@@ -456,27 +444,34 @@ impl<'a, RT: Runtime + ?Sized> Operation<'a, RT> {
         }
     }
 
-    /// Awaits `ready`, bounded by the deadline and the abort (an abort is reported; the
-    /// deadline the machine finds at its next decision). Returns the clock after if it was
-    /// not ready at once; or the clock after the deadline or abort that came first.
-    async fn ready(
+    /// Makes the transport ready for the attempt about to go (`ready`), unless a wait for it
+    /// already did (`is_ready`, which this resets), bounded by the deadline and the abort (an
+    /// abort is reported; the deadline the machine finds at its next decision). `None`: ready
+    /// at once, the decision stands. Else the clock after, to decide again on; when the
+    /// transport became ready meanwhile, `is_ready` keeps it so for that decision.
+    async fn ready<F: Future<Output = ()>>(
         &mut self,
-        mut ready: Pin<&mut impl Future<Output = ()>>,
-    ) -> Result<Option<Instant>, Instant> {
+        is_ready: &mut bool,
+        ready: impl FnOnce() -> F,
+    ) -> Option<Instant> {
+        if core::mem::take(is_ready) {
+            return None;
+        }
+        let mut ready = pin!(ready());
         // The common case, a client that is always ready, costs one poll and no clock read.
         if future::poll_once(ready.as_mut()).await.is_some() {
-            return Ok(None);
+            return None;
         }
         let raced = self.race(self.machine.deadline(), ready).await;
         let after = self.runtime.now();
         match raced {
-            Raced::Done(()) if !self.aborted() => Ok(Some(after)),
+            Raced::Done(()) if !self.aborted() => *is_ready = true,
             Raced::Aborted | Raced::Done(_) => {
                 let _ = self.machine.handle(after, Event::Abort);
-                Err(after)
             }
-            Raced::TimedOut => Err(after),
+            Raced::TimedOut => {}
         }
+        Some(after)
     }
 
     /// Races `attempt` against `timeout_at` and the abort (see [`Race`]).

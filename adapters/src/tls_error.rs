@@ -110,7 +110,7 @@ mod tests {
 
     use super::*;
     use crate::classify::connect_error_kind;
-    use crate::ErrorKind;
+    use backstop_core::ErrorKind;
 
     fn wrapped(e: rustls::Error) -> io::Error {
         // As hyper-rustls hands it over: an io::Error around tokio-rustls' io::Error.

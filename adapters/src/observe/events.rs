@@ -4,8 +4,8 @@ use core::fmt;
 use core::time::Duration;
 
 use crate::observe::redact::RedactedUri;
-use crate::{Outcome, StopReason};
 use backstop_core::{AttemptOutcome, CancelReason, DelaySource, HedgeTrigger};
+use backstop_core::{Outcome, StopReason};
 
 /// One event of one operation. It borrows the operation's name, method and redacted URL.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

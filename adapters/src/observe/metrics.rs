@@ -7,8 +7,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::StopReason;
 use backstop_core::AttemptOutcome;
+use backstop_core::StopReason;
 
 use crate::observe::events::EventKind;
 

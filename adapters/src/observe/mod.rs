@@ -76,9 +76,9 @@ pub use events::{EventKind, RetryEvent};
 pub use metrics::{Metrics, MetricsSnapshot};
 pub use redact::{redact_uri, RedactedUri};
 
+use redact::Target;
+
 use crate::observe::spans::{AttemptSpan, OperationSpan};
-use crate::overload::{Marks, SharedGate, SharedLimiter};
-use crate::request::Plan;
 use crate::runtime::Runtime;
 
 /// A callback that receives every event (attempts, waits, outcomes).
@@ -118,63 +118,45 @@ fn trace_enabled() -> bool {
     false
 }
 
-/// How an attempt (or a hedged copy) ended, once the machine has heard of it.
-pub(crate) struct AttemptEnd {
-    pub(crate) attempt: u32,
-    pub(crate) outcome: backstop_core::AttemptOutcome,
-    pub(crate) sent: backstop_core::Instant,
-    pub(crate) ended: backstop_core::Instant,
-}
-
-impl AttemptEnd {
-    /// Tells the observers: the attempt's `AttemptEnded`, then what its report did to the gate
-    /// and the limiter (`marks`, read before the report, with the gate and the limiter to
-    /// compare them with) of an operation started at `start`.
-    pub(crate) fn announce(
-        self,
-        emitter: &Emitter<'_>,
-        marks: Option<(Marks, (&SharedGate, &SharedLimiter<'_>))>,
-        start: backstop_core::Instant,
-    ) {
-        emitter.emit(EventKind::AttemptEnded {
-            attempt: self.attempt,
-            result: self.outcome,
-            took: self.ended.saturating_duration_since(self.sent),
-            elapsed: self.ended.saturating_duration_since(start),
-        });
-        if let Some((marks, (gate, limiter))) = marks {
-            marks.emit_changes(gate, limiter, emitter, self.attempt, self.ended, start);
-        }
-    }
+/// What an operation's events say of its request: its name (empty: none), its method and
+/// its target (redacted whenever it is shown). The request's plan is one; this module knows
+/// it by this trait only, so that it stands below the modules that make requests.
+pub(crate) trait Subject {
+    /// The operation's name.
+    fn operation_name(&self) -> Option<&str>;
+    /// The request's method.
+    fn method(&self) -> &http::Method;
+    /// The request's target.
+    fn target(&self) -> Target<'_>;
 }
 
 /// Sends one operation's events to the observers, the metrics, the `metrics` facade and
 /// `tracing`.
-pub(crate) struct Emitter<'r> {
+pub(crate) struct Emitter<'r, S> {
     // Thin references (a `Vec`'s, the plan's): the emitter lives in every operation's future.
     observers: &'r Vec<Observer>,
     metrics: Option<&'r Metrics>,
     #[cfg(feature = "metrics")]
     series: otel_metrics::Series,
     /// The operation's name, method and URI (redacted whenever it is shown).
-    plan: &'r Plan,
+    plan: &'r S,
     active: bool,
     /// The operation's span (none unless reported and a subscriber wants it).
     span: OperationSpan,
 }
 
-impl<'r> Emitter<'r> {
+impl<'r, S: Subject> Emitter<'r, S> {
     /// The emitter of the operation `plan` (its name, its method, its URI): it borrows it,
     /// and formats nothing until a callback or a subscriber does.
     pub(crate) fn new(
         observers: &'r Vec<Observer>,
         metrics: Option<&'r Metrics>,
-        plan: &'r Plan,
+        plan: &'r S,
     ) -> Self {
-        let (name, method, target) = (plan.name.as_ref(), &plan.method, plan.target());
+        let (name, method, target) = (plan.operation_name(), plan.method(), plan.target());
         let active = reported(observers);
         let span = if active {
-            OperationSpan::new(name.map(crate::OperationName::as_str), method, target)
+            OperationSpan::new(name, method, target)
         } else {
             OperationSpan::default()
         };
@@ -197,7 +179,7 @@ impl<'r> Emitter<'r> {
     }
 
     /// The operation's plan.
-    pub(crate) fn plan(&self) -> &'r Plan {
+    pub(crate) fn plan(&self) -> &'r S {
         self.plan
     }
 
@@ -207,8 +189,11 @@ impl<'r> Emitter<'r> {
             return AttemptSpan::default();
         }
         let plan = self.plan;
-        self.span
-            .attempt(number, &plan.method, redact::RedactedUri::of(plan.target()))
+        self.span.attempt(
+            number,
+            plan.method(),
+            redact::RedactedUri::of(plan.target()),
+        )
     }
 
     /// The clock after an event was emitted at `read`: `read` itself when no callback ran
@@ -246,12 +231,8 @@ impl<'r> Emitter<'r> {
             return;
         }
         let event = RetryEvent {
-            operation: self
-                .plan
-                .name
-                .as_ref()
-                .map_or("", crate::OperationName::as_str),
-            method: self.plan.method.as_str(),
+            operation: self.plan.operation_name().unwrap_or_default(),
+            method: self.plan.method().as_str(),
             url: redact::RedactedUri::of(self.plan.target()),
             kind,
         };

@@ -21,8 +21,8 @@ use crate::last_origin;
 use crate::observe::events::EventKind;
 use crate::observe::known_method;
 use crate::observe::redact::{self, Target};
-use crate::StopReason;
 use backstop_core::AttemptOutcome;
+use backstop_core::StopReason;
 
 const REQUEST_DURATION: &str = "http.client.request.duration";
 const OPERATIONS: &str = "backstop.operations";
@@ -334,7 +334,7 @@ mod tests {
 
     fn finished(reason: StopReason) -> EventKind {
         EventKind::Finished {
-            outcome: crate::Outcome {
+            outcome: backstop_core::Outcome {
                 attempts: 2,
                 elapsed: Duration::ZERO,
                 reason,

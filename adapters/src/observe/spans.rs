@@ -26,9 +26,9 @@ use crate::observe::events::RetryEvent;
 use crate::observe::redact;
 use crate::observe::redact::{RedactedUri, Target};
 #[cfg(feature = "tracing")]
-use crate::Outcome;
-#[cfg(feature = "tracing")]
 use backstop_core::AttemptOutcome;
+#[cfg(feature = "tracing")]
+use backstop_core::Outcome;
 
 /// An operation's span, and what its attempts' spans repeat of the request.
 pub(crate) struct OperationSpan {
@@ -145,7 +145,7 @@ impl OperationSpan {
     /// the span.
     #[cfg(feature = "tracing")]
     pub(crate) fn emit(&self, event: &RetryEvent<'_>) {
-        if let crate::EventKind::Finished { outcome } = event.kind {
+        if let crate::observe::events::EventKind::Finished { outcome } = event.kind {
             self.finished(&outcome);
         }
         let _inside = self.span.enter();

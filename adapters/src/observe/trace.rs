@@ -13,8 +13,8 @@
 
 use core::time::Duration;
 
-use crate::{Outcome, StopReason};
 use backstop_core::AttemptOutcome;
+use backstop_core::{Outcome, StopReason};
 use tracing::Level;
 
 use crate::observe::events::{EventKind, RetryEvent};

@@ -5,8 +5,8 @@
 //! read as the hyper-based adapters do, so the same failure gets the same kind.
 
 use crate::classify::{connect_error_kind, exchange_error_kind};
-use crate::ErrorKind;
-use crate::RetryError;
+use crate::outcome::RetryError;
+use backstop_core::ErrorKind;
 
 /// What an operation that ended without a response hands back, inside
 /// `reqwest_middleware::Error::Middleware` (see [`retry_error`]).

@@ -13,12 +13,16 @@ use core::task::{Context, Poll};
 use crate::hedge::{hedges, run_hedged};
 use crate::idempotency::ensure_idempotency_key;
 use crate::observe::redact::ShownUrl;
+use crate::outcome::Retried;
+use crate::request::Attempt;
 use crate::request::{Address, Plan};
+use crate::retrier::Retrier;
 use crate::run::run_planned;
 use crate::runtime::Runtime;
 use crate::tokio::TokioRuntime;
+use crate::transport::Transport;
 use crate::transport::{drain_body, AttemptNumber, DrainLimits};
-use crate::{Attempt, ErrorKind, Retried, Retrier, Transport};
+use backstop_core::ErrorKind;
 use http::Extensions;
 use reqwest::{Body, Request, Response};
 use reqwest_middleware::{Middleware, Next};
@@ -218,7 +222,7 @@ fn finish(
 /// reqwest-middleware's.
 fn returned(
     result: Result<Retried<Response>, crate::reqwest::Error>,
-    hedged: Option<crate::HedgeOutcome>,
+    hedged: Option<backstop_core::HedgeOutcome>,
 ) -> reqwest_middleware::Result<Response> {
     match result {
         Ok(done) => {

@@ -7,7 +7,7 @@ use core::fmt;
 use std::io;
 
 use crate::classify::{connect_error_kind, exchange_error_kind, ResolveError};
-use crate::ErrorKind;
+use backstop_core::ErrorKind;
 
 /// Why one request of [`HttpService`](crate::smol::HttpService) failed.
 #[derive(Debug)]

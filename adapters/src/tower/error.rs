@@ -8,7 +8,7 @@ use core::fmt;
 use std::error::Error;
 
 use crate::classify::{connect_error_kind, exchange_error_kind, find_error, is_unservable_uri};
-use crate::ErrorKind;
+use backstop_core::ErrorKind;
 
 type BoxError = Box<dyn Error + Send + Sync>;
 

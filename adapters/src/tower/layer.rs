@@ -17,11 +17,16 @@ use crate::classify::port_out_of_range;
 use crate::classify::UnsupportedUri;
 use crate::hedge::{hedges, run_hedged};
 use crate::idempotency::ensure_idempotency_key;
+use crate::outcome::Retried;
+use crate::outcome::RetryError;
+use crate::request::Attempt;
 use crate::request::{Address, Plan};
+use crate::retrier::Retrier;
 use crate::run::{plan_head, run_planned, Own};
 use crate::runtime::Runtime;
+use crate::transport::Transport;
 use crate::transport::{drain_body, AttemptNumber, DrainLimits};
-use crate::{Attempt, HedgeOutcome, Retried, Retrier, RetryError, Transport};
+use backstop_core::HedgeOutcome;
 use tower_layer::Layer;
 use tower_service::Service;
 
@@ -115,7 +120,7 @@ where
         // The plan and the calls are made here, not in the future: what it captures it holds
         // once, where a value made inside it and lent to the loop would also keep the room of
         // what it was made from.
-        let mut plan = Plan::of(&request, &retrier);
+        let mut plan = retrier.plan(&request);
         let policy = plan.policy.as_deref().unwrap_or(retrier.policy());
         if let Some(facts) = hedges(policy, &plan) {
             let inner = self.inner.clone();
@@ -347,7 +352,7 @@ where
         called
     }
 
-    fn error_kind(&self, error: &ServiceError) -> crate::ErrorKind {
+    fn error_kind(&self, error: &ServiceError) -> backstop_core::ErrorKind {
         error_kind(error)
     }
 

@@ -10,7 +10,7 @@ use core::fmt;
 use std::io;
 
 use crate::classify::{find_error, io_error_kind, ResolveError};
-use crate::ErrorKind;
+use backstop_core::ErrorKind;
 use ureq::{Error, Timeout};
 
 /// The kind of a ureq error.

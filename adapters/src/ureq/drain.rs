@@ -11,8 +11,8 @@ use std::cell::Cell;
 use std::io;
 use std::time::Instant;
 
+use crate::abort::Abort;
 use crate::transport::DrainLimits;
-use crate::Abort;
 use ureq::unversioned::transport::time::Duration;
 use ureq::unversioned::transport::NextTimeout;
 use ureq::{Body, Timeout};

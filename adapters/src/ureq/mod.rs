@@ -132,8 +132,11 @@ use std::cell::RefCell;
 use std::net::IpAddr;
 
 use crate::last_origin;
+use crate::request::Attempt;
+use crate::run::run;
 use crate::transport::DrainLimits;
-use crate::{run, Attempt, ErrorKind, Transport};
+use crate::transport::Transport;
+use backstop_core::ErrorKind;
 use ureq::config::ConfigBuilder;
 use ureq::http::{Request, Response};
 use ureq::typestate::AgentScope;
