@@ -191,9 +191,14 @@ impl Gate for &Signals {
 
 /// The signal a gate hears of `response` to a first GET.
 fn signal_of(response: Response<'_>) -> GateSignal {
+    signal_under(Policy::default(), response)
+}
+
+/// The signal a gate hears of `response` to a first GET under `policy`.
+fn signal_under(policy: Policy, response: Response<'_>) -> GateSignal {
     let signals = Signals::default();
     let mut m = RetryMachine::with_overload(
-        Policy::default(),
+        policy,
         Request::new(Method::Get),
         Pcg64Mcg::seed_from_u64(1),
         Unlimited,
@@ -383,20 +388,7 @@ fn a_403_rate_limit_answer_follows_the_429s_setting() {
         );
         // And the gate hears the same pushback of both.
         let heard = |response: Response<'_>| {
-            let signals = Signals::default();
-            let mut m = RetryMachine::with_overload(
-                no_429,
-                Request::new(Method::Get),
-                Pcg64Mcg::seed_from_u64(1),
-                Unlimited,
-                &signals,
-                NoRateLimiter,
-                Instant::ZERO,
-            );
-            assert!(matches!(m.poll(Instant::ZERO), Decision::Send { .. }));
-            m.handle(Instant::ZERO, Event::AttemptStarted).unwrap();
-            m.handle(Instant::ZERO, Event::Response(response)).unwrap();
-            let signal = signals.0.get().expect("the gate heard of the attempt");
+            let signal = signal_under(no_429, response);
             (signal.back_off, signal.failed)
         };
         assert_eq!(heard(forbidden), heard(too_many), "{forbidden:?}");

@@ -4,15 +4,17 @@
 //! operation's and its attempt's alike. Through the tower layer over hyper-util, against a
 //! loopback server.
 
+#[path = "support/exported_spans.rs"]
+mod exported_spans;
+use exported_spans::exported;
+
 use backstop::runtime::VirtualTime;
 use backstop::Retrier;
 use backstop_tests::middleware::{block_on, tower_request};
 use backstop_tests::server::{Reply, Server};
-use opentelemetry::trace::TracerProvider as _;
 use opentelemetry::KeyValue;
-use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use opentelemetry_sdk::trace::SpanData;
 use tower::ServiceExt;
-use tracing_subscriber::layer::SubscriberExt;
 
 /// The text of attribute `key` of `span`, if it has one.
 fn text(span: &SpanData, key: &str) -> Option<String> {
@@ -26,13 +28,7 @@ fn text(span: &SpanData, key: &str) -> Option<String> {
 fn spans_of(method: http::Method) -> Vec<SpanData> {
     let server = Server::start([Reply::status(200).into()]);
     let url = server.url("/cache/item");
-    let exporter = InMemorySpanExporter::default();
-    let provider = SdkTracerProvider::builder()
-        .with_simple_exporter(exporter.clone())
-        .build();
-    let subscriber = tracing_subscriber::registry()
-        .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("scenario")));
-    let status = tracing::subscriber::with_default(subscriber, || {
+    let (status, spans) = exported(|| {
         block_on(async {
             let clock = VirtualTime::new(backstop::tokio::TokioRuntime::new());
             let http =
@@ -49,8 +45,7 @@ fn spans_of(method: http::Method) -> Vec<SpanData> {
         })
     });
     assert_eq!(status, 200);
-    provider.force_flush().expect("spans flushed");
-    let mut spans = exporter.get_finished_spans().expect("the finished spans");
+    let mut spans = spans;
     assert_eq!(spans.len(), 2, "an operation and its attempt: {spans:#?}");
     spans.sort_by_key(|s| text(s, "backstop.stop_reason").is_none());
     spans

@@ -4,6 +4,10 @@
 //! sent; its operation span is an error whose `error.type` is the reason. Over real loopback
 //! HTTP, on virtual time.
 
+#[path = "support/exported_spans.rs"]
+mod exported_spans;
+use exported_spans::exported;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,9 +15,6 @@ use backstop::{GateConfig, Hedging, OriginGates, Policy, Retrier, RetryError, St
 use backstop_tests::adapters::{for_each_adapter, Adapter, Clock, Failure};
 use backstop_tests::server::{Reply, Server};
 use backstop_tests::TestRequest;
-use opentelemetry::trace::TracerProvider as _;
-use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
-use tracing_subscriber::layer::SubscriberExt;
 
 /// One attempt (or copy) at a time, none while the origin is paused.
 fn policy(hedged: bool) -> Policy {
@@ -107,18 +108,10 @@ fn its_error_says_nothing_was_sent_and_is_no_timeout() {
 fn its_operation_span_is_an_error_named_by_the_reason() {
     let server = pushing_back();
     let retrier = paused(&server, Adapter::Ureq, false);
-    let exporter = InMemorySpanExporter::default();
-    let provider = SdkTracerProvider::builder()
-        .with_simple_exporter(exporter.clone())
-        .build();
-    let subscriber = tracing_subscriber::registry()
-        .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("scenario")));
-    tracing::subscriber::with_default(subscriber, || {
+    let ((), spans) = exported(|| {
         let next = Adapter::Ureq.run(&retrier, TestRequest::get(server.url("/b")), Clock::Virtual);
         assert!(matches!(next.result, Err(Failure::NotSent(_))), "{next:?}");
     });
-    provider.force_flush().expect("spans flushed");
-    let spans = exporter.get_finished_spans().expect("the finished spans");
     assert_eq!(spans.len(), 1, "an operation without attempts: {spans:#?}");
     let span = &spans[0];
     let error_type = span

@@ -6,15 +6,18 @@
 //! says why it stopped. Through the tower layer over hyper-util, against a loopback server
 //! answering 503 then 200.
 
+#[path = "support/exported_spans.rs"]
+mod exported_spans;
+use exported_spans::exported;
+
 use backstop::runtime::VirtualTime;
 use backstop::Retrier;
 use backstop_tests::middleware::{block_on, tower_request};
 use backstop_tests::server::{Reply, Server};
-use opentelemetry::trace::{SpanKind, TracerProvider as _};
+use opentelemetry::trace::SpanKind;
 use opentelemetry::{KeyValue, Value};
-use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use opentelemetry_sdk::trace::SpanData;
 use tower::ServiceExt;
-use tracing_subscriber::layer::SubscriberExt;
 
 /// The value of attribute `key` of `span`, if it has one.
 fn attribute<'s>(span: &'s SpanData, key: &str) -> Option<&'s Value> {
@@ -47,13 +50,7 @@ fn a_retried_get_is_an_operation_span_over_two_http_client_spans() {
     let url = server.url("/items?token=secret");
     let port = i64::from(server.addr().port());
 
-    let exporter = InMemorySpanExporter::default();
-    let provider = SdkTracerProvider::builder()
-        .with_simple_exporter(exporter.clone())
-        .build();
-    let subscriber = tracing_subscriber::registry()
-        .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("scenario")));
-    let status = tracing::subscriber::with_default(subscriber, || {
+    let (status, spans) = exported(|| {
         block_on(async {
             let clock = VirtualTime::new(backstop::tokio::TokioRuntime::new());
             let http =
@@ -70,8 +67,6 @@ fn a_retried_get_is_an_operation_span_over_two_http_client_spans() {
         })
     });
     assert_eq!(status, 200);
-    provider.force_flush().expect("spans flushed");
-    let spans = exporter.get_finished_spans().expect("the finished spans");
 
     let operation = spans
         .iter()
