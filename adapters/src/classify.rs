@@ -67,7 +67,9 @@ pub fn io_error_kind(e: &io::Error) -> ErrorKind {
 /// The kind of any client's error, read from its chain: what [`run`](crate::run) uses when
 /// the caller says nothing.
 ///
-/// In this order: a TLS failure anywhere in the chain is [`ErrorKind::Tls`] (a `rustls::Error`
+/// In this order: a [`BodyError`](crate::body::BodyError) anywhere in the chain says its own
+/// kind (a body the operation read broke off, stalled or went over its limit); a TLS failure
+/// anywhere in the chain is [`ErrorKind::Tls`] (a `rustls::Error`
 /// with the `rustls` feature; a rejected certificate of any TLS stack, by its text: see
 /// [`connect_error_kind`]); a host that did not resolve ([`ResolveError`], or hyper-util's
 /// `dns error`) is [`ErrorKind::Dns`]; then the first [`io::Error`] in the chain says it
@@ -86,9 +88,16 @@ pub fn io_error_kind(e: &io::Error) -> ErrorKind {
 /// ```
 #[must_use]
 pub fn default_error_kind(error: &(dyn Error + 'static)) -> ErrorKind {
-    tls_or_dns(error)
+    body_error_kind(error)
+        .or_else(|| tls_or_dns(error))
         .or_else(|| find_io_error(error).map(io_error_kind))
         .unwrap_or(ErrorKind::Other)
+}
+
+/// The kind of a [`BodyError`](crate::body::BodyError) anywhere in the chain: a body the
+/// operation read (or resumed) failed, whatever the socket's error under it says.
+pub(crate) fn body_error_kind(error: &(dyn Error + 'static)) -> Option<ErrorKind> {
+    find_error::<crate::body::BodyError>(error).map(crate::body::BodyError::kind)
 }
 
 /// [`ErrorKind::Tls`] for a TLS failure anywhere in the chain (a `rustls::Error` with the

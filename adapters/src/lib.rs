@@ -157,6 +157,7 @@ pub mod tower;
 #[cfg(feature = "ureq")]
 pub mod ureq;
 
+pub mod body;
 pub mod classify;
 pub mod hedging;
 pub mod idempotency;

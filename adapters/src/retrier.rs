@@ -13,6 +13,7 @@ use backstop_core::{
 use rand_core::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
+use crate::body::ReadBody;
 use crate::drain::DrainLimits;
 use crate::observe::events::RetryEvent;
 use crate::observe::metrics::Metrics;
@@ -47,6 +48,8 @@ pub struct Retrier {
     pub(crate) classify_response: Option<ClassifyResponse>,
     pub(crate) budget: SharedBudget,
     pub(crate) drain: DrainLimits,
+    /// Whether each response's body is read inside its attempt (a request's own wins).
+    pub(crate) read_body: ReadBody,
     /// The latencies an adaptive hedging delay reads, shared by the retrier's clones.
     pub(crate) latencies: Arc<LatencyTracker>,
     /// The gates that pause an origin's operations together, if any.
@@ -66,6 +69,7 @@ impl fmt::Debug for Retrier {
             .field("classify_response", &self.classify_response.is_some())
             .field("budget", &self.budget.0.is_some())
             .field("drain", &self.drain)
+            .field("read_body", &self.read_body)
             .field("seed", &self.seed)
             .finish_non_exhaustive()
     }
@@ -92,6 +96,7 @@ impl Retrier {
             classify_response: None,
             budget: SharedBudget(None),
             drain: DrainLimits::DEFAULT,
+            read_body: ReadBody::OFF,
             latencies: Arc::new(LatencyTracker::new(LATENCY_WINDOW)),
             gates: None,
             limiter: None,
@@ -273,6 +278,24 @@ impl Retrier {
     pub fn drain(mut self, limits: DrainLimits) -> Self {
         self.drain = limits;
         self
+    }
+
+    /// Reads every response's body into memory inside its attempt, at most `read` bytes of
+    /// it (default [`ReadBody::OFF`]): a body that breaks off is the attempt's failure,
+    /// retried under the same rules, budget and deadline as the head (see
+    /// [`body`](crate::body)). A request's own [`ReadBody`], in its extensions, wins.
+    /// The reqwest and ureq front doors read it themselves; under the tower layer,
+    /// [`ReadBodyLayer`](crate::tower::ReadBodyLayer) does.
+    #[must_use]
+    pub fn read_body(mut self, read: ReadBody) -> Self {
+        self.read_body = read;
+        self
+    }
+
+    /// Whether bodies are read inside the attempt (see [`Retrier::read_body`]).
+    #[must_use]
+    pub fn read_body_limit(&self) -> ReadBody {
+        self.read_body
     }
 
     /// Records the latencies of hedged operations in `tracker` (default: a tracker of the

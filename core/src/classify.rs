@@ -87,6 +87,20 @@ pub enum ErrorKind {
     Protocol,
     /// Anything else: treated as possibly sent.
     Other,
+    /// The response body broke off after its head arrived: its connection was reset or
+    /// failed, or it ended short of its declared length (`Content-Length`, or the complete
+    /// length of a `Content-Range`). The request was sent.
+    BodyCut,
+    /// No byte of the response body arrived within the body's idle timeout (a stalled or
+    /// half-open connection).
+    BodyStalled,
+    /// The response body is longer than the caller allowed it to be read into memory: never
+    /// truncated, and retrying reads the same body.
+    BodyTooLarge,
+    /// A body resumed after a failure came back as another representation (a `200` to the
+    /// range request, another validator or coding) after bytes of the first were handed
+    /// over: two versions are never spliced, and retrying cannot restore the first.
+    BodyChanged,
 }
 
 impl ErrorKind {
@@ -104,6 +118,10 @@ impl ErrorKind {
         ErrorKind::InvalidRequest,
         ErrorKind::Protocol,
         ErrorKind::Other,
+        ErrorKind::BodyCut,
+        ErrorKind::BodyStalled,
+        ErrorKind::BodyTooLarge,
+        ErrorKind::BodyChanged,
     ];
 
     /// The default classification of this kind.
@@ -126,10 +144,14 @@ impl ErrorKind {
             | ErrorKind::BrokenPipe
             | ErrorKind::UnexpectedEof
             | ErrorKind::Protocol
-            | ErrorKind::Other => ErrorClass::MaybeSent,
-            ErrorKind::Timeout => ErrorClass::Timeout,
+            | ErrorKind::Other
+            | ErrorKind::BodyCut => ErrorClass::MaybeSent,
+            ErrorKind::Timeout | ErrorKind::BodyStalled => ErrorClass::Timeout,
             ErrorKind::Aborted => ErrorClass::Aborted,
-            ErrorKind::Tls | ErrorKind::InvalidRequest => ErrorClass::Permanent,
+            ErrorKind::Tls
+            | ErrorKind::InvalidRequest
+            | ErrorKind::BodyTooLarge
+            | ErrorKind::BodyChanged => ErrorClass::Permanent,
         }
     }
 
@@ -149,6 +171,10 @@ impl ErrorKind {
             ErrorKind::InvalidRequest => "invalid_request",
             ErrorKind::Protocol => "protocol",
             ErrorKind::Other => "other",
+            ErrorKind::BodyCut => "body_cut",
+            ErrorKind::BodyStalled => "body_stalled",
+            ErrorKind::BodyTooLarge => "body_too_large",
+            ErrorKind::BodyChanged => "body_changed",
         }
     }
 }
@@ -215,7 +241,7 @@ mod tests {
         for (i, &class) in ErrorClass::ALL.iter().enumerate() {
             assert_eq!(class as usize, i, "{class}");
         }
-        assert_eq!(ErrorKind::ALL.len(), ErrorKind::Other as usize + 1);
+        assert_eq!(ErrorKind::ALL.len(), ErrorKind::BodyChanged as usize + 1);
         assert_eq!(ErrorClass::ALL.len(), ErrorClass::Permanent as usize + 1);
     }
 }

@@ -193,6 +193,9 @@ pub(crate) fn send(
     clock: Clock,
     tls: &Trust,
 ) -> (Sent, Duration) {
+    // Under tower, the retrier's `ReadBody` is a layer of its own, under the retry layer.
+    let read = retrier.read_body_limit();
+    let reads = read.max_bytes().is_some();
     match adapter {
         Adapter::Ureq => {
             let virtual_time = virtual_time_ahead(StdRuntime::new(), clock.ahead());
@@ -207,6 +210,15 @@ pub(crate) fn send(
         Adapter::TowerSmol => smol::block_on(async {
             let virtual_time = virtual_time_ahead(SmolRuntime::new(), clock.ahead());
             let sent = match clock {
+                Clock::Real if reads => {
+                    let client =
+                        middleware::smol_client_reading(retrier, &SmolRuntime::new(), tls, read);
+                    middleware::tower_send(client, request).await
+                }
+                Clock::Virtual | Clock::VirtualAhead(_) if reads => {
+                    let client = middleware::smol_client_reading(retrier, &virtual_time, tls, read);
+                    middleware::tower_send(client, request).await
+                }
                 Clock::Real => {
                     let client = middleware::smol_client(retrier, &SmolRuntime::new(), tls);
                     middleware::tower_send(client, request).await
@@ -229,6 +241,16 @@ pub(crate) fn send(
                     (Adapter::Reqwest, Clock::Virtual | Clock::VirtualAhead(_)) => {
                         let client = middleware::reqwest_client(retrier, &virtual_time, tls);
                         middleware::reqwest_send(&client, request).await
+                    }
+                    (_, Clock::Real) if reads => {
+                        let runtime = TokioRuntime::new();
+                        let client = middleware::tower_client_reading(retrier, &runtime, tls, read);
+                        middleware::tower_send(client, request).await
+                    }
+                    (_, Clock::Virtual | Clock::VirtualAhead(_)) if reads => {
+                        let client =
+                            middleware::tower_client_reading(retrier, &virtual_time, tls, read);
+                        middleware::tower_send(client, request).await
                     }
                     (_, Clock::Real) => {
                         let client = middleware::tower_client(retrier, &TokioRuntime::new(), tls);

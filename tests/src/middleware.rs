@@ -136,6 +136,72 @@ where
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    tower::ServiceBuilder::new()
+        .layer(backstop::tower::RetryLayer::new(
+            retrier.clone(),
+            clock.clone(),
+        ))
+        .service(hyper_client(tls, retrier))
+}
+
+/// [`tower_client`] with `backstop::tower::ReadBodyLayer` under the retry layer, reading
+/// each body inside its attempt at most `read`'s limit.
+#[must_use]
+pub fn tower_client_reading<RT, B>(
+    retrier: &Retrier,
+    clock: &RT,
+    tls: &Trust,
+    read: backstop::body::ReadBody,
+) -> backstop::tower::Retry<backstop::tower::ReadBodyService<HyperClient<B>>, RT>
+where
+    RT: Runtime + Clone + Send + Sync + 'static,
+    B: http_body::Body + Send + Unpin + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    tower::ServiceBuilder::new()
+        .layer(backstop::tower::RetryLayer::new(
+            retrier.clone(),
+            clock.clone(),
+        ))
+        .layer(backstop::tower::ReadBodyLayer::new(read))
+        .service(hyper_client(tls, retrier))
+}
+
+/// [`smol_client`] with `backstop::tower::ReadBodyLayer` under the retry layer.
+#[must_use]
+pub fn smol_client_reading<RT, B>(
+    retrier: &Retrier,
+    clock: &RT,
+    tls: &Trust,
+    read: backstop::body::ReadBody,
+) -> backstop::tower::Retry<backstop::tower::ReadBodyService<backstop::smol::HttpService<B>>, RT>
+where
+    RT: Runtime + Clone + Send + Sync + 'static,
+{
+    tower::ServiceBuilder::new()
+        .layer(backstop::tower::RetryLayer::new(
+            retrier.clone(),
+            clock.clone(),
+        ))
+        .layer(backstop::tower::ReadBodyLayer::new(read))
+        .service(backstop::smol::HttpService::with_tls(tls.rustls()))
+}
+
+/// The hyper-util client under the tower layer.
+pub type HyperClient<B> = hyper_util::client::legacy::Client<
+    hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
+    B,
+>;
+
+/// A hyper-util client (http and https with `tls`), its connector with a connect timeout
+/// below the retrier's attempt timeout.
+fn hyper_client<B>(tls: &Trust, retrier: &Retrier) -> HyperClient<B>
+where
+    B: http_body::Body + Send + Unpin + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let mut tcp = hyper_util::client::legacy::connect::HttpConnector::new();
     tcp.enforce_http(false);
     tcp.set_connect_timeout(Some(connect_timeout(retrier)));
@@ -144,14 +210,7 @@ where
         .https_or_http()
         .enable_http1()
         .wrap_connector(tcp);
-    let http = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-        .build(https);
-    tower::ServiceBuilder::new()
-        .layer(backstop::tower::RetryLayer::new(
-            retrier.clone(),
-            clock.clone(),
-        ))
-        .service(http)
+    hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new()).build(https)
 }
 
 /// The tower layer over `backstop::smol::HttpService` (trusting `tls`), on `clock`.

@@ -36,13 +36,17 @@ pub fn retry_error(error: &reqwest_middleware::Error) -> Option<&Error> {
 /// - a redirect loop or too many redirects is `InvalidRequest` (permanent: a retry follows
 ///   the same redirects);
 /// - a failure once connected is what the socket or hyper says (reset, EOF, broken pipe);
+/// - a body the middleware read inside the attempt ([`ReadBody`](crate::body::ReadBody))
+///   says its own kind: `BodyCut`, `BodyTooLarge`;
 /// - another middleware's error is `Other`.
 /// - a host that did not resolve is `Dns` (hyper-util's connector under reqwest says so).
 #[must_use]
 pub fn error_kind(error: &reqwest_middleware::Error) -> ErrorKind {
     match error {
         reqwest_middleware::Error::Reqwest(e) => reqwest_error_kind(e),
-        reqwest_middleware::Error::Middleware(_) => ErrorKind::Other,
+        reqwest_middleware::Error::Middleware(e) => e
+            .downcast_ref::<crate::body::BodyError>()
+            .map_or(ErrorKind::Other, crate::body::BodyError::kind),
     }
 }
 

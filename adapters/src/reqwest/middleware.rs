@@ -110,16 +110,18 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
         }
         // A stream cannot be copied: sent once, never re-sent (`try_clone` would say `None`).
         let replayable = request.body().is_none_or(|body| body.as_bytes().is_some());
-        let sends = Sends {
+        let mut sends = Sends {
             request: Some(request),
             sent: false,
             extensions,
             own: Extensions::new(),
             next,
+            read: None,
         };
         // The plan is made here, not in the future: what the future captures it holds once.
         let mut plan = plan(&sends, &self.retrier);
         plan.body_not_replayable = !replayable;
+        sends.read = plan.read_limit(self.retrier.read_body);
         let policy = plan.policy.as_deref().unwrap_or(self.retrier.policy());
         if let Some(facts) = hedges(policy, &plan) {
             return hedged(&self.retrier, &self.runtime, plan, facts, sends);
@@ -256,6 +258,7 @@ fn hedged<'f, RT: Runtime + Send + Sync + 'static>(
     };
     let next = sends.next.clone();
     let extensions = sends.extensions.clone();
+    let read = sends.read;
     let copies = move |attempt: Attempt<()>| {
         // Boxed: a copy's future holds its request until its first poll (the call down the
         // chain borrows the copy's extensions, which the future owns), and a few hundred
@@ -267,7 +270,10 @@ fn hedged<'f, RT: Runtime + Send + Sync + 'static>(
         async move {
             let copy =
                 copy.ok_or_else(|| reqwest_middleware::Error::middleware(BodyNotReplayableError))?;
-            let response = next.run(*copy, &mut own).await.map_err(redact_url)?;
+            let mut response = next.run(*copy, &mut own).await.map_err(redact_url)?;
+            if let Some(limit) = read {
+                response = read_body(response, limit).await?;
+            }
             Ok(head(response).map(|response| Copied { response, own }))
         }
     };
@@ -293,10 +299,21 @@ fn hedged<'f, RT: Runtime + Send + Sync + 'static>(
     ))
 }
 
-/// An attempt's call down the rest of the chain (reqwest-middleware's boxed future), or none
-/// for a request that could not be copied. Written out, not an `async` block: the
-/// operation's future holds the call and nothing around it.
-struct Call<F>(Option<F>);
+/// An attempt's call down the rest of the chain (reqwest-middleware's boxed future), then,
+/// under [`ReadBody`](crate::body::ReadBody), the read of its body; or none for a request
+/// that could not be copied. Written out, not an `async` block: the operation's future holds
+/// the call and nothing around it.
+struct Call<F> {
+    call: Option<F>,
+    /// The body's limit, when the attempt reads it.
+    read: Option<u64>,
+    /// The read of the body, once the head arrived (boxed: only an attempt that reads its
+    /// body has one).
+    reading: Option<Reading>,
+}
+
+/// The read of an attempt's body.
+type Reading = Pin<Box<dyn Future<Output = reqwest_middleware::Result<Response>> + Send>>;
 
 impl<F> Future for Call<F>
 where
@@ -305,15 +322,55 @@ where
     type Output = Result<http::Response<Response>, reqwest_middleware::Error>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let Some(call) = self.0.as_mut() else {
+        if let Some(reading) = self.reading.as_mut() {
+            return reading.as_mut().poll(cx).map(|read| Ok(head(read?)));
+        }
+        let Some(call) = self.call.as_mut() else {
             return Poll::Ready(Err(reqwest_middleware::Error::middleware(
                 BodyNotReplayableError,
             )));
         };
-        Pin::new(call)
-            .poll(cx)
-            .map(|result| Ok(head(result.map_err(redact_url)?)))
+        let response = match Pin::new(call).poll(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(result) => result.map_err(redact_url)?,
+        };
+        let Some(limit) = self.read else {
+            return Poll::Ready(Ok(head(response)));
+        };
+        self.call = None;
+        let mut reading: Reading = Box::pin(read_body(response, limit));
+        let polled = reading.as_mut().poll(cx);
+        self.reading = Some(reading);
+        polled.map(|read| Ok(head(read?)))
     }
+}
+
+/// `response` over its body read to its end, at most `limit` bytes (reqwest's URL, version
+/// and extensions kept), or why it could not be read: a [`BodyError`](crate::body::BodyError)
+/// inside reqwest-middleware's error.
+async fn read_body(response: Response, limit: u64) -> reqwest_middleware::Result<Response> {
+    use reqwest::ResponseBuilderExt;
+
+    let url = response.url().clone();
+    let read = crate::body::read_bounded(http::Response::<Body>::from(response), limit)
+        .await
+        .map_err(reqwest_middleware::Error::middleware)?;
+    let (parts, bytes) = read.into_parts();
+    let mut builder = http::Response::builder()
+        .status(parts.status)
+        .version(parts.version)
+        .url(url);
+    if let Some(headers) = builder.headers_mut() {
+        *headers = parts.headers;
+    }
+    if let Some(extensions) = builder.extensions_mut() {
+        extensions.extend(parts.extensions);
+    }
+    // Cannot fail: the parts come from a response.
+    let rebuilt = builder
+        .body(bytes)
+        .map_err(reqwest_middleware::Error::middleware)?;
+    Ok(Response::from(rebuilt))
 }
 
 /// A hedged copy's response, with the extensions the copy went down the chain with (the
@@ -369,6 +426,8 @@ struct Sends<'a> {
     /// its future holds only reqwest-middleware's (the request is moved into it at once).
     own: Extensions,
     next: Next<'a>,
+    /// The limit of each response's body, when the attempt reads it.
+    read: Option<u64>,
 }
 
 impl Sends<'_> {
@@ -396,6 +455,7 @@ impl Transport<()> for Sends<'_> {
         attempt: Attempt<()>,
     ) -> impl Future<Output = Result<http::Response<Response>, reqwest_middleware::Error>> {
         let request = self.next_request();
+        let read = self.read;
         let Sends {
             extensions,
             own,
@@ -404,7 +464,11 @@ impl Transport<()> for Sends<'_> {
         } = &mut *self;
         *own = extensions.clone();
         AttemptNumber::put(own, attempt.number);
-        Call(request.map(|request| next.clone().run(request, own)))
+        Call {
+            call: request.map(|request| next.clone().run(request, own)),
+            read,
+            reading: None,
+        }
     }
 
     fn error_kind(&self, error: &reqwest_middleware::Error) -> ErrorKind {

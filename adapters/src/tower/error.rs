@@ -95,6 +95,10 @@ impl Error for ServiceError {
 /// ```
 #[must_use]
 pub fn error_kind(error: &(dyn Error + 'static)) -> ErrorKind {
+    // A body the attempt read (`ReadBodyLayer`) says its own kind.
+    if let Some(kind) = crate::classify::body_error_kind(error) {
+        return kind;
+    }
     // backstop's own smol service knows which of its failures were before sending.
     #[cfg(feature = "smol")]
     if let Some(e) = find_error::<crate::smol::HttpError>(error) {

@@ -157,12 +157,14 @@
 
 mod error;
 mod layer;
+mod read_body;
 
 pub use crate::{
     http, Abort, Metrics, OperationName, Policy, ReplayBody, Retrier, RetryError, RetryEvent,
 };
 pub use error::{error_kind, ServiceError};
 pub use layer::{Retry, RetryFuture, RetryLayer};
+pub use read_body::{ReadBodyFuture, ReadBodyLayer, ReadBodyService};
 
 #[doc(no_inline)]
 pub use crate::Outcome;

@@ -65,6 +65,9 @@ fn refused_before_sending(e: &ureq_proto::Error) -> bool {
 /// the `rustls::Error`, and the adapter's resolver marks a failed lookup with a
 /// [`ResolveError`].
 fn io_kind(e: &io::Error) -> ErrorKind {
+    if let Some(kind) = crate::classify::body_error_kind(e) {
+        return kind;
+    }
     #[cfg(feature = "rustls")]
     if crate::classify::find_tls_error(e).is_some() {
         return ErrorKind::Tls;

@@ -55,11 +55,11 @@ pub(crate) fn within_drain(timeout: NextTimeout) -> NextTimeout {
     }
 }
 
-/// The drain's end, set for this thread until dropped.
-struct ReadBy(Option<Instant>);
+/// The end of the drain (or the bounded read) this thread runs, set until dropped.
+pub(crate) struct ReadBy(Option<Instant>);
 
 impl ReadBy {
-    fn set(by: Option<Instant>) -> Self {
+    pub(crate) fn set(by: Option<Instant>) -> Self {
         ReadBy(READ_BY.with(|r| r.replace(by)))
     }
 }

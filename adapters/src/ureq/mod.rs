@@ -116,6 +116,7 @@
 mod abort;
 mod classify;
 mod drain;
+mod read;
 mod resolve;
 
 pub use crate::runtime::{Runtime, StdRuntime, VirtualTime};
@@ -131,6 +132,7 @@ use core::time::Duration;
 use std::cell::RefCell;
 use std::net::IpAddr;
 
+use crate::body::ReadBody;
 use crate::last_origin;
 use crate::request::Attempt;
 use crate::run::run;
@@ -256,10 +258,12 @@ impl<RT: Runtime> Client<RT> {
     pub fn run<B: AsSendBody + Clone>(&self, request: Request<B>) -> Result {
         let abort = request.extensions().get::<Abort>().cloned();
         let target = Target::of(request.uri());
+        let read = request.extensions().get::<ReadBody>().copied();
         let exchanges = Exchanges {
             client: self,
             abort: abort.as_ref(),
             target,
+            read: read.unwrap_or(self.retrier.read_body_limit()).max_bytes(),
         };
         let mut operation = pin!(run(&self.retrier, &self.runtime, request, exchanges));
         // The attempts block, so an operation that needs no wait between attempts (the usual
@@ -309,6 +313,8 @@ struct Exchanges<'c, RT> {
     abort: Option<&'c Abort>,
     /// What the request's URI says about every attempt.
     target: Target,
+    /// The limit of each response's body, when the attempt reads it.
+    read: Option<u64>,
 }
 
 impl<RT: Runtime, B: AsSendBody> Transport<B> for Exchanges<'_, RT> {
@@ -324,14 +330,25 @@ impl<RT: Runtime, B: AsSendBody> Transport<B> for Exchanges<'_, RT> {
             let port = "the port is not a number from 0 to 65535".to_owned();
             return Err(HttpError::from(ureq::Error::BadUri(port)));
         }
-        self.client
+        // The attempt ends by its timeout, its body's read included.
+        let by = self
+            .read
+            .and_then(|_| std::time::Instant::now().checked_add(attempt.timeout));
+        let response = self
+            .client
             .exchange(
                 attempt.request,
                 attempt.timeout,
                 self.target.named_host,
                 self.abort,
             )
-            .map_err(HttpError::from)
+            .map_err(HttpError::from)?;
+        match self.read {
+            Some(limit) => {
+                read::read_bounded(response, limit, by, self.abort).map_err(HttpError::from)
+            }
+            None => Ok(response),
+        }
     }
 
     fn error_kind(&self, error: &HttpError) -> ErrorKind {

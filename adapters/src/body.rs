@@ -1,0 +1,33 @@
+//! The response body inside the operation: read into memory within the attempt, bounded.
+//!
+//! Rule: one count, one budget and one deadline for the head and the body together. With
+//! [`ReadBody`] in force (the retrier's, [`Retrier::read_body`](crate::Retrier::read_body), or
+//! the request's own in its extensions), an attempt is not over when its response's head
+//! arrives: the front door reads the whole body inside the attempt, under the attempt's
+//! timeout, the deadline and the abort. A body that breaks off (a reset, an end short of its
+//! `Content-Length`) is the attempt's failure, of kind
+//! [`ErrorKind::BodyCut`](crate::ErrorKind::BodyCut): retried under the same rules as any
+//! failure after the request was sent (a GET is, a POST only with its `Idempotency-Key`),
+//! paid from the same budget, reported by the same events and spans. A body longer than the
+//! limit is [`ErrorKind::BodyTooLarge`](crate::ErrorKind::BodyTooLarge): never truncated,
+//! never retried (the same request reads the same body), and its [`BodyError`] keeps the
+//! response's head. A stalled body is the attempt's time-out.
+//!
+//! | front door | where the read happens | the caller's body |
+//! |---|---|---|
+//! | reqwest | in the middleware, per attempt | a `reqwest::Response` over the bytes read (its `bytes()` costs no I/O) |
+//! | ureq | in `Client::run`, per attempt | a `ureq::Body` over the bytes read |
+//! | tower | [`ReadBodyLayer`](crate::tower::ReadBodyLayer) under the retry layer (a service's body type is its own) | `http_body_util::Full<Bytes>` |
+//!
+//! Every body of the attempt is read, whatever its status: a `503`'s too (the read takes the
+//! place of the drain before the next attempt).
+
+mod error;
+mod read;
+
+pub use error::BodyError;
+#[cfg(any(feature = "ureq", feature = "reqwest", feature = "tower"))]
+pub(crate) use read::declared_length;
+#[cfg(any(feature = "reqwest", feature = "tower"))]
+pub(crate) use read::read_bounded;
+pub use read::ReadBody;
