@@ -180,14 +180,31 @@ struct Throttle {
 /// [`super::Action::Serve`].
 ///
 /// ```
+/// use std::io::Read;
 /// use backstop_tests::server::{Action, Fault, Representation, Served, Server};
 ///
 /// let served = Served::new(Representation::new(vec![7; 4096]).strong_etag("v1"))
-///     .faults([Fault::ResetAt(1000), Fault::None]);
+///     .faults([Fault::ResetAt(1000)]);
 /// let server = Server::always(Action::Serve(served));
-/// // The first GET gets 1000 bytes and a reset; a GET with `Range: bytes=1000-` and
-/// // `If-Range: "v1"` then gets a 206 with the other 3096.
-/// # drop(server);
+///
+/// // The first GET gets 1000 bytes of the body, then a reset.
+/// let mut first = ureq::get(server.url("/file")).call()?;
+/// let mut got = Vec::new();
+/// assert!(first.body_mut().as_reader().read_to_end(&mut got).is_err());
+/// assert_eq!(got.len(), 1000);
+///
+/// // Resumed from there, with the validator it came with: a 206 with the other 3096.
+/// let mut rest = ureq::get(server.url("/file"))
+///     .header("Range", "bytes=1000-")
+///     .header("If-Range", "\"v1\"")
+///     .call()?;
+/// assert_eq!(rest.status(), 206);
+/// assert_eq!(rest.headers()["content-range"], "bytes 1000-4095/4096");
+/// assert_eq!(rest.body_mut().read_to_vec()?.len(), 3096);
+///
+/// let resumed = &server.recorded()[1];
+/// assert_eq!(resumed.header("if-range"), Some(&b"\"v1\""[..]));
+/// # Ok::<(), ureq::Error>(())
 /// ```
 ///
 /// Clones share the count of requests answered, so the fault script runs once across them.
