@@ -451,3 +451,35 @@ fn clones_share_the_fault_script_and_compare_equal() {
     assert_eq!(served, served.clone());
     assert_ne!(served, served.clone().header("X", "y"));
 }
+
+#[test]
+fn over_tls_a_reset_at_n_sends_n_bytes_then_an_error_and_a_range_resumes() {
+    let ca = crate::certs::TestCa::new();
+    let served =
+        Served::new(Representation::new(hundred()).strong_etag("v1")).faults([Fault::ResetAt(40)]);
+    let server = Server::start_tls([Action::Serve(served)], &ca.server_cert(&["127.0.0.1"]));
+    let agent = ureq::Agent::config_builder()
+        .tls_config(crate::https::Trust::only_ca(ca.pem()).ureq())
+        .build()
+        .new_agent();
+    let mut first = agent.get(server.url("/r")).call().expect("a head");
+    let mut got = Vec::new();
+    let read = first.body_mut().as_reader().read_to_end(&mut got);
+    assert!(
+        read.is_err(),
+        "the body ended cleanly at {} bytes",
+        got.len()
+    );
+    assert_eq!(got, hundred()[..40]);
+    let mut rest = agent
+        .get(server.url("/r"))
+        .header("Range", "bytes=40-")
+        .header("If-Range", "\"v1\"")
+        .call()
+        .expect("a 206");
+    assert_eq!(rest.status(), 206);
+    assert_eq!(
+        rest.body_mut().read_to_vec().expect("the rest"),
+        hundred()[40..]
+    );
+}
