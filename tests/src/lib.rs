@@ -4,7 +4,8 @@
 //! scenario files (`tests/tests/*.rs`, one scenario each):
 //!
 //! - [`server::Server`]: a scripted HTTP/1.1 server on 127.0.0.1 (any status and headers,
-//!   delays, hangs, resets, cut-off bodies, raw bytes), counting and recording requests;
+//!   delays, hangs, resets, cut-off bodies, raw bytes, a representation served with byte
+//!   ranges and faults at body offsets), counting and recording requests;
 //! - [`adapters::for_each_adapter`]: runs a scenario once per adapter (ureq,
 //!   the tower layer over smol and over tokio, reqwest), each through a new client of its own,
 //!   on real or virtual time, and hands back a uniform [`adapters::Run`];

@@ -3,7 +3,8 @@
 //! Each request takes the next [`Action`] of the script (the last one repeats once the script
 //! runs out): answer with any status, headers and body after an optional delay; hang until the
 //! server is dropped; reset the connection after reading the request; close mid-body; or send
-//! raw bytes (broken status lines, invalid UTF-8 in headers). Every request is counted and its
+//! raw bytes (broken status lines, invalid UTF-8 in headers); or serve a representation with
+//! byte ranges and faults at body offsets ([`Served`]). Every request is counted and its
 //! head recorded, and every connection accepted is counted. Dropping the server stops it: its
 //! threads end and are joined.
 //!
@@ -13,6 +14,7 @@
 //! already read from the socket, so no RST).
 
 mod conn;
+mod served;
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -22,6 +24,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use conn::Conn;
+pub use served::{AcceptRanges, Fault, Representation, Served};
 
 use crate::certs::ServerCert;
 
@@ -125,6 +128,9 @@ pub enum Action {
     },
     /// Close the connection without answering.
     Close,
+    /// Answer from a representation: `200`, or `206`/`416` for `Range: bytes=N-`, with the
+    /// request's scripted [`Fault`]; the connection is kept unless the fault ends it.
+    Serve(Served),
 }
 
 impl From<Reply> for Action {
@@ -452,7 +458,8 @@ fn serve(mut stream: Conn, state: &State) {
         }
         let mut recorded = recorded;
         recorded.body = buf[head_len..].to_vec();
-        record(state, recorded);
+        // A served representation answers from the request's head, after it is recorded.
+        record(state, recorded.clone());
         match action {
             Action::Respond(reply) => {
                 if state.sleep(reply.delay) {
@@ -506,6 +513,11 @@ fn serve(mut stream: Conn, state: &State) {
                 let _ = stream.write_all(&out);
                 stream.shutdown();
                 return;
+            }
+            Action::Serve(served) => {
+                if !served.respond(&recorded, &mut stream, state) {
+                    return;
+                }
             }
             Action::Raw(bytes) => {
                 let _ = stream.write_all(&bytes);
@@ -589,9 +601,11 @@ fn reason(status: u16) -> &'static str {
         200 => "OK",
         201 => "Created",
         204 => "No Content",
+        206 => "Partial Content",
         400 => "Bad Request",
         404 => "Not Found",
         408 => "Request Timeout",
+        416 => "Range Not Satisfiable",
         429 => "Too Many Requests",
         500 => "Internal Server Error",
         502 => "Bad Gateway",

@@ -1,5 +1,5 @@
 //! One accepted connection, plain or TLS, with the few operations the scripted server needs:
-//! peek at a request head before consuming it, read, write, close.
+//! peek at a request head before consuming it, read, write, close, reset.
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
@@ -48,6 +48,18 @@ impl Conn {
                 Ok(n)
             }
         }
+    }
+
+    /// Makes the connection's close a reset: with a zero linger, the last close of the socket
+    /// sends RST instead of FIN (and drops whatever is still unsent). A TLS connection resets
+    /// too, without `close_notify`. Closing is left to the caller: never `shutdown` after this,
+    /// which would send the FIN first.
+    pub(super) fn reset_on_close(&self) {
+        let tcp = match self {
+            Conn::Plain(s) => s,
+            Conn::Tls { stream, .. } => &stream.sock,
+        };
+        let _ = socket2::SockRef::from(tcp).set_linger(Some(std::time::Duration::ZERO));
     }
 
     /// Closes the connection (a TLS one says `close_notify` first).
