@@ -38,11 +38,13 @@ pub mod body;
 mod command;
 mod fault;
 mod net;
-pub mod server;
+mod progress;
+mod server;
 mod skip;
 
 pub use command::FaultError;
 pub use fault::Fault;
 pub use net::FaultNet;
-pub use server::{Reply, Server};
+pub use progress::{BodyRead, Progress};
+pub use server::{Recorded, Reply, Server, IO_TIMEOUT};
 pub use skip::{Skip, REQUIRED_VAR};
