@@ -228,6 +228,11 @@ impl FaultNet {
 
     /// The namespace, the veth pair, the addresses, the links up.
     fn set_up(&mut self) -> Result<(), FaultError> {
+        // A namespace of this name was left by a killed process that had this pid: no live
+        // instance has it (the counter is this process's own).
+        if std::path::Path::new(&format!("/var/run/netns/{}", self.name)).exists() {
+            let _ = self.ip(&["netns", "del", &self.name]);
+        }
         self.ip(&["netns", "add", &self.name])?;
         self.made = true;
         self.ip(&[
