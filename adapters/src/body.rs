@@ -26,7 +26,7 @@ mod error;
 mod read;
 
 pub use error::BodyError;
-#[cfg(any(feature = "ureq", feature = "reqwest", feature = "tower"))]
+#[cfg(feature = "ureq")]
 pub(crate) use read::declared_length;
 #[cfg(any(feature = "reqwest", feature = "tower"))]
 pub(crate) use read::read_bounded;

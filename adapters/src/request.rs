@@ -14,7 +14,6 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Uri};
 
 use crate::abort::Abort;
-use crate::body::ReadBody;
 use crate::observe::redact::DebugRequest;
 #[cfg(feature = "reqwest")]
 use crate::observe::redact::ShownUrl;
@@ -222,8 +221,6 @@ pub(crate) struct Plan {
     pub(crate) policy: Option<Box<Policy>>,
     /// The transport sends a body it cannot send again (reqwest's stream bodies).
     pub(crate) body_not_replayable: bool,
-    /// The request's own [`ReadBody`], which wins over the retrier's.
-    pub(crate) read_body: Option<ReadBody>,
     /// The request's gate, or its origin to find the gate of, when the retrier has origin
     /// gates (none without them, the usual case).
     pub(crate) origin: Option<OriginOf>,
@@ -253,14 +250,13 @@ impl Plan {
         let has_idempotency_key = !headers.is_empty() && carries_idempotency_key(headers);
         // No lookups in extensions that are empty (the common request): `get` on an empty
         // map is cheap, but three of them are not free.
-        let (abort, name, policy, read_body) = if extensions.is_empty() {
-            (None, None, None, None)
+        let (abort, name, policy) = if extensions.is_empty() {
+            (None, None, None)
         } else {
             (
                 extensions.get::<Abort>().cloned(),
                 extensions.get::<OperationName>().cloned(),
                 extensions.get::<Policy>().map(|p| Box::new(*p)),
-                extensions.get::<ReadBody>().copied(),
             )
         };
         Plan {
@@ -271,15 +267,8 @@ impl Plan {
             abort,
             policy,
             body_not_replayable: false,
-            read_body,
             origin: None,
         }
-    }
-
-    /// How many bytes of each response's body its attempt reads (none: the caller reads it):
-    /// the request's own [`ReadBody`], else the retrier's (`default`).
-    pub(crate) fn read_limit(&self, default: ReadBody) -> Option<u64> {
-        self.read_body.unwrap_or(default).max_bytes()
     }
 
     /// What the machines know of the request: its method, whether it carries an

@@ -10,6 +10,7 @@ use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
+use crate::body::ReadBody;
 use crate::hedge::{hedges, run_hedged};
 use crate::idempotency::ensure_idempotency_key;
 use crate::observe::redact::ShownUrl;
@@ -121,7 +122,9 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
         // The plan is made here, not in the future: what the future captures it holds once.
         let mut plan = plan(&sends, &self.retrier);
         plan.body_not_replayable = !replayable;
-        sends.read = plan.read_limit(self.retrier.read_body);
+        // The request's own `ReadBody`, in the chain's extensions, wins over the retrier's.
+        let read = sends.extensions.get::<ReadBody>().copied();
+        sends.read = read.unwrap_or(self.retrier.read_body).max_bytes();
         let policy = plan.policy.as_deref().unwrap_or(self.retrier.policy());
         if let Some(facts) = hedges(policy, &plan) {
             return hedged(&self.retrier, &self.runtime, plan, facts, sends);
