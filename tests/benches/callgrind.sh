@@ -6,7 +6,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 cargo build -q --release -p backstop-tests --example callgrind_probe
 bin="${CARGO_TARGET_DIR:-target}/release/examples/callgrind_probe"
 out=$(mktemp -d)
-"$bin" serve > "$out/addr" &
+"$bin" "${SERVE:-serve}" > "$out/addr" &
 server=$!
 trap 'kill $server 2>/dev/null; rm -rf "$out"' EXIT
 for _ in $(seq 50); do [ -s "$out/addr" ] && break; sleep 0.1; done

@@ -10,7 +10,8 @@
 //! tests/benches/callgrind.sh                 # bare, same, adapter, abort
 //! ```
 //!
-//! Modes: `serve` (print the address, answer every request with 200 "ok"), or one of the
+//! Modes: `serve` (print the address, answer every request with 200 "ok"; `serve64k`: with a
+//! 64 KiB body, for `SERVE=serve64k tests/benches/callgrind.sh same adapter read`), or one of the
 //! [`Way`]s of `backstop_tests::overhead` by name: `bare`, `same` (ureq with the adapter's
 //! timeouts, called as the adapter calls it), `adapter`, `abort`.
 
@@ -18,15 +19,18 @@ use std::io::{Read, Write};
 
 use backstop_tests::overhead::{Getters, Way};
 
-fn serve() {
+fn serve(body_len: usize) {
+    let mut answer = format!("HTTP/1.1 200 OK\r\nContent-Length: {body_len}\r\n\r\n").into_bytes();
+    answer.extend((0..body_len).map(|i| b"ok"[i % 2]));
+    let answer: std::sync::Arc<[u8]> = answer.into();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
     println!("{}", listener.local_addr().expect("address"));
     std::io::stdout().flush().expect("stdout");
     for stream in listener.incoming() {
         let Ok(mut s) = stream else { continue };
         let _ = s.set_nodelay(true);
+        let answer = answer.clone();
         std::thread::spawn(move || {
-            let answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
             let mut pending = Vec::new();
             let mut buf = [0u8; 4096];
             loop {
@@ -36,7 +40,7 @@ fn serve() {
                         pending.extend_from_slice(&buf[..n]);
                         while let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
                             pending.drain(..end + 4);
-                            if s.write_all(answer).is_err() {
+                            if s.write_all(&answer).is_err() {
                                 return;
                             }
                         }
@@ -52,7 +56,10 @@ fn main() {
     let usage = "usage: callgrind_probe serve | (bare|same|adapter|abort) N ADDR";
     let mode = args.get(1).expect(usage).as_str();
     if mode == "serve" {
-        return serve();
+        return serve(2);
+    }
+    if mode == "serve64k" {
+        return serve(64 * 1024);
     }
     let way = Way::from_name(mode).expect(usage);
     let n: usize = args.get(2).and_then(|n| n.parse().ok()).expect(usage);

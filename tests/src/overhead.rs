@@ -19,15 +19,19 @@ pub enum Way {
     Adapter,
     /// `backstop::ureq` with an [`Abort`] handle on the request.
     AdapterWithAbort,
+    /// `backstop::ureq` reading the body inside the attempt (`ReadBody::up_to(1 MiB)` on the
+    /// request), then the caller's read of the bytes in memory.
+    AdapterReadingBody,
 }
 
 impl Way {
     /// Every way, in a fixed order (index with `way as usize`).
-    pub const ALL: [Way; 4] = [
+    pub const ALL: [Way; 5] = [
         Way::Bare,
         Way::SameTimeouts,
         Way::Adapter,
         Way::AdapterWithAbort,
+        Way::AdapterReadingBody,
     ];
 
     /// A short name for command lines and reports.
@@ -38,6 +42,7 @@ impl Way {
             Way::SameTimeouts => "same",
             Way::Adapter => "adapter",
             Way::AdapterWithAbort => "abort",
+            Way::AdapterReadingBody => "read",
         }
     }
 
@@ -106,6 +111,17 @@ impl Getters {
                 .run({
                     let mut request = http::Request::get(url).body(())?;
                     request.extensions_mut().insert(self.abort.clone());
+                    request
+                })?
+                .response
+                .body_mut()
+                .read_to_vec()?,
+            Way::AdapterReadingBody => self
+                .client
+                .run({
+                    let mut request = http::Request::get(url).body(())?;
+                    let read = backstop::body::ReadBody::up_to(1 << 20);
+                    request.extensions_mut().insert(read);
                     request
                 })?
                 .response
