@@ -146,7 +146,7 @@ impl Drop for PollServer {
 fn overhead(n: usize) {
     let server = PollServer::start();
     let url = format!("http://{}/fast", server.addr);
-    let mut samples: [Vec<Duration>; 4] = Default::default();
+    let mut samples: [Vec<Duration>; Way::ALL.len()] = Default::default();
     // Each variant keeps one pooled connection, and a connection's own TCP state moved its
     // variant's median by up to 3 us between runs (whichever got the lucky connection was
     // fastest, baseline or adapter). So the run is cut in blocks, each with new clients and
