@@ -17,7 +17,7 @@
 //! |---|---|---|
 //! | reqwest | in the middleware, per attempt | a `reqwest::Response` over the bytes read (its `bytes()` costs no I/O) |
 //! | ureq | in `Client::run`, per attempt | a `ureq::Body` over the bytes read |
-//! | tower | [`ReadBodyLayer`](crate::tower::ReadBodyLayer) under the retry layer (a service's body type is its own) | `http_body_util::Full<Bytes>` |
+//! | tower | `backstop::tower::ReadBodyLayer` under the retry layer (a service's body type is its own) | `http_body_util::Full<Bytes>` |
 //!
 //! Every body of the attempt is read, whatever its status: a `503`'s too (the read takes the
 //! place of the drain before the next attempt).

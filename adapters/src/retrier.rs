@@ -285,7 +285,7 @@ impl Retrier {
     /// retried under the same rules, budget and deadline as the head (see
     /// [`body`](crate::body)). A request's own [`ReadBody`], in its extensions, wins.
     /// The reqwest and ureq front doors read it themselves; under the tower layer,
-    /// [`ReadBodyLayer`](crate::tower::ReadBodyLayer) does.
+    /// `backstop::tower::ReadBodyLayer` does.
     #[must_use]
     pub fn read_body(mut self, read: ReadBody) -> Self {
         self.read_body = read;
