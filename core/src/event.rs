@@ -282,6 +282,9 @@ pub enum MisuseError {
     NoAttemptInFlight,
     /// A hedging driver reported a copy cancelled that the machine had not told it to cancel.
     NoCancelPending,
+    /// A body failure arrived ([`RetryMachine::body_failed`](crate::RetryMachine::body_failed)),
+    /// but the machine had not returned a response.
+    NoResponseReturned,
 }
 
 impl core::fmt::Display for MisuseError {
@@ -295,6 +298,9 @@ impl core::fmt::Display for MisuseError {
             }
             MisuseError::NoCancelPending => {
                 "copy reported cancelled, but the machine had not asked to cancel it"
+            }
+            MisuseError::NoResponseReturned => {
+                "body failure reported, but the machine had not returned a response"
             }
         })
     }

@@ -594,7 +594,66 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter, P: Borrow<Policy>> RetryMachine
             return Err(MisuseError::NoAttemptInFlight);
         }
         self.now = now;
-        self.error_ended(error);
+        self.error_ended(error, false);
+        Ok(())
+    }
+
+    /// Carries a machine just created at the operation's start to where the operation stood
+    /// when it returned attempt `attempts`'s `status` response at `now`: for a driver that
+    /// keeps the operation going in the response's body (a resumable download) on a machine
+    /// of its own, built with the same policy, request, budget, gate and limiter, and
+    /// `started` at the operation's start (so that its deadline is the operation's). The
+    /// budget is not told of the operation's start again.
+    ///
+    /// ```
+    /// use backstop_core::{AttemptError, Decision, ErrorKind, Instant, Method, Policy, Request};
+    /// use backstop_core::RetryMachine;
+    /// use rand_core::SeedableRng;
+    ///
+    /// let rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
+    /// let (start, cut) = (Instant::ZERO, Instant::from_secs(3));
+    /// let mut body = RetryMachine::new(Policy::default(), Request::new(Method::Get), rng, start)
+    ///     .returned_at(1, 200, Instant::from_secs(1));
+    /// // Bytes were handed over before the cut: the resume goes at once, as attempt 2.
+    /// body.body_failed(cut, AttemptError::new(ErrorKind::BodyCut), true).unwrap();
+    /// assert!(matches!(body.poll(cut), Decision::Send { attempt: 2, .. }));
+    /// ```
+    #[must_use]
+    pub fn returned_at(mut self, attempts: u32, status: u16, now: Instant) -> Self {
+        self.attempts = attempts;
+        self.now = self.now.max(now.nanos());
+        self.last = Some(AttemptOutcome::Response(status));
+        self.stop = StopReason::FinalStatus;
+        self.phase = Phase::Done;
+        self.at = self.now;
+        self
+    }
+
+    /// The body of the response the machine returned failed at `now` with `error` (a cut, a
+    /// stall): the operation goes on as if that attempt had ended with `error`, under the same
+    /// rules (the request's method and key, the budget, the gate, the deadline, the attempts
+    /// left). `at_once`: the body made progress since its attempt began (bytes were handed
+    /// over), so the next attempt, which resumes it, goes without a backoff; else the policy's
+    /// backoff applies, as after any failure.
+    ///
+    /// # Errors
+    ///
+    /// [`MisuseError::NoResponseReturned`] unless the machine is done with a response it
+    /// returned (reason `final_status`); nothing changes then.
+    pub fn body_failed(
+        &mut self,
+        now: Instant,
+        error: AttemptError,
+        at_once: bool,
+    ) -> Result<(), MisuseError> {
+        let returned = self.phase == Phase::Done
+            && self.stop == StopReason::FinalStatus
+            && matches!(self.last, Some(AttemptOutcome::Response(_)));
+        if !returned {
+            return Err(MisuseError::NoResponseReturned);
+        }
+        self.now = self.now.max(now.nanos());
+        self.error_ended(error, at_once);
         Ok(())
     }
 
@@ -821,7 +880,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter, P: Borrow<Policy>> RetryMachine
         match self.phase {
             Phase::InFlight => {
                 if now >= self.timeout_at() {
-                    self.error_ended(AttemptError::new(ErrorKind::Timeout));
+                    self.error_ended(AttemptError::new(ErrorKind::Timeout), false);
                 }
             }
             Phase::Waiting => {
@@ -934,8 +993,9 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter, P: Borrow<Policy>> RetryMachine
         floor
     }
 
-    /// Decides what follows an attempt that ended with `error`.
-    fn error_ended(&mut self, error: AttemptError) {
+    /// Decides what follows an attempt that ended with `error` (`at_once`: a retry, if any,
+    /// goes without a wait).
+    fn error_ended(&mut self, error: AttemptError, at_once: bool) {
         let cause = AttemptOutcome::Error(error);
         self.last = Some(cause);
         let refusal = match error.class {
@@ -951,7 +1011,12 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter, P: Borrow<Policy>> RetryMachine
         }
         self.budget
             .on_attempt_end(Instant::from_nanos(self.now), false);
-        self.retry_with_backoff(cause, refusal);
+        if !at_once {
+            return self.retry_with_backoff(cause, refusal);
+        }
+        if !self.retry_refused(refusal) {
+            self.schedule(cause, 0, DelaySource::Backoff);
+        }
     }
 
     /// Stops if no retry may follow: `refusal` (why the request may not be retried after
