@@ -134,10 +134,15 @@ pub struct Policy {
     x_rate_limit_reset: XRateLimitReset,
     hedging: Option<Hedging>,
     fail_fast_when_paused: bool,
+    /// The caller's, if set (the default follows `max_elapsed`).
+    body_idle_timeout: Option<Duration>,
     /// What the machines read of the fields above, computed from them when the policy is
     /// built (so two policies equal in their fields are equal in it too).
     per_policy: PerPolicy,
 }
+
+/// The body idle timeout when the caller sets none (and `max_elapsed` is not shorter).
+const DEFAULT_BODY_IDLE: Duration = Duration::from_secs(5);
 
 const DEFAULT: Policy = Policy::computed(Policy {
     max_attempts: 4,
@@ -155,6 +160,7 @@ const DEFAULT: Policy = Policy::computed(Policy {
     x_rate_limit_reset: XRateLimitReset::UnixTime,
     hedging: None,
     fail_fast_when_paused: false,
+    body_idle_timeout: None,
     // Computed from the fields above by `Policy::computed`.
     per_policy: PerPolicy::UNCOMPUTED,
 });
@@ -177,6 +183,7 @@ impl fmt::Debug for Policy {
             .field("x_rate_limit_reset", &self.x_rate_limit_reset)
             .field("hedging", &self.hedging)
             .field("fail_fast_when_paused", &self.fail_fast_when_paused)
+            .field("body_idle_timeout", &self.body_idle_timeout())
             .finish()
     }
 }
@@ -352,6 +359,18 @@ impl Policy {
     #[must_use]
     pub const fn fail_fast_when_paused(&self) -> bool {
         self.fail_fast_when_paused
+    }
+
+    /// The longest a resumable streaming body may go without a byte before it is taken for
+    /// stalled (a half-open connection) and resumed (default: 5 s, or `max_elapsed` when
+    /// that is shorter).
+    #[must_use]
+    pub const fn body_idle_timeout(&self) -> Duration {
+        match self.body_idle_timeout {
+            Some(d) => d,
+            None if self.max_elapsed.as_nanos() < DEFAULT_BODY_IDLE.as_nanos() => self.max_elapsed,
+            None => DEFAULT_BODY_IDLE,
+        }
     }
 
     /// What the machines read of this policy, in nanoseconds (computed when it was built).
@@ -624,6 +643,16 @@ impl PolicyBuilder {
         self
     }
 
+    /// The longest a resumable streaming body may go without a byte (default: 5 s, or
+    /// `max_elapsed` when that is shorter): past it,
+    /// the body is stalled (a half-open connection, a server that stopped sending) and
+    /// resumes, as an attempt of the same operation, within its deadline. Must not be zero,
+    /// nor longer than `max_elapsed` (a stall found after the deadline cannot be resumed).
+    pub const fn body_idle_timeout(mut self, d: Duration) -> Self {
+        self.policy.body_idle_timeout = Some(d);
+        self
+    }
+
     /// Validates and returns the policy.
     pub fn build(self) -> Result<Policy, ConfigError> {
         if let Some(e) = self.error {
@@ -638,6 +667,14 @@ impl PolicyBuilder {
         }
         if p.attempt_timeout.is_zero() {
             return Err(ConfigError::ZeroAttemptTimeout);
+        }
+        if let Some(idle) = p.body_idle_timeout {
+            if idle.is_zero() || idle > p.max_elapsed {
+                return Err(ConfigError::BodyIdleTimeout {
+                    idle,
+                    max_elapsed: p.max_elapsed,
+                });
+            }
         }
         if p.backoff.base() > p.backoff.cap() {
             return Err(ConfigError::BackoffBaseAboveCap {
@@ -681,6 +718,13 @@ pub enum ConfigError {
     MethodNotIdempotent(Method),
     /// The hedging policy was refused.
     Hedging(HedgingError),
+    /// `body_idle_timeout` was zero, or longer than `max_elapsed`.
+    BodyIdleTimeout {
+        /// The configured idle timeout.
+        idle: Duration,
+        /// The configured deadline.
+        max_elapsed: Duration,
+    },
 }
 
 impl core::fmt::Display for ConfigError {
@@ -707,6 +751,10 @@ impl core::fmt::Display for ConfigError {
                 "{m} is not idempotent: send an Idempotency-Key, which opts the request in to retries"
             ),
             ConfigError::Hedging(e) => e.fmt(f),
+            ConfigError::BodyIdleTimeout { idle, max_elapsed } => write!(
+                f,
+                "body_idle_timeout ({idle:?}) must be greater than zero and at most max_elapsed ({max_elapsed:?})"
+            ),
         }
     }
 }
@@ -758,7 +806,7 @@ mod tests {
             // `Debug` shows the settings only.
             let shown = std::format!("{built:?}");
             assert!(shown.starts_with("Policy { max_attempts: 4,"), "{shown}");
-            assert!(shown.contains("fail_fast_when_paused: false }"), "{shown}");
+            assert!(shown.contains("body_idle_timeout: 5s }"), "{shown}");
             assert!(!shown.contains("per_policy"), "{shown}");
         }
         Ok(())

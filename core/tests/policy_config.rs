@@ -149,3 +149,39 @@ fn an_empty_method_set_retries_only_what_was_never_sent() {
     ));
     let _ = AttemptOutcome::Response(503);
 }
+
+#[test]
+fn the_body_idle_timeout_is_checked_against_the_deadline() {
+    use backstop_core::{ConfigError, Policy};
+    use core::time::Duration;
+
+    assert_eq!(
+        Policy::default().body_idle_timeout(),
+        Duration::from_secs(5)
+    );
+    // The default follows a shorter deadline: it never makes a policy inconsistent.
+    let short = Policy::builder()
+        .max_elapsed(Duration::from_secs(2))
+        .build()
+        .unwrap();
+    assert_eq!(short.body_idle_timeout(), Duration::from_secs(2));
+    for idle in [Duration::ZERO, Duration::from_secs(3)] {
+        let built = Policy::builder()
+            .max_elapsed(Duration::from_secs(2))
+            .body_idle_timeout(idle)
+            .build();
+        assert_eq!(
+            built,
+            Err(ConfigError::BodyIdleTimeout {
+                idle,
+                max_elapsed: Duration::from_secs(2)
+            })
+        );
+        assert!(built.unwrap_err().to_string().contains("body_idle_timeout"));
+    }
+    let set = Policy::builder()
+        .body_idle_timeout(Duration::from_millis(750))
+        .build()
+        .unwrap();
+    assert_eq!(set.body_idle_timeout(), Duration::from_millis(750));
+}
