@@ -24,10 +24,14 @@
 
 mod error;
 mod read;
+#[cfg(feature = "reqwest")]
+mod resume;
 
 pub use error::BodyError;
-#[cfg(feature = "ureq")]
+#[cfg(any(feature = "ureq", feature = "reqwest"))]
 pub(crate) use read::declared_length;
 #[cfg(any(feature = "reqwest", feature = "tower"))]
 pub(crate) use read::read_bounded;
 pub use read::ReadBody;
+#[cfg(feature = "reqwest")]
+pub(crate) use resume::{resumption_of, Carried, Refetch, Refetched, ResumableBody};

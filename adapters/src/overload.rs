@@ -466,6 +466,27 @@ impl RateLimiter for SharedLimiter<'_> {
     }
 }
 
+/// The retrier's send-rate limiter, or none, shared with a body that outlives the call.
+#[cfg(feature = "reqwest")]
+#[derive(Clone, Debug, Default)]
+pub(crate) struct OwnedLimiter(pub(crate) Option<Arc<AdaptiveRateLimiter>>);
+
+#[cfg(feature = "reqwest")]
+impl RateLimiter for OwnedLimiter {
+    #[inline]
+    fn engaged(&self) -> bool {
+        self.0.is_some()
+    }
+
+    fn acquire(&self, now: Instant) -> Result<(), Instant> {
+        SharedLimiter(self.0.as_deref()).acquire(now)
+    }
+
+    fn on_response(&self, now: Instant, throttled: bool) {
+        SharedLimiter(self.0.as_deref()).on_response(now, throttled);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

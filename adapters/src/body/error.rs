@@ -64,6 +64,19 @@ impl BodyError {
         }
     }
 
+    /// A resumable body that ended with `kind` after `received` bytes were handed over (the
+    /// operation could not resume it, or it came back as another representation).
+    #[cfg(feature = "reqwest")]
+    pub(crate) fn ended(kind: ErrorKind, received: u64, source: Option<BoxError>) -> Self {
+        BodyError {
+            kind,
+            received,
+            limit: None,
+            head: None,
+            source,
+        }
+    }
+
     /// What went wrong: [`ErrorKind::BodyCut`], [`ErrorKind::BodyStalled`],
     /// [`ErrorKind::BodyTooLarge`] or [`ErrorKind::BodyChanged`].
     #[must_use]

@@ -50,7 +50,8 @@ pub fn error_kind(error: &reqwest_middleware::Error) -> ErrorKind {
     }
 }
 
-fn reqwest_error_kind(e: &reqwest::Error) -> ErrorKind {
+/// The kind of reqwest's own error (see [`error_kind`]).
+pub(crate) fn reqwest_error_kind(e: &reqwest::Error) -> ErrorKind {
     if e.is_connect() {
         // reqwest's connect time-out is its own error type, not an I/O time-out.
         return if e.is_timeout() && connect_error_kind(e) != ErrorKind::Tls {

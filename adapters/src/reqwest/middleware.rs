@@ -17,6 +17,7 @@ use crate::observe::redact::ShownUrl;
 use crate::outcome::Retried;
 use crate::request::Attempt;
 use crate::request::{Address, Plan};
+use crate::reqwest::resume::Resume;
 use crate::retrier::Retrier;
 use crate::run::run_planned;
 use crate::runtime::Runtime;
@@ -48,6 +49,8 @@ pub struct RetryMiddleware<RT = TokioRuntime> {
     retrier: Retrier,
     runtime: RT,
     generate_keys: bool,
+    /// The client a resumable body sends its resumes through, when bodies resume.
+    resume: Option<reqwest::Client>,
 }
 
 impl RetryMiddleware {
@@ -58,6 +61,7 @@ impl RetryMiddleware {
             retrier,
             runtime: TokioRuntime::new(),
             generate_keys: false,
+            resume: None,
         }
     }
 }
@@ -70,6 +74,7 @@ impl<RT> RetryMiddleware<RT> {
             retrier: self.retrier,
             runtime,
             generate_keys: self.generate_keys,
+            resume: self.resume,
         }
     }
 
@@ -79,6 +84,40 @@ impl<RT> RetryMiddleware<RT> {
     #[must_use]
     pub fn generate_idempotency_key(mut self) -> Self {
         self.generate_keys = true;
+        self
+    }
+
+    /// Makes the body of every GET's response resume by itself after a failure (a reset, an
+    /// end short of its `Content-Length`, a stall past the policy's
+    /// [`body_idle_timeout`](crate::Policy::body_idle_timeout)), as RFC 9110 allows: each
+    /// resume is an attempt of the same operation (the same count, budget, deadline, gates
+    /// and abort), sent through `client` (give it the client the middleware wraps: a resume
+    /// goes straight to reqwest, not down the middleware chain again) with `Range: bytes=N-`
+    /// after the N bytes the caller has read and `If-Range` with the first response's strong
+    /// validator. It goes on only with a `206` exactly at N; a changed representation, a
+    /// wrong range or no attempt left ends the body with a
+    /// [`BodyError`](crate::body::BodyError) in reqwest's body error.
+    ///
+    /// Only a `200` with a strong `ETag` (or a `Last-Modified` RFC 9110 takes as strong), a
+    /// `Content-Length` and no `Accept-Ranges: none` resumes; other bodies are as reqwest
+    /// gives them. A GET without an `Accept-Encoding` of its own is sent with
+    /// `Accept-Encoding: identity`, so that the bytes counted are the bytes sent (a body
+    /// reqwest decodes could not be resumed at the right offset). A GET with a `Range` of its
+    /// own, or under [`ReadBody`](crate::body::ReadBody), does not resume.
+    ///
+    /// ```
+    /// use backstop::reqwest::{Retrier, RetryMiddleware};
+    /// # let _ = rustls::crypto::ring::default_provider().install_default();
+    ///
+    /// let http = reqwest::Client::new();
+    /// let client = reqwest_middleware::ClientBuilder::new(http.clone())
+    ///     .with(RetryMiddleware::new(Retrier::default()).resume_bodies(http))
+    ///     .build();
+    /// # drop(client);
+    /// ```
+    #[must_use]
+    pub fn resume_bodies(mut self, client: reqwest::Client) -> Self {
+        self.resume = Some(client);
         self
     }
 
@@ -92,7 +131,7 @@ impl<RT> RetryMiddleware<RT> {
 // Written out rather than with `async_trait`, whose future would hold the request it was
 // called with for its whole life, beside the copies the attempts send: the future
 // reqwest-middleware boxes per request captures only what the loop needs.
-impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
+impl<RT: Runtime + Clone + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
     fn handle<'s, 'e, 'n, 'f>(
         &'s self,
         mut request: Request,
@@ -108,6 +147,24 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
         if self.generate_keys {
             let method = request.method().clone();
             ensure_idempotency_key(&method, request.headers_mut());
+        }
+        let resumes = self.resume.is_some()
+            && request.method() == reqwest::Method::GET
+            && !request.headers().contains_key(http::header::RANGE)
+            && extensions
+                .get::<ReadBody>()
+                .unwrap_or(&self.retrier.read_body)
+                .max_bytes()
+                .is_none();
+        if resumes
+            && !request
+                .headers()
+                .contains_key(http::header::ACCEPT_ENCODING)
+        {
+            let identity = http::HeaderValue::from_static("identity");
+            request
+                .headers_mut()
+                .insert(http::header::ACCEPT_ENCODING, identity);
         }
         // A stream cannot be copied: sent once, never re-sent (`try_clone` would say `None`).
         let replayable = request.body().is_none_or(|body| body.as_bytes().is_some());
@@ -128,6 +185,17 @@ impl<RT: Runtime + Send + Sync + 'static> Middleware for RetryMiddleware<RT> {
         let policy = plan.policy.as_deref().unwrap_or(self.retrier.policy());
         if let Some(facts) = hedges(policy, &plan) {
             return hedged(&self.retrier, &self.runtime, plan, facts, sends);
+        }
+        if let (true, Some(client)) = (resumes, &self.resume) {
+            let resume = resume_of(&self.retrier, &self.runtime, &plan, &sends, client);
+            return Box::pin(run_planned(
+                &self.retrier,
+                &self.runtime,
+                plan,
+                |_: &Plan| http::Request::new(()),
+                sends,
+                move |result, sends| finish(resumed(result, resume), sends),
+            ));
         }
         // The loop's future is the one boxed: it owns the plan and the sends, with no future
         // around it holding them too.
@@ -179,6 +247,50 @@ fn plan(sends: &Sends<'_>, retrier: &Retrier) -> Plan {
         });
     }
     plan
+}
+
+/// What a resumable GET's body keeps of its operation (`None` for a request that cannot be
+/// copied, which never resumes).
+fn resume_of<RT: Runtime + Clone>(
+    retrier: &Retrier,
+    runtime: &RT,
+    plan: &Plan,
+    sends: &Sends<'_>,
+    client: &reqwest::Client,
+) -> Option<Resume<RT>> {
+    let request = sends.request.as_ref()?;
+    Some(Resume {
+        client: client.clone(),
+        retrier: retrier.clone(),
+        runtime: runtime.clone(),
+        policy: plan.policy.as_deref().copied().unwrap_or(*retrier.policy()),
+        request: plan.facts(),
+        method: request.method().clone(),
+        url: request.url().clone(),
+        headers: request.headers().clone(),
+        abort: plan.abort.clone(),
+    })
+}
+
+/// The operation's result, its `200`'s body resumable when it may be.
+fn resumed<RT: Runtime + Clone + Send + 'static>(
+    result: Result<Retried<Response>, crate::reqwest::Error>,
+    resume: Option<Resume<RT>>,
+) -> Result<Retried<Response>, crate::reqwest::Error> {
+    let (Ok(done), Some(resume)) = (&result, resume) else {
+        return result;
+    };
+    if done.response.status() != http::StatusCode::OK {
+        return result;
+    }
+    let Ok(done) = result else { return result };
+    let outcome = done.outcome;
+    let (head, response) = done.response.into_parts();
+    let response = resume.wrap(&head, response, &outcome);
+    Ok(Retried {
+        response: http::Response::from_parts(head, response),
+        outcome,
+    })
 }
 
 /// reqwest's error names the request's URL, userinfo and query included, in its text and its

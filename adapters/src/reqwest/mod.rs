@@ -144,6 +144,7 @@
 
 mod error;
 mod middleware;
+mod resume;
 
 pub use crate::tokio::TokioRuntime;
 pub use crate::{http, Abort, Metrics, OperationName, Retrier, RetryError, RetryEvent};
