@@ -275,3 +275,53 @@ fn an_abort_ends_a_body_waiting_to_resume() {
     std::thread::sleep(Duration::from_millis(400));
     assert_eq!(server.requests(), sent, "nothing is sent after the abort");
 }
+
+#[test]
+fn each_resume_is_reported_with_its_offset_and_its_answer() {
+    use backstop::classify::AttemptOutcome;
+    use backstop::EventKind;
+    use std::sync::{Arc, Mutex};
+
+    let server = Server::always(Action::Serve(
+        Served::new(v1()).faults([Fault::CloseAt(10_000)]),
+    ));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let into = seen.clone();
+    let retrier = Retrier::default()
+        .seed(7)
+        .on_event(move |e| into.lock().unwrap().push(e.kind));
+    let http = default_tls()
+        .reqwest(reqwest::Client::builder())
+        .build()
+        .expect("a reqwest client");
+    let client = reqwest_middleware::ClientBuilder::new(http.clone())
+        .with(RetryMiddleware::new(retrier).resume_bodies(http))
+        .build();
+    let read = block_on(async {
+        let response = client.get(server.url("/file")).send().await.unwrap();
+        response.bytes().await.map(|b| b.len())
+    });
+    assert_eq!(read.ok(), Some(content().len()));
+    let seen = seen.lock().unwrap();
+    let resumed = seen.iter().find_map(|k| match *k {
+        EventKind::BodyResumed {
+            attempt,
+            offset,
+            cause,
+            ..
+        } => Some((attempt, offset, cause)),
+        _ => None,
+    });
+    assert_eq!(resumed, Some((2, 10_000, ErrorKind::BodyCut)), "{seen:?}");
+    assert!(
+        seen.iter().any(|k| matches!(
+            k,
+            EventKind::AttemptEnded {
+                attempt: 2,
+                result: AttemptOutcome::Response(206),
+                ..
+            }
+        )),
+        "{seen:?}"
+    );
+}

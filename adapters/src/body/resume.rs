@@ -16,15 +16,18 @@ use core::task::{Context, Poll};
 use core::time::Duration;
 
 use backstop_core::{
-    AttemptError, BodyEnd, Decision, ErrorKind, Event, Instant, Policy, Representation,
-    ResumeAnswer, Resumption, RetryMachine,
+    AttemptError, AttemptOutcome, BodyEnd, Decision, ErrorKind, Event, Instant, Policy,
+    Representation, ResumeAnswer, Resumption, RetryMachine,
 };
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 
 use crate::abort::Abort;
 use crate::body::BodyError;
+use crate::observe::events::EventKind;
+use crate::observe::Emitter;
 use crate::overload::{OwnedLimiter, SharedGate};
+use crate::request::Plan;
 use crate::retrier::{LazyRng, Retrier, SharedBudget};
 use crate::run::classified;
 use crate::runtime::{Runtime, Sleep};
@@ -73,6 +76,8 @@ pub(crate) struct Carried {
     pub(crate) abort: Option<Abort>,
     /// The longest a body may go without a byte.
     pub(crate) idle: Duration,
+    /// The operation as its events show it (name, method, URI).
+    pub(crate) plan: Plan,
 }
 
 /// The streaming body that resumes itself (see the module docs).
@@ -80,6 +85,10 @@ pub(crate) struct ResumableBody<F: Refetch, RT> {
     fetch: F,
     runtime: RT,
     retrier: Retrier,
+    /// The operation as its events show it.
+    plan: Plan,
+    /// When the attempt in flight was sent.
+    sent: Instant,
     machine: Box<Machine>,
     resumption: Resumption,
     abort: Option<Abort>,
@@ -135,6 +144,8 @@ impl<F: Refetch, RT: Runtime> ResumableBody<F, RT> {
         ResumableBody {
             fetch,
             retrier: carried.retrier,
+            plan: carried.plan,
+            sent: now,
             machine: Box::new(machine),
             resumption,
             aborted: carried.abort.clone().map(|abort| {
@@ -181,6 +192,13 @@ impl<F: Refetch, RT: Runtime> ResumableBody<F, RT> {
                 attempt, timeout, ..
             } => {
                 let _ = self.machine.handle(now, Event::AttemptStarted);
+                self.emit(EventKind::BodyResumed {
+                    attempt,
+                    offset: self.delivered,
+                    cause: kind,
+                    elapsed: now.saturating_duration_since(self.machine.started()),
+                });
+                self.sent = now;
                 self.since = self.delivered;
                 let range = http::HeaderValue::from_str(&format!("bytes={}-", self.delivered));
                 let if_range = http::HeaderValue::from_bytes(self.resumption.if_range());
@@ -219,6 +237,22 @@ impl<F: Refetch, RT: Runtime> ResumableBody<F, RT> {
         }
     }
 
+    /// Tells the retrier's observers (and `tracing`, and the metrics) of `kind`.
+    fn emit(&self, kind: EventKind) {
+        let observers = &self.retrier.observers;
+        Emitter::new(observers, self.retrier.metrics.as_ref(), &self.plan).emit(kind);
+    }
+
+    /// Reports the end of the resume sent at `self.sent`, at `now`, with `result`.
+    fn attempt_ended(&self, now: Instant, result: AttemptOutcome) {
+        self.emit(EventKind::AttemptEnded {
+            attempt: self.machine.attempts(),
+            result,
+            took: now.saturating_duration_since(self.sent),
+            elapsed: now.saturating_duration_since(self.machine.started()),
+        });
+    }
+
     /// The answer to a resume: streaming again, or the next step, or the body's error.
     fn answered(&mut self, response: http::Response<F::Body>) -> Result<(), BodyError> {
         let now = self.runtime.now();
@@ -226,6 +260,7 @@ impl<F: Refetch, RT: Runtime> ResumableBody<F, RT> {
         let answer = self.resumption.answer(self.delivered, &shown);
         let facts = response_facts_of(&self.retrier, &response);
         let _ = self.machine.handle(now, Event::Response(facts));
+        self.attempt_ended(now, AttemptOutcome::Response(response.status().as_u16()));
         match answer {
             ResumeAnswer::Part { .. } | ResumeAnswer::Restart => {
                 let (_, body) = response.into_parts();
@@ -348,6 +383,7 @@ impl<F: Refetch, RT: Runtime> Body for ResumableBody<F, RT> {
                         let kind = this.fetch.error_kind(&e);
                         let error = classified(&this.retrier, kind, &e);
                         let _ = this.machine.handle(now, Event::Error(error));
+                        this.attempt_ended(now, AttemptOutcome::Error(error));
                         this.next(now, kind, Some(Box::new(e)))
                     }
                     Poll::Pending => match timer.as_mut().poll(cx) {
@@ -355,6 +391,7 @@ impl<F: Refetch, RT: Runtime> Body for ResumableBody<F, RT> {
                             let now = this.runtime.now();
                             let error = AttemptError::new(ErrorKind::Timeout);
                             let _ = this.machine.handle(now, Event::Error(error));
+                            this.attempt_ended(now, AttemptOutcome::Error(error));
                             this.next(now, ErrorKind::Timeout, None)
                         }
                         Poll::Pending => return Poll::Pending,

@@ -121,6 +121,19 @@ pub enum EventKind {
         /// Why copies were suppressed (the budget, a `Retry-After` above the ceiling).
         suppressed_by: Option<StopReason>,
     },
+    /// A response body the operation returned failed (`cause`: cut, stalled) after `offset`
+    /// bytes were handed to the caller, and attempt `attempt` asks for the rest
+    /// (`Range: bytes=offset-`): see [`crate::body`].
+    BodyResumed {
+        /// The attempt that resumes the body.
+        attempt: u32,
+        /// The bytes handed over before the failure: where the resume starts.
+        offset: u64,
+        /// What ended the body's previous attempt.
+        cause: backstop_core::ErrorKind,
+        /// Time since the operation started.
+        elapsed: Duration,
+    },
     /// The operation ended.
     Finished {
         /// Attempts started, total time, why it ended, and what the last attempt ended with:
@@ -190,6 +203,15 @@ impl fmt::Display for RetryEvent<'_> {
             }
             EventKind::GateReopened { .. } => f.write_str("origin reopened"),
             EventKind::RateLimiterEnabled { .. } => f.write_str("rate limiter on"),
+            EventKind::BodyResumed {
+                attempt,
+                offset,
+                cause,
+                ..
+            } => write!(
+                f,
+                "body {cause} after {offset} bytes: attempt {attempt} resumes it"
+            ),
             EventKind::Finished { outcome } => write!(f, "finished: {outcome}"),
         }
     }

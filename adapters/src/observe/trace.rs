@@ -159,6 +159,18 @@ pub(crate) fn emit(event: &RetryEvent<'_>) {
             elapsed_us = micros(elapsed),
             "origin reopened"
         ),
+        EventKind::BodyResumed {
+            attempt,
+            offset,
+            cause,
+            elapsed,
+        } => tracing::warn!(
+            target: "backstop",
+            operation = op, method, url, attempt, offset,
+            cause = cause.as_str(),
+            elapsed_us = micros(elapsed),
+            "body resumed"
+        ),
         EventKind::RateLimiterEnabled { attempt, elapsed } => tracing::warn!(
             target: "backstop",
             operation = op, method, url, attempt,

@@ -269,6 +269,7 @@ fn resume_of<RT: Runtime + Clone>(
         url: request.url().clone(),
         headers: request.headers().clone(),
         abort: plan.abort.clone(),
+        name: plan.name.clone(),
     })
 }
 

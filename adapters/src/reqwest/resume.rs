@@ -29,6 +29,8 @@ pub(crate) struct Resume<RT> {
     pub(crate) url: Url,
     pub(crate) headers: http::HeaderMap,
     pub(crate) abort: Option<Abort>,
+    /// The operation's name, for its events.
+    pub(crate) name: Option<crate::OperationName>,
 }
 
 impl<RT: Runtime + Clone + Send + 'static> Resume<RT> {
@@ -48,8 +50,17 @@ impl<RT: Runtime + Clone + Send + 'static> Resume<RT> {
         let http = http::Response::<Body>::from(response);
         let (parts, body) = http.into_parts();
         let now = self.runtime.now();
+        let uri: http::Uri = self.url.as_str().parse().unwrap_or_default();
+        let mut plan = crate::request::Plan::from_head(
+            self.method.clone(),
+            uri.clone(),
+            &http::HeaderMap::new(),
+            &http::Extensions::new(),
+        );
+        plan.name = self.name;
         let carried = Carried {
-            uri: self.url.as_str().parse().unwrap_or_default(),
+            plan,
+            uri,
             retrier: self.retrier,
             policy: self.policy,
             request: self.request,
