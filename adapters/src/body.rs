@@ -26,6 +26,8 @@ mod error;
 mod read;
 #[cfg(feature = "reqwest")]
 mod resume;
+#[cfg(any(feature = "reqwest", feature = "ureq"))]
+mod resumer;
 
 pub use error::BodyError;
 #[cfg(any(feature = "ureq", feature = "reqwest"))]
@@ -34,4 +36,6 @@ pub(crate) use read::declared_length;
 pub(crate) use read::read_bounded;
 pub use read::ReadBody;
 #[cfg(feature = "reqwest")]
-pub(crate) use resume::{resumption_of, Carried, Refetch, Refetched, ResumableBody};
+pub(crate) use resume::{Refetch, Refetched, ResumableBody};
+#[cfg(any(feature = "reqwest", feature = "ureq"))]
+pub(crate) use resumer::{resumption_of, BoxError, Carried, Resumer, Step};

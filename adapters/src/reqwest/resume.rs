@@ -43,7 +43,7 @@ impl<RT: Runtime + Clone + Send + 'static> Resume<RT> {
         response: Response,
         outcome: &Outcome,
     ) -> Response {
-        let Some(resumption) = resumption_of(head, false) else {
+        let Some(resumption) = resumption_of(head.status, &head.headers, false) else {
             return response;
         };
         let url = response.url().clone();
@@ -67,15 +67,15 @@ impl<RT: Runtime + Clone + Send + 'static> Resume<RT> {
             started: Instant::from_duration(now.as_duration().saturating_sub(outcome.elapsed)),
             attempts: outcome.attempts,
             abort: self.abort,
-            idle: self.policy.body_idle_timeout(),
         };
+        let idle = self.policy.body_idle_timeout();
         let fetch = Fetch {
             client: self.client,
             method: self.method,
             url: self.url,
             headers: self.headers,
         };
-        let body = ResumableBody::new(body, resumption, fetch, self.runtime, carried, 200);
+        let body = ResumableBody::new(body, (resumption, 200), fetch, self.runtime, carried, idle);
         let hint = body.size_hint();
         let body = Body::wrap(Exclusive {
             hint,
