@@ -38,4 +38,6 @@ pub use read::ReadBody;
 #[cfg(feature = "reqwest")]
 pub(crate) use resume::{Refetch, Refetched, ResumableBody};
 #[cfg(any(feature = "reqwest", feature = "ureq"))]
-pub(crate) use resumer::{resumption_of, BoxError, Carried, Resumer, Step};
+pub(crate) use resumer::{resumption_of, Carried};
+#[cfg(feature = "ureq")]
+pub(crate) use resumer::{Resumer, Step};

@@ -467,11 +467,11 @@ impl RateLimiter for SharedLimiter<'_> {
 }
 
 /// The retrier's send-rate limiter, or none, shared with a body that outlives the call.
-#[cfg(feature = "reqwest")]
+#[cfg(any(feature = "reqwest", feature = "ureq"))]
 #[derive(Clone, Debug, Default)]
 pub(crate) struct OwnedLimiter(pub(crate) Option<Arc<AdaptiveRateLimiter>>);
 
-#[cfg(feature = "reqwest")]
+#[cfg(any(feature = "reqwest", feature = "ureq"))]
 impl RateLimiter for OwnedLimiter {
     #[inline]
     fn engaged(&self) -> bool {

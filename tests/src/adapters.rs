@@ -269,7 +269,7 @@ pub(crate) fn send(
 
 /// One operation through a new `backstop::ureq::Client` trusting `tls`, on `runtime`. A
 /// bodiless request goes with no body at all (`()`), as a ureq user sends a GET.
-fn ureq_send<RT: Runtime>(
+fn ureq_send<RT: Runtime + Clone + Send + Sync + 'static>(
     retrier: &Retrier,
     runtime: RT,
     request: &TestRequest,

@@ -118,6 +118,7 @@ mod classify;
 mod drain;
 mod read;
 mod resolve;
+mod resume;
 
 pub use crate::runtime::{Runtime, StdRuntime, VirtualTime};
 pub use crate::{
@@ -161,6 +162,8 @@ pub struct Client<RT = StdRuntime> {
     /// resolving, with `http_status_as_error(false)`: an attempt with that timeout to an
     /// IP-address host needs no configuration of its own.
     agent_timeout: Option<Duration>,
+    /// A GET's body resumes by itself ([`Client::resume_bodies`]).
+    resume: bool,
 }
 
 impl Client<StdRuntime> {
@@ -218,6 +221,7 @@ impl Client<StdRuntime> {
             retrier,
             runtime: StdRuntime::new(),
             agent_timeout: None,
+            resume: false,
         }
     }
 }
@@ -231,7 +235,36 @@ impl<RT: Runtime> Client<RT> {
             retrier: self.retrier,
             runtime,
             agent_timeout: self.agent_timeout,
+            resume: self.resume,
         }
+    }
+
+    /// Makes the body of every GET's `200` resume by itself after a failure (a reset, an end
+    /// short of its `Content-Length`, a stall past the policy's
+    /// [`body_idle_timeout`](crate::Policy::body_idle_timeout)), as RFC 9110 allows: each
+    /// resume is an attempt of the same operation (the same count, budget, deadline, gates
+    /// and abort) through this client, with `Range: bytes=N-` after the N bytes the caller has
+    /// read and `If-Range` with the first response's strong validator, and it goes on only
+    /// with a `206` exactly at N. Anything else ends the body with a
+    /// [`BodyError`](crate::body::BodyError) inside the read's `io::Error`.
+    ///
+    /// Only a `200` with a strong `ETag` (or a `Last-Modified` RFC 9110 takes as strong), a
+    /// `Content-Length` and no `Accept-Ranges: none` resumes. A GET without an
+    /// `Accept-Encoding` of its own is sent with `Accept-Encoding: identity` (a body ureq
+    /// decodes could not be resumed at the right offset); one with a `Range` of its own, or
+    /// under [`ReadBody`](crate::body::ReadBody), does not resume.
+    ///
+    /// ```
+    /// use backstop::ureq::Client;
+    /// use backstop::Retrier;
+    ///
+    /// let client = Client::new(Retrier::default()).resume_bodies();
+    /// # drop(client);
+    /// ```
+    #[must_use]
+    pub fn resume_bodies(mut self) -> Self {
+        self.resume = true;
+        self
     }
 
     /// The underlying agent.
@@ -255,10 +288,21 @@ impl<RT: Runtime> Client<RT> {
     /// [`RetryError`] when the operation ends without a response: aborted, timed out, nothing
     /// sent (a paused origin turned it away), or the last attempt's ureq error. A final error status (the last 503, a 404) is `Ok`: look at
     /// the response's status and [`Retried::outcome`].
-    pub fn run<B: AsSendBody + Clone>(&self, request: Request<B>) -> Result {
+    pub fn run<B: AsSendBody + Clone>(&self, mut request: Request<B>) -> Result
+    where
+        RT: Clone + Send + Sync + 'static,
+    {
         let abort = request.extensions().get::<Abort>().cloned();
         let target = Target::of(request.uri());
         let read = request.extensions().get::<ReadBody>().copied();
+        let resumes = self.resume
+            && request.method() == http::Method::GET
+            && !request.headers().contains_key(http::header::RANGE)
+            && read
+                .unwrap_or(self.retrier.read_body_limit())
+                .max_bytes()
+                .is_none();
+        let resumed = resumes.then(|| resume::head_of(&mut request));
         let exchanges = Exchanges {
             client: self,
             abort: abort.as_ref(),
@@ -269,12 +313,25 @@ impl<RT: Runtime> Client<RT> {
         // The attempts block, so an operation that needs no wait between attempts (the usual
         // one) ends within its first poll: that poll needs no waker. One that waits goes on
         // under `block_on`, whose first poll hands every timer and listener its own waker.
-        match operation
+        let result = match operation
             .as_mut()
             .poll(&mut Context::from_waker(Waker::noop()))
         {
             Poll::Ready(result) => result,
             Poll::Pending => futures_lite::future::block_on(operation),
+        };
+        match (result, resumed) {
+            (Ok(done), Some(head)) => {
+                let abort = abort.clone();
+                Ok(resume::resumable(
+                    self,
+                    head,
+                    target.named_host,
+                    abort,
+                    done,
+                ))
+            }
+            (result, _) => result,
         }
     }
 

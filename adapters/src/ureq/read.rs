@@ -74,7 +74,7 @@ fn cut(received: u64, source: Option<io::Error>) -> ureq::Error {
 }
 
 /// The read ran into the attempt's end: the attempt's time-out, not a body that broke off.
-fn is_timeout(e: &io::Error) -> bool {
+pub(crate) fn is_timeout(e: &io::Error) -> bool {
     matches!(
         e.kind(),
         io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
