@@ -24,20 +24,20 @@
 
 mod error;
 mod read;
-#[cfg(feature = "reqwest")]
+#[cfg(any(feature = "reqwest", feature = "tower"))]
 mod resume;
-#[cfg(any(feature = "reqwest", feature = "ureq"))]
+#[cfg(any(feature = "reqwest", feature = "tower", feature = "ureq"))]
 mod resumer;
 
 pub use error::BodyError;
-#[cfg(any(feature = "ureq", feature = "reqwest"))]
+#[cfg(any(feature = "ureq", feature = "reqwest", feature = "tower"))]
 pub(crate) use read::declared_length;
 #[cfg(any(feature = "reqwest", feature = "tower"))]
 pub(crate) use read::read_bounded;
 pub use read::ReadBody;
-#[cfg(feature = "reqwest")]
+#[cfg(any(feature = "reqwest", feature = "tower"))]
 pub(crate) use resume::{Refetch, Refetched, ResumableBody};
-#[cfg(any(feature = "reqwest", feature = "ureq"))]
+#[cfg(any(feature = "reqwest", feature = "tower", feature = "ureq"))]
 pub(crate) use resumer::{resumption_of, Carried};
 #[cfg(feature = "ureq")]
 pub(crate) use resumer::{Resumer, Step};

@@ -467,11 +467,11 @@ impl RateLimiter for SharedLimiter<'_> {
 }
 
 /// The retrier's send-rate limiter, or none, shared with a body that outlives the call.
-#[cfg(any(feature = "reqwest", feature = "ureq"))]
+#[cfg(any(feature = "reqwest", feature = "tower", feature = "ureq"))]
 #[derive(Clone, Debug, Default)]
 pub(crate) struct OwnedLimiter(pub(crate) Option<Arc<AdaptiveRateLimiter>>);
 
-#[cfg(any(feature = "reqwest", feature = "ureq"))]
+#[cfg(any(feature = "reqwest", feature = "tower", feature = "ureq"))]
 impl RateLimiter for OwnedLimiter {
     #[inline]
     fn engaged(&self) -> bool {

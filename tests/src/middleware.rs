@@ -196,7 +196,7 @@ pub type HyperClient<B> = hyper_util::client::legacy::Client<
 
 /// A hyper-util client (http and https with `tls`), its connector with a connect timeout
 /// below the retrier's attempt timeout.
-fn hyper_client<B>(tls: &Trust, retrier: &Retrier) -> HyperClient<B>
+pub fn hyper_client<B>(tls: &Trust, retrier: &Retrier) -> HyperClient<B>
 where
     B: http_body::Body + Send + Unpin + 'static,
     B::Data: Send,

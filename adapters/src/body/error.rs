@@ -66,7 +66,7 @@ impl BodyError {
 
     /// A resumable body that ended with `kind` after `received` bytes were handed over (the
     /// operation could not resume it, or it came back as another representation).
-    #[cfg(any(feature = "reqwest", feature = "ureq"))]
+    #[cfg(any(feature = "reqwest", feature = "tower", feature = "ureq"))]
     pub(crate) fn ended(kind: ErrorKind, received: u64, source: Option<BoxError>) -> Self {
         BodyError {
             kind,

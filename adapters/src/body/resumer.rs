@@ -47,7 +47,7 @@ pub(crate) struct Carried {
 pub(crate) enum Step {
     /// Send attempt `attempt` with these `Range` and `If-Range`, within `timeout`.
     Send {
-        #[cfg_attr(not(feature = "reqwest"), allow(dead_code))]
+        #[cfg_attr(not(any(feature = "reqwest", feature = "tower")), allow(dead_code))]
         attempt: u32,
         timeout: Duration,
         range: http::HeaderValue,
@@ -117,7 +117,7 @@ impl Resumer {
     }
 
     /// The body's length still to come, when it is known.
-    #[cfg_attr(not(feature = "reqwest"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "reqwest", feature = "tower")), allow(dead_code))]
     pub(crate) fn remaining(&self) -> Option<u64> {
         self.resumption
             .length()
@@ -163,7 +163,7 @@ impl Resumer {
 
     /// The resume in flight ran out of time at `now` (the async body's timer; a blocking
     /// client's own timeout is its error).
-    #[cfg_attr(not(feature = "reqwest"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "reqwest", feature = "tower")), allow(dead_code))]
     pub(crate) fn timed_out(&mut self, now: Instant) -> Step {
         let error = AttemptError::new(ErrorKind::Timeout);
         let _ = self.machine.handle(now, Event::Error(error));

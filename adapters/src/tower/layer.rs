@@ -62,6 +62,26 @@ impl<RT: Runtime> RetryLayer<RT> {
         self.generate_keys = true;
         self
     }
+
+    /// Makes the body of every GET's `200` resume by itself after a failure (a reset, an end
+    /// short of its `Content-Length`, a stall past the policy's
+    /// [`body_idle_timeout`](crate::Policy::body_idle_timeout)), as RFC 9110 allows: each
+    /// resume is an attempt of the same operation (the same count, budget, deadline, gates
+    /// and abort), sent through the operation's clone of the inner service with
+    /// `Range: bytes=N-` after the N bytes the caller has read and `If-Range` with the first
+    /// response's strong validator; it goes on only with a `206` exactly at N. Anything else
+    /// ends the body with a [`BodyError`](crate::body::BodyError).
+    ///
+    /// Every response's body becomes a [`ResumeBody`](crate::tower::ResumeBody) (the inner
+    /// body's `Data` must be `Bytes`, as hyper's is). Only a `200` with a strong `ETag` (or a
+    /// `Last-Modified` RFC 9110 takes as strong), a `Content-Length` and no
+    /// `Accept-Ranges: none` resumes. A GET without an `Accept-Encoding` of its own is sent
+    /// with `Accept-Encoding: identity` (a decoded body could not be resumed at the right
+    /// offset); one with a `Range` of its own does not resume.
+    #[must_use]
+    pub fn resume_bodies(self) -> crate::tower::ResumingRetryLayer<RT> {
+        crate::tower::ResumingRetryLayer(self)
+    }
 }
 
 impl<S, RT: Clone> Layer<S> for RetryLayer<RT> {
@@ -80,11 +100,11 @@ impl<S, RT: Clone> Layer<S> for RetryLayer<RT> {
 /// A service that retries the inner service `S` (made by [`RetryLayer`]).
 #[derive(Clone, Debug)]
 pub struct Retry<S, RT> {
-    inner: S,
+    pub(super) inner: S,
     /// Shared: a call (and a clone of the service, as `oneshot` callers make) takes a
     /// reference, not a copy of the retrier's observers, clocks and counters.
-    retrier: Arc<Retrier>,
-    runtime: RT,
+    pub(super) retrier: Arc<Retrier>,
+    pub(super) runtime: RT,
     generate_keys: bool,
 }
 

@@ -158,6 +158,7 @@
 mod error;
 mod layer;
 mod read_body;
+mod resume;
 
 pub use crate::{
     http, Abort, Metrics, OperationName, Policy, ReplayBody, Retrier, RetryError, RetryEvent,
@@ -165,6 +166,7 @@ pub use crate::{
 pub use error::{error_kind, ServiceError};
 pub use layer::{Retry, RetryFuture, RetryLayer};
 pub use read_body::{ReadBodyFuture, ReadBodyLayer, ReadBodyService};
+pub use resume::{ResumeBody, ResumingFuture, ResumingRetry, ResumingRetryLayer};
 
 #[doc(no_inline)]
 pub use crate::Outcome;
