@@ -325,3 +325,23 @@ fn each_resume_is_reported_with_its_offset_and_its_answer() {
         "{seen:?}"
     );
 }
+
+#[test]
+fn a_hedged_gets_body_resumes_too() {
+    let policy = Policy::builder()
+        .hedging(backstop::Hedging::fixed(Duration::from_secs(2)).max_attempts(2))
+        .build()
+        .unwrap();
+    let server = Server::always(Action::Serve(
+        Served::new(v1()).faults([Fault::CloseAt(10_000)]),
+    ));
+    let (_, body, end) = get(policy, &server.url("/file"));
+    assert_eq!(end, Ok(()));
+    assert!(body == content());
+    assert_eq!(
+        server.requests(),
+        2,
+        "the first copy answered; its body resumed once"
+    );
+    assert!(server.recorded()[1].header("range").is_some());
+}

@@ -183,11 +183,15 @@ impl<RT: Runtime + Clone + Send + Sync + 'static> Middleware for RetryMiddleware
         let read = sends.extensions.get::<ReadBody>().copied();
         sends.read = read.unwrap_or(self.retrier.read_body).max_bytes();
         let policy = plan.policy.as_deref().unwrap_or(self.retrier.policy());
+        // What a resumable body keeps of the operation (only with `resume_bodies`).
+        let resume = match (resumes, &self.resume) {
+            (true, Some(client)) => resume_of(&self.retrier, &self.runtime, &plan, &sends, client),
+            _ => None,
+        };
         if let Some(facts) = hedges(policy, &plan) {
-            return hedged(&self.retrier, &self.runtime, plan, facts, sends);
+            return hedged(&self.retrier, &self.runtime, (plan, facts), sends, resume);
         }
-        if let (true, Some(client)) = (resumes, &self.resume) {
-            let resume = resume_of(&self.retrier, &self.runtime, &plan, &sends, client);
+        if resume.is_some() {
             return Box::pin(run_planned(
                 &self.retrier,
                 &self.runtime,
@@ -360,12 +364,12 @@ fn returned(
 /// with a copy of the caller's extensions; the winner's extensions become the caller's. The
 /// hedged loop's own future is the one boxed (each nesting of futures moves its few
 /// kilobytes once more).
-fn hedged<'f, RT: Runtime + Send + Sync + 'static>(
+fn hedged<'f, RT: Runtime + Clone + Send + Sync + 'static>(
     retrier: &'f Retrier,
     runtime: &'f RT,
-    plan: crate::request::Plan,
-    facts: backstop_core::Request,
+    (plan, facts): (crate::request::Plan, backstop_core::Request),
     mut sends: Sends<'f>,
+    resume: Option<Resume<RT>>,
 ) -> Pin<Box<dyn Future<Output = reqwest_middleware::Result<Response>> + Send + 'f>> {
     let Some(request) = sends.request.take() else {
         return Box::pin(core::future::ready(Err(
@@ -410,7 +414,7 @@ fn hedged<'f, RT: Runtime + Send + Sync + 'static>(
                 }),
                 outcome: done.outcome,
             });
-            returned(result, Some(hedged))
+            returned(resumed(result, resume), Some(hedged))
         },
     ))
 }
