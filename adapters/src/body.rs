@@ -21,6 +21,33 @@
 //!
 //! Every body of the attempt is read, whatever its status: a `503`'s too (the read takes the
 //! place of the drain before the next attempt).
+//!
+//! # The resumable streaming body
+//!
+//! Without buffering, a GET's body can resume by itself (`resume_bodies` on each front door:
+//! `backstop::reqwest::RetryMiddleware::resume_bodies`, `backstop::ureq::Client::resume_bodies`,
+//! `backstop::tower::RetryLayer::resume_bodies`). After a cut, an end short of the declared
+//! length, or a stall past [`Policy::body_idle_timeout`](crate::Policy::body_idle_timeout),
+//! the body sends `Range: bytes=N-` (N: the bytes handed to the caller) with `If-Range`
+//! carrying the first response's strong validator, and goes on only with a `206` exactly at
+//! N with the same complete length, validator and coding (RFC 9110 §14, §13.1.5). Each resume
+//! is an attempt of the same operation: the same count (`max_attempts`), budget, gates,
+//! limiter and abort, and none starts at or after the operation's deadline; each is reported
+//! ([`EventKind::BodyResumed`](crate::EventKind::BodyResumed) with its offset, then its
+//! `AttemptEnded`). The first resume after progress goes at once; one after no progress
+//! waits the backoff. A `200` to the resume after bytes were handed over, a wrong range, or
+//! another validator ends the body with [`ErrorKind::BodyChanged`](crate::ErrorKind::BodyChanged):
+//! two representations are never spliced. No strong validator, no `Content-Length`, a weak
+//! `ETag` or `Accept-Ranges: none`: the body is the client's, as without `resume_bodies`.
+//! A GET without an `Accept-Encoding` of its own asks for `identity`, so that N counts the
+//! bytes the server sent, not bytes a client decoded.
+//!
+//! | how the body ends | what the caller reads |
+//! |---|---|
+//! | whole, or resumed to its whole length | every byte once, in order |
+//! | cut, and no attempt (or no time) left | the bytes so far, then a [`BodyError`]: `BodyCut` or `BodyStalled` |
+//! | another representation on the resume | the bytes of the first, then `BodyChanged` |
+//! | the abort | the bytes so far, then `Aborted`; nothing is sent after it |
 
 mod error;
 mod read;

@@ -252,7 +252,7 @@ impl<RT: Runtime> Client<RT> {
     /// `Content-Length` and no `Accept-Ranges: none` resumes. A GET without an
     /// `Accept-Encoding` of its own is sent with `Accept-Encoding: identity` (a body ureq
     /// decodes could not be resumed at the right offset); one with a `Range` of its own, or
-    /// under [`ReadBody`](crate::body::ReadBody), does not resume.
+    /// under [`ReadBody`], does not resume.
     ///
     /// ```
     /// use backstop::ureq::Client;
