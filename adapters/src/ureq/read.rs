@@ -38,24 +38,23 @@ pub(crate) fn read_bounded(
     if declared.is_some_and(|n| n > limit) {
         return Err(too_large(0, parts));
     }
-    let capacity = declared.map_or(0, |n| usize::try_from(n).unwrap_or(0));
-    let mut bytes = Vec::with_capacity(capacity);
+    let mut bytes = Vec::new();
     let read = {
         let _by = ReadBy::set(by);
         interruptible(abort, || {
             // One byte over the limit tells a body at the limit from a longer one.
             let over = limit.saturating_add(1);
             let reader = body.with_config().limit(over).reader();
-            reader.take(over).read_to_end(&mut bytes)
+            read_all(reader.take(over), declared, &mut bytes)
         })
     };
     let received = bytes.len() as u64;
     match read {
         Err(e) if is_timeout(&e) => return Err(ureq::Error::Io(e)),
         Err(e) => return Err(cut(received, Some(e))),
-        Ok(_) if received > limit => return Err(too_large(received, parts)),
-        Ok(_) if declared.is_some_and(|n| n != received) => return Err(cut(received, None)),
-        Ok(_) => {}
+        Ok(()) if received > limit => return Err(too_large(received, parts)),
+        Ok(()) if declared.is_some_and(|n| n != received) => return Err(cut(received, None)),
+        Ok(()) => {}
     }
     let mut builder = Body::builder();
     if let Some(mime) = body.mime_type() {
@@ -64,7 +63,68 @@ pub(crate) fn read_bounded(
     if let Some(charset) = body.charset() {
         builder = builder.charset(charset);
     }
-    Ok(Response::from_parts(parts, builder.data(bytes)))
+    Ok(Response::from_parts(
+        parts,
+        builder.reader(InMemory { bytes, at: 0 }),
+    ))
+}
+
+/// Reads `reader` to its end into `bytes`: a buffer the size of the `declared` length, zeroed
+/// once, then grown by doubling for a body longer than declared or of no declared length.
+fn read_all(mut reader: impl Read, declared: Option<u64>, bytes: &mut Vec<u8>) -> io::Result<()> {
+    let first = declared.map_or(0, |n| usize::try_from(n).unwrap_or(0));
+    bytes.resize(first, 0);
+    let mut filled = 0;
+    let result = loop {
+        if filled == bytes.len() {
+            // Full: a short read tells the end from more to come without growing the buffer.
+            let mut probe = [0u8; 32];
+            match reader.read(&mut probe) {
+                Ok(0) => break Ok(()),
+                Ok(n) => {
+                    let grown = (bytes.len().saturating_mul(2))
+                        .max(filled + n)
+                        .max(8 * 1024);
+                    bytes.resize(grown, 0);
+                    bytes[filled..filled + n].copy_from_slice(&probe[..n]);
+                    filled += n;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => break Err(e),
+            }
+            continue;
+        }
+        match reader.read(&mut bytes[filled..]) {
+            Ok(0) => break Ok(()),
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => break Err(e),
+        }
+    };
+    bytes.truncate(filled);
+    result
+}
+
+/// The body read, handed to the caller.
+struct InMemory {
+    bytes: Vec<u8>,
+    at: usize,
+}
+
+impl Read for InMemory {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let rest = self.bytes.get(self.at..).unwrap_or_default();
+        let mut n = rest.len().min(buf.len());
+        // std's `read_to_end` (ureq's `read_to_vec`) doubles its read size after a read that
+        // fills 8 KiB or more, and zeroes a read's whole buffer first: a fill one byte short
+        // keeps the read at the end of the body, which zeroes a buffer for nothing, at 8 KiB.
+        if n == buf.len() && n >= 8 * 1024 {
+            n -= 1;
+        }
+        buf[..n].copy_from_slice(&rest[..n]);
+        self.at += n;
+        Ok(n)
+    }
 }
 
 /// The body broke off after `received` bytes.
