@@ -475,22 +475,15 @@ async fn read_body(response: Response, limit: u64) -> reqwest_middleware::Result
     let read = crate::body::read_bounded(http::Response::<Body>::from(response), limit)
         .await
         .map_err(reqwest_middleware::Error::middleware)?;
-    let (parts, bytes) = read.into_parts();
-    let mut builder = http::Response::builder()
-        .status(parts.status)
-        .version(parts.version)
-        .url(url);
-    if let Some(headers) = builder.headers_mut() {
-        *headers = parts.headers;
+    let (mut parts, bytes) = read.into_parts();
+    // reqwest keeps the URL in an extension of its own, which only its builder sets: that one
+    // extension moves into the response's (status, version, headers and extensions kept as
+    // they are, not rebuilt).
+    let mut with_url = http::Response::builder().url(url);
+    if let Some(url) = with_url.extensions_mut() {
+        parts.extensions.extend(std::mem::take(url));
     }
-    if let Some(extensions) = builder.extensions_mut() {
-        extensions.extend(parts.extensions);
-    }
-    // Cannot fail: the parts come from a response.
-    let rebuilt = builder
-        .body(bytes)
-        .map_err(reqwest_middleware::Error::middleware)?;
-    Ok(Response::from(rebuilt))
+    Ok(Response::from(http::Response::from_parts(parts, bytes)))
 }
 
 /// A hedged copy's response, with the extensions the copy went down the chain with (the

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 /// A one-thread, busy-polling HTTP/1.1 server: every connection is served by the same thread,
 /// so neither side of a comparison gets a luckier server thread. `/seq/...` paths answer 503
-/// (`Retry-After: 0`), 503, 200 in turn; every other path 200.
+/// (`Retry-After: 0`), 503, 200 in turn; `/64k` 200 with a 64 KiB body; every other path 200
+/// ("ok").
 pub struct PollServer {
     /// Where it listens.
     pub addr: SocketAddr,
@@ -46,6 +47,8 @@ fn serve(listener: &TcpListener, stop: &AtomicBool) {
     const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
     const UNAVAILABLE: &[u8] =
         b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 0\r\nContent-Length: 0\r\n\r\n";
+    let mut ok_64k = b"HTTP/1.1 200 OK\r\nContent-Length: 65536\r\n\r\n".to_vec();
+    ok_64k.extend((0..65_536).map(|i| b"ok"[i % 2]));
     let mut conns: Vec<(TcpStream, Vec<u8>)> = Vec::new();
     let mut sequences: HashMap<Vec<u8>, u64> = HashMap::new();
     let mut buf = [0_u8; 4096];
@@ -74,10 +77,20 @@ fn serve(listener: &TcpListener, stop: &AtomicBool) {
                         } else {
                             UNAVAILABLE
                         }
+                    } else if path == b"/64k" {
+                        ok_64k.as_slice()
                     } else {
                         OK
                     };
+                    // A 64 KiB answer can outgrow the socket's buffer: written blocking.
+                    let large = answer.len() > buf.len();
+                    if large && s.set_nonblocking(false).is_err() {
+                        return false;
+                    }
                     if s.write_all(answer).is_err() {
+                        return false;
+                    }
+                    if large && s.set_nonblocking(true).is_err() {
                         return false;
                     }
                 }
