@@ -5,7 +5,6 @@
 //! a body over the limit or cut short is a [`BodyError`] inside ureq's I/O error: the
 //! attempt's failure, of the body's kind.
 
-use std::cell::Cell;
 use std::io::{self, Read};
 use std::time::Instant;
 
@@ -39,29 +38,17 @@ pub(crate) fn read_bounded(
     if declared.is_some_and(|n| n > limit) {
         return Err(too_large(0, parts));
     }
-    // A buffer a body read on this thread left, already zeroed: no zeroing again (unless it
-    // is far larger than the body: the caller would hold it all).
-    let mut bytes = SPARE.with(Cell::take);
-    if declared.is_some_and(|n| bytes.len() as u64 > n.saturating_mul(2).max(8 * 1024)) {
-        SPARE.with(|spare| spare.set(std::mem::take(&mut bytes)));
-    }
-    let mut filled = 0;
+    let mut bytes = Vec::new();
     let read = {
         let _by = ReadBy::set(by);
         interruptible(abort, || {
             // One byte over the limit tells a body at the limit from a longer one.
             let over = limit.saturating_add(1);
             let reader = body.with_config().limit(over).reader();
-            read_all(reader.take(over), declared, &mut bytes, &mut filled)
+            read_all(reader.take(over), declared, &mut bytes)
         })
     };
-    let received = filled as u64;
-    // On a failure, the buffer goes back to the spare as `body_read` drops.
-    let body_read = InMemory {
-        bytes,
-        len: filled,
-        at: 0,
-    };
+    let received = bytes.len() as u64;
     match read {
         Err(e) if is_timeout(&e) => return Err(ureq::Error::Io(e)),
         Err(e) => return Err(cut(received, Some(e))),
@@ -76,94 +63,67 @@ pub(crate) fn read_bounded(
     if let Some(charset) = body.charset() {
         builder = builder.charset(charset);
     }
-    Ok(Response::from_parts(parts, builder.reader(body_read)))
+    Ok(Response::from_parts(
+        parts,
+        builder.reader(InMemory { bytes, at: 0 }),
+    ))
 }
 
-thread_local! {
-    /// The buffer of the last body read that was dropped on this thread (at most
-    /// [`SPARE_MAX`] bytes), whole and zeroed or written: the next read fills it without
-    /// zeroing it first.
-    static SPARE: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
-}
-
-/// The largest buffer kept as a thread's spare.
-const SPARE_MAX: usize = 256 * 1024;
-
-/// Reads `reader` to its end into `bytes[*filled..]`, growing `bytes` (every byte of it
-/// initialized) to the `declared` length first and by doubling past it.
-fn read_all(
-    mut reader: impl Read,
-    declared: Option<u64>,
-    bytes: &mut Vec<u8>,
-    filled: &mut usize,
-) -> io::Result<()> {
+/// Reads `reader` to its end into `bytes`: a buffer the size of the `declared` length, zeroed
+/// once, then grown by doubling for a body longer than declared or of no declared length.
+fn read_all(mut reader: impl Read, declared: Option<u64>, bytes: &mut Vec<u8>) -> io::Result<()> {
     let first = declared.map_or(0, |n| usize::try_from(n).unwrap_or(0));
-    if bytes.len() < first {
-        bytes.resize(first, 0);
-    }
-    loop {
-        if *filled == bytes.len() {
-            // Full: a small read tells the end from more to come without growing the buffer.
+    bytes.resize(first, 0);
+    let mut filled = 0;
+    let result = loop {
+        if filled == bytes.len() {
+            // Full: a short read tells the end from more to come without growing the buffer.
             let mut probe = [0u8; 32];
             match reader.read(&mut probe) {
-                Ok(0) => return Ok(()),
+                Ok(0) => break Ok(()),
                 Ok(n) => {
                     let grown = (bytes.len().saturating_mul(2))
-                        .max(*filled + n)
+                        .max(filled + n)
                         .max(8 * 1024);
                     bytes.resize(grown, 0);
-                    bytes[*filled..*filled + n].copy_from_slice(&probe[..n]);
-                    *filled += n;
+                    bytes[filled..filled + n].copy_from_slice(&probe[..n]);
+                    filled += n;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
+                Err(e) => break Err(e),
             }
             continue;
         }
-        match reader.read(&mut bytes[*filled..]) {
-            Ok(0) => return Ok(()),
-            Ok(n) => *filled += n,
+        match reader.read(&mut bytes[filled..]) {
+            Ok(0) => break Ok(()),
+            Ok(n) => filled += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+            Err(e) => break Err(e),
         }
-    }
+    };
+    bytes.truncate(filled);
+    result
 }
 
-/// The body read, handed to the caller: `bytes[..len]`, read from `at` on.
+/// The body read, handed to the caller.
 struct InMemory {
     bytes: Vec<u8>,
-    len: usize,
     at: usize,
 }
 
 impl Read for InMemory {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let rest = self.bytes.get(self.at..self.len).unwrap_or_default();
+        let rest = self.bytes.get(self.at..).unwrap_or_default();
         let mut n = rest.len().min(buf.len());
         // std's `read_to_end` (ureq's `read_to_vec`) doubles its read size after a read that
         // fills 8 KiB or more, and zeroes a read's whole buffer first: a fill one byte short
-        // keeps its reads at 8 KiB, and so the read that finds the end zeroes 8 KiB, not the
-        // size of the body.
+        // keeps the read at the end of the body, which zeroes a buffer for nothing, at 8 KiB.
         if n == buf.len() && n >= 8 * 1024 {
             n -= 1;
         }
         buf[..n].copy_from_slice(&rest[..n]);
         self.at += n;
         Ok(n)
-    }
-}
-
-impl Drop for InMemory {
-    fn drop(&mut self) {
-        if self.bytes.capacity() > SPARE_MAX {
-            return;
-        }
-        let bytes = std::mem::take(&mut self.bytes);
-        // `try_with`: a body dropped as its thread ends keeps no spare.
-        let _ = SPARE.try_with(|spare| {
-            let old = spare.take();
-            spare.set(if old.len() >= bytes.len() { old } else { bytes });
-        });
     }
 }
 
