@@ -11,7 +11,8 @@
 //! ```
 //!
 //! Modes: `serve` (print the address, answer every request with 200 "ok"; `serve64k`: with a
-//! 64 KiB body, for `SERVE=serve64k tests/benches/callgrind.sh same adapter read`), or one of the
+//! 64 KiB body, for `SERVE=serve64k tests/benches/callgrind.sh same adapter read`; `serve1m`:
+//! 1 MiB, for `SERVE=serve1m tests/benches/callgrind.sh "same adapter resume"`), or one of the
 //! [`Way`]s of `backstop_tests::overhead` by name: `bare`, `same` (ureq with the adapter's
 //! timeouts, called as the adapter calls it), `adapter`, `abort`.
 
@@ -20,7 +21,10 @@ use std::io::{Read, Write};
 use backstop_tests::overhead::{Getters, Way};
 
 fn serve(body_len: usize) {
-    let mut answer = format!("HTTP/1.1 200 OK\r\nContent-Length: {body_len}\r\n\r\n").into_bytes();
+    // A strong validator: a resumable body (`resume`) wraps it; the other ways ignore it.
+    let mut answer =
+        format!("HTTP/1.1 200 OK\r\nContent-Length: {body_len}\r\nETag: \"v1\"\r\n\r\n")
+            .into_bytes();
     answer.extend((0..body_len).map(|i| b"ok"[i % 2]));
     let answer: std::sync::Arc<[u8]> = answer.into();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
@@ -57,6 +61,9 @@ fn main() {
     let mode = args.get(1).expect(usage).as_str();
     if mode == "serve" {
         return serve(2);
+    }
+    if mode == "serve1m" {
+        return serve(1 << 20);
     }
     if mode == "serve64k" {
         return serve(64 * 1024);

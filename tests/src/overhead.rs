@@ -22,16 +22,19 @@ pub enum Way {
     /// `backstop::ureq` reading the body inside the attempt (`ReadBody::up_to(1 MiB)` on the
     /// request), then the caller's read of the bytes in memory.
     AdapterReadingBody,
+    /// `backstop::ureq` with `resume_bodies`: the caller reads the resumable body.
+    AdapterResumingBody,
 }
 
 impl Way {
     /// Every way, in a fixed order (index with `way as usize`).
-    pub const ALL: [Way; 5] = [
+    pub const ALL: [Way; 6] = [
         Way::Bare,
         Way::SameTimeouts,
         Way::Adapter,
         Way::AdapterWithAbort,
         Way::AdapterReadingBody,
+        Way::AdapterResumingBody,
     ];
 
     /// A short name for command lines and reports.
@@ -43,6 +46,7 @@ impl Way {
             Way::Adapter => "adapter",
             Way::AdapterWithAbort => "abort",
             Way::AdapterReadingBody => "read",
+            Way::AdapterResumingBody => "resume",
         }
     }
 
@@ -58,6 +62,7 @@ pub struct Getters {
     bare: ureq::Agent,
     same: ureq::Agent,
     client: backstop::ureq::Client,
+    resuming: backstop::ureq::Client,
     abort: Abort,
 }
 
@@ -83,6 +88,7 @@ impl Getters {
                 .build()
                 .into(),
             client: backstop::ureq::Client::new(Retrier::default()),
+            resuming: backstop::ureq::Client::new(Retrier::default()).resume_bodies(),
             abort: Abort::new(),
         }
     }
@@ -124,6 +130,13 @@ impl Getters {
                     request.extensions_mut().insert(read);
                     request
                 })?
+                .response
+                .body_mut()
+                .read_to_vec()?,
+            // ureq's `read_to_vec` stops at 10 MB, as on the other ways.
+            Way::AdapterResumingBody => self
+                .resuming
+                .run(http::Request::get(url).body(())?)?
                 .response
                 .body_mut()
                 .read_to_vec()?,
