@@ -170,7 +170,7 @@ fn overhead(n: usize) {
             }
         }
     }
-    let [t_bare, t_same, t_adapter, t_abortable, _] = samples;
+    let [t_bare, t_same, t_adapter, t_abortable, ..] = samples;
     let (b, bs) = (stats(t_bare), stats(t_same));
     println!(
         "== ureq adapter overhead, GET 200 on loopback, {} requests each, interleaved",
