@@ -40,12 +40,13 @@ fn a_body_whose_connection_goes_half_open_is_resumed_once_idle_and_arrives_whole
                 progress.wait_for(BEFORE_THE_FAULT as u64, Duration::from_secs(5)),
                 "{door:?}: the bytes before the fault"
             );
+            // The silence the idle timeout measures starts at the last byte before the fault.
+            let stalled_from = progress.last_read().unwrap_or_else(Instant::now);
             let port = server.recorded()[0].peer.port();
             net.drop_connection(port).expect("installed");
-            let faulted_at = Instant::now();
             server.release();
             let read = reader.join().expect("the reader ran");
-            (read, faulted_at.elapsed())
+            (read, stalled_from.elapsed())
         });
         let dropped = net.faulted_packets().expect("counted");
         net.heal().expect("healed");
