@@ -4,7 +4,9 @@
 //! [`FaultNet`] is a network namespace joined to the host by a veth pair, a [`Server`] runs
 //! inside it ([`FaultNet::serve`]), and nftables rules in the namespace drop, reset or
 //! blackhole the traffic between the two ([`FaultNet::drop_all`],
-//! [`FaultNet::reset_established`], [`FaultNet::blackhole_new`], [`FaultNet::heal`]). The
+//! [`FaultNet::reset_established`], [`FaultNet::blackhole_new`], [`FaultNet::heal`]), or one
+//! connection alone ([`FaultNet::drop_connection`], [`FaultNet::reset_connection`]), several
+//! at once ([`FaultNet::inject`]). The
 //! client on the host sees what it would see on a real network: a connect that never
 //! completes, an RST from the kernel, a connection gone silent mid-body that TCP resumes once
 //! healed. Nothing leaves the machine.

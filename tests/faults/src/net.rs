@@ -43,7 +43,7 @@ pub struct FaultNet {
     ns_dev: String,
     host_ip: Ipv4Addr,
     server_ip: Ipv4Addr,
-    current: Mutex<Option<Fault>>,
+    current: Mutex<Vec<Fault>>,
     /// Whether `ip netns add` succeeded (what `Drop` has to delete).
     made: bool,
 }
@@ -65,7 +65,7 @@ impl FaultNet {
             tools,
             host_ip: Ipv4Addr::UNSPECIFIED,
             server_ip: Ipv4Addr::UNSPECIFIED,
-            current: Mutex::new(None),
+            current: Mutex::new(Vec::new()),
             made: false,
         };
         // On an error `net` drops here and removes whatever part was made.
@@ -149,33 +149,60 @@ impl FaultNet {
     /// Drops every packet between the host and the namespace, both ways: a connection goes
     /// half-open (its peer sees no error, only silence), a connect never completes.
     pub fn drop_all(&self) -> Result<(), FaultError> {
-        self.install(Some(Fault::DropAll))
+        self.inject(&[Fault::DropAll])
     }
 
     /// Answers every packet of an established TCP connection from the host with a TCP reset.
     pub fn reset_established(&self) -> Result<(), FaultError> {
-        self.install(Some(Fault::ResetEstablished))
+        self.inject(&[Fault::ResetEstablished])
     }
 
     /// Drops new connections from the host (their SYNs): a connect that never completes.
     pub fn blackhole_new(&self) -> Result<(), FaultError> {
-        self.install(Some(Fault::BlackholeNew))
+        self.inject(&[Fault::BlackholeNew])
     }
 
-    /// Removes the fault: packets flow again, and TCP's retransmissions resume what stalled.
+    /// Drops every packet of the connection from the host's `client_port` (a request's
+    /// [`crate::Recorded::peer`]), both ways: that connection goes half-open, and a new one
+    /// (a resume's) goes through, where [`FaultNet::drop_all`] would drop it too.
+    pub fn drop_connection(&self, client_port: u16) -> Result<(), FaultError> {
+        self.inject(&[Fault::DropConnection { client_port }])
+    }
+
+    /// Resets the established connection from the host's `client_port` (a request's
+    /// [`crate::Recorded::peer`]) at its client's next packet; a new one goes through.
+    pub fn reset_connection(&self, client_port: u16) -> Result<(), FaultError> {
+        self.inject(&[Fault::ResetConnection { client_port }])
+    }
+
+    /// Removes the faults: packets flow again, and TCP's retransmissions resume what stalled.
     pub fn heal(&self) -> Result<(), FaultError> {
-        self.install(None)
+        self.inject(&[])
     }
 
-    /// The fault installed now.
+    /// Replaces the faults in force with `faults`, all at once (one transaction): a
+    /// connection cut while new ones are blackholed, say. None: healed.
+    pub fn inject(&self, faults: &[Fault]) -> Result<(), FaultError> {
+        let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
+        let script = fault::script(&self.table, &self.ns_dev, faults);
+        self.in_namespace(&self.tools.nft, &["-f", "-"], Some(&script))?;
+        *current = faults.to_vec();
+        Ok(())
+    }
+
+    /// The faults in force now (none when healed).
     #[must_use]
-    pub fn fault(&self) -> Option<Fault> {
-        *self.current.lock().unwrap_or_else(PoisonError::into_inner)
+    pub fn faults(&self) -> Vec<Fault> {
+        self.current
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
-    /// The packets the installed fault has dropped or reset so far (0 when healed).
+    /// The packets the faults in force have dropped or reset so far, all together (0 when
+    /// healed).
     pub fn faulted_packets(&self) -> Result<u64, FaultError> {
-        if self.fault().is_none() {
+        if self.faults().is_empty() {
             return Ok(0);
         }
         let listing = self.in_namespace(
@@ -186,7 +213,7 @@ impl FaultNet {
         Ok(fault::counted_packets(&listing))
     }
 
-    /// Waits until the installed fault has dropped or reset at least `n` packets, at most
+    /// Waits until the faults in force have dropped or reset at least `n` packets, at most
     /// `timeout`, polling every 5 ms: how many it had at the end (compare with `n`).
     pub fn wait_for_faulted_packets(&self, n: u64, timeout: Duration) -> Result<u64, FaultError> {
         let deadline = Instant::now() + timeout;
@@ -197,15 +224,6 @@ impl FaultNet {
             }
             std::thread::sleep(Duration::from_millis(5));
         }
-    }
-
-    /// Replaces the namespace's fault table with `fault`'s (none: deletes it).
-    fn install(&self, fault: Option<Fault>) -> Result<(), FaultError> {
-        let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
-        let script = fault::script(&self.table, &self.ns_dev, fault);
-        self.in_namespace(&self.tools.nft, &["-f", "-"], Some(&script))?;
-        *current = fault;
-        Ok(())
     }
 
     /// Runs `program args` inside the namespace (`ip netns exec`).

@@ -56,6 +56,15 @@ impl Progress {
         state.0 >= n
     }
 
+    /// Counts `n` more bytes read, now: for a body that is not a [`Read`] (an async body's
+    /// frames).
+    pub fn count(&self, n: usize) {
+        let mut state = self.lock();
+        *state = (state.0 + n as u64, Some(Instant::now()));
+        drop(state);
+        self.changed.notify_all();
+    }
+
     /// Reads `reader` to its end or its first error, counting as it goes (64 KiB reads).
     pub fn read_to_end(&self, mut reader: impl Read) -> BodyRead {
         let mut bytes = Vec::new();
@@ -65,8 +74,7 @@ impl Progress {
                 Ok(0) => break Ok(()),
                 Ok(n) => {
                     bytes.extend_from_slice(&buffer[..n]);
-                    *self.lock() = (bytes.len() as u64, Some(Instant::now()));
-                    self.changed.notify_all();
+                    self.count(n);
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => break Err(e),

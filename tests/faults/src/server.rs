@@ -25,9 +25,12 @@ const HOLD_LIMIT: Duration = Duration::from_secs(10);
 /// How often the accept loop looks for a connection or a stop.
 const ACCEPT_POLL: Duration = Duration::from_millis(5);
 
-/// A request as it arrived: its method, target and fields.
+/// A request as it arrived: the connection it came on, its method, target and fields.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Recorded {
+    /// The client's end of the connection it came on: its port names that connection to a
+    /// fault of that connection alone ([`crate::FaultNet::drop_connection`]).
+    pub peer: SocketAddr,
     /// The method.
     pub method: String,
     /// The request target (`/path?query`).

@@ -1,7 +1,7 @@
 //! One connection: read a request head, answer it from the script, until the client closes.
 
 use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 
 use super::{Recorded, Reply, Shared};
@@ -11,8 +11,11 @@ const MAX_HEAD: usize = 64 * 1024;
 
 /// Serves requests on `stream` until it closes, fails or times out.
 pub(super) fn serve(mut stream: TcpStream, shared: &Arc<Shared>) {
+    let Ok(peer) = stream.peer_addr() else {
+        return;
+    };
     let mut buffer = Vec::new();
-    while let Some(request) = read_request(&mut stream, &mut buffer) {
+    while let Some(request) = read_request(&mut stream, peer, &mut buffer) {
         let reply = shared.update(|s| {
             let reply = s
                 .script
@@ -73,7 +76,11 @@ fn respond(
 
 /// Reads the next request's head (and discards its `Content-Length` body): `None` when the
 /// connection closes, fails, times out or sends something that is not HTTP/1.1.
-fn read_request(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<Recorded> {
+fn read_request(
+    stream: &mut TcpStream,
+    peer: SocketAddr,
+    buffer: &mut Vec<u8>,
+) -> Option<Recorded> {
     let end = loop {
         if let Some(at) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
             break at + 4;
@@ -89,7 +96,7 @@ fn read_request(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<Recorded
     };
     let head = String::from_utf8_lossy(&buffer[..end]).into_owned();
     buffer.drain(..end);
-    let request = parse_head(&head)?;
+    let request = parse_head(&head, peer)?;
     let length: usize = request
         .field("content-length")
         .and_then(|v| v.trim().parse().ok())
@@ -105,8 +112,8 @@ fn read_request(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<Recorded
     Some(request)
 }
 
-/// The request line and fields of `head`.
-fn parse_head(head: &str) -> Option<Recorded> {
+/// The request line and fields of `head`, which came from `peer`.
+fn parse_head(head: &str, peer: SocketAddr) -> Option<Recorded> {
     let mut lines = head.split("\r\n");
     let mut parts = lines.next()?.split(' ');
     let (method, target) = (parts.next()?.to_owned(), parts.next()?.to_owned());
@@ -118,6 +125,7 @@ fn parse_head(head: &str) -> Option<Recorded> {
         })
         .collect();
     Some(Recorded {
+        peer,
         method,
         target,
         fields,
