@@ -24,7 +24,9 @@
 //! (`/64k`), read whole: `bare-64k` (reqwest and its own `bytes()`), `backstop-64k` (backstop,
 //! then the caller's `bytes()`), `backstop-read-64k` (backstop with
 //! `Retrier::read_body(ReadBody::up_to(1 MiB))`, then the caller's `bytes()` of the body in
-//! memory): `tests/soak/benches/reqwest_callgrind.sh bare-64k backstop-64k backstop-read-64k`.
+//! memory): `tests/soak/benches/reqwest_callgrind.sh bare-64k backstop-64k backstop-read-64k`;
+//! and 1 MiB (`/1m`, with a strong `ETag`): `bare-1m`, `backstop-1m`, `backstop-resume-1m`
+//! (the body read through the resumable body).
 //!
 //! ```sh
 //! cargo bench -p backstop-soak --bench reqwest_probe               # wall time, every way
@@ -220,6 +222,14 @@ fn way(name: &str, host: &str, sized: bool) -> Way {
         "backstop-read-64k" => with(Arc::new(backstop::reqwest::RetryMiddleware::new(
             Retrier::default().read_body(backstop::body::ReadBody::up_to(1 << 20)),
         ))),
+        "bare-1m" => Way::Bare(reqwest::Client::new()),
+        "backstop-1m" => with(Arc::new(backstop::reqwest::RetryMiddleware::new(
+            Retrier::default(),
+        ))),
+        "backstop-resume-1m" => with(Arc::new(
+            backstop::reqwest::RetryMiddleware::new(Retrier::default())
+                .resume_bodies(reqwest::Client::new()),
+        )),
         "backon" => Way::Backon(reqwest::Client::new()),
         "backstop-no-timer" => with(Arc::new(
             backstop::reqwest::RetryMiddleware::new(Retrier::default()).with_runtime(NoTimer(
@@ -233,9 +243,16 @@ fn way(name: &str, host: &str, sized: bool) -> Way {
     }
 }
 
-/// The URL the way `name` GETs on the server at `addr`: `/64k` for the `*-64k` ways.
+/// The URL the way `name` GETs on the server at `addr`: `/64k` for the `*-64k` ways, `/1m`
+/// for the `*-1m` ways.
 fn url_of(name: &str, addr: std::net::SocketAddr) -> String {
-    let path = if name.ends_with("-64k") { "64k" } else { "ok" };
+    let path = if name.ends_with("-64k") {
+        "64k"
+    } else if name.ends_with("-1m") {
+        "1m"
+    } else {
+        "ok"
+    };
     format!("http://{addr}/{path}")
 }
 

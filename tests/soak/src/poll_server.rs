@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 /// A one-thread, busy-polling HTTP/1.1 server: every connection is served by the same thread,
 /// so neither side of a comparison gets a luckier server thread. `/seq/...` paths answer 503
-/// (`Retry-After: 0`), 503, 200 in turn; `/64k` 200 with a 64 KiB body; every other path 200
+/// (`Retry-After: 0`), 503, 200 in turn; `/64k` 200 with a 64 KiB body; `/1m` 200 with 1 MiB and a strong `ETag`; every other path 200
 /// ("ok").
 pub struct PollServer {
     /// Where it listens.
@@ -49,6 +49,9 @@ fn serve(listener: &TcpListener, stop: &AtomicBool) {
         b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 0\r\nContent-Length: 0\r\n\r\n";
     let mut ok_64k = b"HTTP/1.1 200 OK\r\nContent-Length: 65536\r\n\r\n".to_vec();
     ok_64k.extend((0..65_536).map(|i| b"ok"[i % 2]));
+    // A body a resumable client wraps: a strong validator and a length.
+    let mut ok_1m = b"HTTP/1.1 200 OK\r\nContent-Length: 1048576\r\nETag: \"v1\"\r\n\r\n".to_vec();
+    ok_1m.extend((0..1 << 20).map(|i| b"ok"[i % 2]));
     let mut conns: Vec<(TcpStream, Vec<u8>)> = Vec::new();
     let mut sequences: HashMap<Vec<u8>, u64> = HashMap::new();
     let mut buf = [0_u8; 4096];
@@ -79,6 +82,8 @@ fn serve(listener: &TcpListener, stop: &AtomicBool) {
                         }
                     } else if path == b"/64k" {
                         ok_64k.as_slice()
+                    } else if path == b"/1m" {
+                        ok_1m.as_slice()
                     } else {
                         OK
                     };
