@@ -58,9 +58,20 @@ pub(crate) struct ResumableBody<F: Refetch, RT> {
 }
 
 enum State<B, E> {
-    Streaming { body: B, idle: Sleep },
-    Sending { call: Refetched<B, E>, timer: Sleep },
-    Waiting { timer: Sleep },
+    /// Reading `body`; `idle` fires at the earliest when the body has been silent for the
+    /// idle timeout since `last`, the last byte (re-armed then, not at every byte).
+    Streaming {
+        body: B,
+        idle: Sleep,
+        last: backstop_core::Instant,
+    },
+    Sending {
+        call: Refetched<B, E>,
+        timer: Sleep,
+    },
+    Waiting {
+        timer: Sleep,
+    },
     Done,
 }
 
@@ -93,6 +104,7 @@ impl<F: Refetch, RT: Runtime> ResumableBody<F, RT> {
             state: State::Streaming {
                 body,
                 idle: idle_timer,
+                last: now,
             },
             runtime,
         }
@@ -118,6 +130,7 @@ impl<F: Refetch, RT: Runtime> ResumableBody<F, RT> {
                 Some(body) => State::Streaming {
                     body,
                     idle: self.runtime.sleep_until(now.saturating_add(self.idle)),
+                    last: now,
                 },
                 None => State::Done,
             },
@@ -156,11 +169,11 @@ impl<F: Refetch, RT: Runtime> Body for ResumableBody<F, RT> {
             let now = this.runtime.now();
             let (step, answer) = match &mut this.state {
                 State::Done => return Poll::Ready(None),
-                State::Streaming { body, idle } => match Pin::new(body).poll_frame(cx) {
+                State::Streaming { body, idle, last } => match Pin::new(body).poll_frame(cx) {
                     Poll::Ready(Some(Ok(frame))) => {
                         if let Some(data) = frame.data_ref() {
                             this.resumer.handed_over(data.len());
-                            *idle = this.runtime.sleep_until(now.saturating_add(this.idle));
+                            *last = now;
                         }
                         return Poll::Ready(Some(Ok(frame)));
                     }
@@ -170,6 +183,11 @@ impl<F: Refetch, RT: Runtime> Body for ResumableBody<F, RT> {
                     ),
                     Poll::Ready(None) => (this.resumer.ended(now), None),
                     Poll::Pending => match idle.as_mut().poll(cx) {
+                        // Bytes came since it was armed: armed again from the last one.
+                        Poll::Ready(()) if now < last.saturating_add(this.idle) => {
+                            *idle = this.runtime.sleep_until(last.saturating_add(this.idle));
+                            continue;
+                        }
                         Poll::Ready(()) => {
                             (this.resumer.failed(now, ErrorKind::BodyStalled, None), None)
                         }
