@@ -113,24 +113,7 @@ async fn fetch(policy: Policy, url: &Url, file: &Path) -> Result<Saved, String> 
     let outcome = response.extensions().get::<Outcome>().copied();
     let declared = declared_length(&response);
     let mut part = PartFile::next_to(file)?;
-    let mut progress = Progress::new(declared);
-    let mut bytes = 0u64;
-    // Bounded: the body ends, or fails once its operation has no attempt or time left.
-    loop {
-        match response.chunk().await {
-            Ok(Some(chunk)) => {
-                part.write(&chunk)?;
-                bytes += chunk.len() as u64;
-                progress.advance(bytes);
-            }
-            Ok(None) => break,
-            Err(e) => {
-                progress.abandon();
-                return Err(body_failure(&e, bytes));
-            }
-        }
-    }
-    progress.finish();
+    let bytes = save(&mut response, &mut part, declared).await?;
     if let Some(declared) = declared.filter(|&declared| declared != bytes) {
         return Err(format!(
             "the body ended after {bytes} of its {declared} declared bytes"
@@ -138,6 +121,35 @@ async fn fetch(policy: Policy, url: &Url, file: &Path) -> Result<Saved, String> 
     }
     part.persist_as(file)?;
     Ok(Saved { bytes, outcome })
+}
+
+/// The body, chunk by chunk, into `part`: the bytes it held when it ended cleanly.
+async fn save(
+    response: &mut reqwest::Response,
+    part: &mut PartFile,
+    declared: Option<u64>,
+) -> Result<u64, String> {
+    let mut progress = Progress::new(declared);
+    let mut bytes = 0u64;
+    // Bounded: the body ends, or fails once its operation has no attempt or time left.
+    loop {
+        let chunk = match response.chunk().await {
+            Ok(Some(chunk)) => chunk,
+            Ok(None) => break,
+            Err(e) => {
+                progress.abandon();
+                return Err(body_failure(&e, bytes));
+            }
+        };
+        if let Err(e) = part.write(&chunk) {
+            progress.abandon();
+            return Err(e);
+        }
+        bytes += chunk.len() as u64;
+        progress.advance(bytes);
+    }
+    progress.finish();
+    Ok(bytes)
 }
 
 /// The `Content-Length` the response declared: the bytes as sent, which is what is saved (a
