@@ -31,6 +31,24 @@ fn example() -> &'static Path {
         if !cfg!(debug_assertions) {
             build.arg("--release");
         }
+        // What cargo set for this test, not for a build: a build script that watches one of
+        // them (ring's, `CARGO_MANIFEST_DIR`) would make this build dirty, and the next too.
+        for (name, _) in std::env::vars_os() {
+            let name = name.to_string_lossy();
+            let of_this_test = name.starts_with("CARGO_PKG_")
+                || name.starts_with("CARGO_BIN_EXE_")
+                || [
+                    "CARGO_MANIFEST_DIR",
+                    "CARGO_MANIFEST_PATH",
+                    "CARGO_CRATE_NAME",
+                    "CARGO_PRIMARY_PACKAGE",
+                    "CARGO_TARGET_TMPDIR",
+                ]
+                .contains(&&*name);
+            if of_this_test {
+                build.env_remove(&*name);
+            }
+        }
         let status = build.status().expect("cargo runs");
         assert!(status.success(), "the example builds");
         // This test is target/<profile>/deps/<name>; examples are target/<profile>/examples.
