@@ -38,12 +38,13 @@ fn main() -> ExitCode {
     match download(&url, &file) {
         Ok(saved) => {
             println!("saved {} bytes to {}", saved.bytes, file.display());
-            // Resumes are attempts of the same operation, but they report no event yet: the
-            // outcome is the head's, and a resumed body shows only in the bytes it completed.
+            // The outcome is the head's; each resume is an attempt of the same operation,
+            // reported by an event (`EventKind::BodyResumed`) and counted here.
             match saved.outcome {
                 Some(outcome) => println!("the response's head: {outcome}"),
                 None => println!("the response carried no outcome"),
             }
+            println!("resumed {} time(s)", saved.resumes);
             ExitCode::SUCCESS
         }
         Err(problem) => {
@@ -69,6 +70,8 @@ fn arguments(mut args: impl Iterator<Item = String>) -> Result<(Url, PathBuf), S
 struct Saved {
     bytes: u64,
     outcome: Option<Outcome>,
+    /// How many times the body resumed.
+    resumes: u32,
 }
 
 fn download(url: &Url, file: &Path) -> Result<Saved, String> {
@@ -98,8 +101,16 @@ async fn fetch(policy: Policy, url: &Url, file: &Path) -> Result<Saved, String> 
         .read_timeout(policy.body_idle_timeout())
         .build()
         .map_err(|e| format!("no HTTP client: {e}"))?;
+    let resumes = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let counted = resumes.clone();
+    let retrier = Retrier::new(policy).on_event(move |event| {
+        if let backstop::EventKind::BodyResumed { offset, cause, .. } = event.kind {
+            counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            println!("the body broke off ({cause}) after {offset} bytes: resuming");
+        }
+    });
     let client = ClientBuilder::new(http.clone())
-        .with(RetryMiddleware::new(Retrier::new(policy)).resume_bodies(http))
+        .with(RetryMiddleware::new(retrier).resume_bodies(http))
         .build();
     let mut response = client
         .get(url.clone())
@@ -120,7 +131,12 @@ async fn fetch(policy: Policy, url: &Url, file: &Path) -> Result<Saved, String> 
         ));
     }
     part.persist_as(file)?;
-    Ok(Saved { bytes, outcome })
+    let resumes = resumes.load(std::sync::atomic::Ordering::Relaxed);
+    Ok(Saved {
+        bytes,
+        outcome,
+        resumes,
+    })
 }
 
 /// The body, chunk by chunk, into `part`: the bytes it held when it ended cleanly.

@@ -134,6 +134,7 @@ fn a_reset_mid_body_resumes_into_the_whole_file() {
     assert_eq!(server.requests(), 2, "the first request and one resume");
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("saved 65536 bytes"), "{stdout}");
+    assert!(stdout.contains("resumed 1 time(s)"), "{stdout}");
 }
 
 #[test]
