@@ -12,6 +12,7 @@ use backstop_core::{
 use crate::abort::Abort;
 use crate::body::BodyError;
 use crate::observe::events::EventKind;
+use crate::observe::spans::{AttemptSpan, OperationSpan};
 use crate::observe::Emitter;
 use crate::overload::{OwnedLimiter, SharedGate};
 use crate::request::Plan;
@@ -79,6 +80,9 @@ pub(crate) struct Resumer {
     /// Why the body's last attempt failed (for the error, if the machine gives up).
     cause: ErrorKind,
     source: Option<BoxError>,
+    /// The span of the operation carried on in the body (made at its first resume, when it is
+    /// reported), and the span of the resume in flight.
+    spans: Option<Box<(OperationSpan, AttemptSpan)>>,
 }
 
 impl Resumer {
@@ -108,6 +112,7 @@ impl Resumer {
             sent: now,
             cause: ErrorKind::BodyCut,
             source: None,
+            spans: None,
         }
     }
 
@@ -231,6 +236,7 @@ impl Resumer {
                 });
                 self.sent = now;
                 self.since = self.delivered;
+                self.open_span(attempt);
                 Step::Send {
                     attempt,
                     timeout,
@@ -265,8 +271,31 @@ impl Resumer {
         Emitter::new(observers, self.retrier.metrics.as_ref(), &self.plan).emit(kind);
     }
 
+    /// Opens the span of resume `attempt` (with its `http.request.resend_count`), under the
+    /// span of the operation carried on in the body, when the operation is reported.
+    fn open_span(&mut self, attempt: u32) {
+        if !crate::observe::reported(&self.retrier.observers) {
+            return;
+        }
+        let plan = &self.plan;
+        let (name, method) = (
+            plan.name.as_ref().map(crate::OperationName::as_str),
+            &plan.method,
+        );
+        let spans = self.spans.get_or_insert_with(|| {
+            let operation = OperationSpan::new(name, method, plan.target());
+            Box::new((operation, AttemptSpan::default()))
+        });
+        let url = crate::observe::RedactedUri::of(plan.target());
+        spans.1 = spans.0.attempt(attempt, method, url);
+    }
+
     /// Reports the end of the resume sent at `self.sent`, at `now`, with `result`.
-    fn attempt_ended(&self, now: Instant, result: AttemptOutcome) {
+    fn attempt_ended(&mut self, now: Instant, result: AttemptOutcome) {
+        if let Some(spans) = self.spans.as_mut() {
+            spans.1.ended(&result);
+            spans.1 = AttemptSpan::default();
+        }
         self.emit(EventKind::AttemptEnded {
             attempt: self.machine.attempts(),
             result,
