@@ -55,7 +55,7 @@ use std::time::{Duration, Instant};
 
 use backstop::tokio::TokioRuntime;
 use backstop::tower::RetryLayer;
-use backstop::Policy;
+use backstop::{Policy, Retrier};
 use backstop_soak::bare::{self, TokioClient};
 use backstop_soak::clients;
 use backstop_soak::peers::{self, NeverA200, TowerRetryTimeout};
@@ -82,6 +82,10 @@ enum Way {
     TowerRetry(tower::retry::Retry<NeverA200, TokioClient>),
     TowerRetryTimeout(TowerRetryTimeout),
     Backstop(backstop::tower::Retry<TokioClient, TokioRuntime>),
+    /// The bounded read under the retry layer (`ReadBodyLayer`).
+    Reading(backstop::tower::Retry<backstop::tower::ReadBodyService<TokioClient>, TokioRuntime>),
+    /// `RetryLayer::resume_bodies`.
+    Resuming(backstop::tower::ResumingRetry<TokioClient, TokioRuntime>),
 }
 
 /// The way named `name`, with a new client. Call it inside the runtime.
@@ -95,6 +99,21 @@ fn way(name: &str) -> Way {
             client,
             Policy::default().attempt_timeout(),
         )),
+        "bare-64k" | "bare-1m" => Way::Bare(client),
+        "backstop-64k" | "backstop-1m" => {
+            Way::Backstop(RetryLayer::new(Retrier::default(), TokioRuntime::new()).layer(client))
+        }
+        "backstop-read-64k" => Way::Reading(
+            RetryLayer::new(Retrier::default(), TokioRuntime::new()).layer(
+                backstop::tower::ReadBodyLayer::new(backstop::body::ReadBody::up_to(1 << 20))
+                    .layer(client),
+            ),
+        ),
+        "backstop-resume-1m" => Way::Resuming(
+            RetryLayer::new(Retrier::default(), TokioRuntime::new())
+                .resume_bodies()
+                .layer(client),
+        ),
         other => match features::retrier(other) {
             Some(retrier) => {
                 Way::Backstop(RetryLayer::new(retrier, TokioRuntime::new()).layer(client))
@@ -104,9 +123,34 @@ fn way(name: &str) -> Way {
     }
 }
 
+/// The URI the way `name` GETs on the server at `addr`: `/64k` for the `*-64k` ways, `/1m`
+/// (1 MiB with a strong `ETag`) for the `*-1m` ways.
+fn uri_of(name: &str, addr: std::net::SocketAddr) -> http::Uri {
+    let path = if name.ends_with("-64k") {
+        "64k"
+    } else if name.ends_with("-1m") {
+        "1m"
+    } else {
+        "ok"
+    };
+    format!("http://{addr}/{path}").parse().unwrap()
+}
+
 async fn get(way: &Way, uri: &http::Uri) -> u16 {
     let request = clients::get(uri);
     let response = match way {
+        Way::Reading(s) => {
+            let response = s.clone().oneshot(request).await.unwrap();
+            let status = response.status().as_u16();
+            response.into_body().collect().await.unwrap();
+            return status;
+        }
+        Way::Resuming(s) => {
+            let response = s.clone().oneshot(request).await.unwrap();
+            let status = response.status().as_u16();
+            response.into_body().collect().await.unwrap();
+            return status;
+        }
         Way::Bare(c) => c.request(request).await.unwrap(),
         Way::BareTimeout(c, t) => tokio::time::timeout(*t, c.request(request))
             .await
@@ -158,6 +202,8 @@ fn main() {
                         let f = tower::Service::call(&mut s, request);
                         (size_of_val(&*f), f.await.unwrap().status())
                     }
+                    // The body ways: not part of the size table.
+                    Way::Reading(_) | Way::Resuming(_) => continue,
                 };
                 assert_eq!(status, 200);
                 println!("{name:<20} {size:>5} B");
@@ -177,6 +223,7 @@ fn main() {
         return;
     }
     if let Some((only, n)) = args.only() {
+        let uri = uri_of(only, server.addr);
         rt.block_on(async {
             let w = way(only);
             for _ in 0..n {
