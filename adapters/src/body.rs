@@ -16,7 +16,7 @@
 //! | front door | where the read happens | the caller's body |
 //! |---|---|---|
 //! | reqwest | in the middleware, per attempt | a `reqwest::Response` over the bytes read (its `bytes()` costs no I/O) |
-//! | ureq | in `Client::run`, per attempt | a `ureq::Body` over the bytes read |
+//! | ureq | in `Client::run`, per attempt | a `ureq::Body` over the bytes read, and the bytes themselves as [`BodyBytes`] in the response's extensions (no copy) |
 //! | tower | `backstop::tower::ReadBodyLayer` under the retry layer (a service's body type is its own) | `http_body_util::Full<Bytes>` |
 //!
 //! Every body of the attempt is read, whatever its status: a `503`'s too (the read takes the
@@ -61,7 +61,7 @@ pub use error::BodyError;
 pub(crate) use read::declared_length;
 #[cfg(any(feature = "reqwest", feature = "tower"))]
 pub(crate) use read::read_bounded;
-pub use read::ReadBody;
+pub use read::{BodyBytes, ReadBody};
 #[cfg(any(feature = "reqwest", feature = "tower"))]
 pub(crate) use resume::{Refetch, Refetched, ResumableBody};
 #[cfg(any(feature = "reqwest", feature = "tower", feature = "ureq"))]

@@ -22,18 +22,22 @@ pub enum Way {
     /// `backstop::ureq` reading the body inside the attempt (`ReadBody::up_to(1 MiB)` on the
     /// request), then the caller's read of the bytes in memory.
     AdapterReadingBody,
+    /// As [`Way::AdapterReadingBody`], the caller taking the bytes read
+    /// ([`backstop::body::BodyBytes`]) instead of reading the body again.
+    AdapterTakingBodyBytes,
     /// `backstop::ureq` with `resume_bodies`: the caller reads the resumable body.
     AdapterResumingBody,
 }
 
 impl Way {
     /// Every way, in a fixed order (index with `way as usize`).
-    pub const ALL: [Way; 6] = [
+    pub const ALL: [Way; 7] = [
         Way::Bare,
         Way::SameTimeouts,
         Way::Adapter,
         Way::AdapterWithAbort,
         Way::AdapterReadingBody,
+        Way::AdapterTakingBodyBytes,
         Way::AdapterResumingBody,
     ];
 
@@ -46,6 +50,7 @@ impl Way {
             Way::Adapter => "adapter",
             Way::AdapterWithAbort => "abort",
             Way::AdapterReadingBody => "read",
+            Way::AdapterTakingBodyBytes => "bytes",
             Way::AdapterResumingBody => "resume",
         }
     }
@@ -93,13 +98,13 @@ impl Getters {
         }
     }
 
-    /// One GET of `url` made `way`, with its whole body read.
+    /// One GET of `url` made `way`, with its whole body read (`Bytes` over the `Vec` read, no copy).
     ///
     /// # Errors
     ///
     /// The client's error, or a bad URL.
-    pub fn get(&self, way: Way, url: &str) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
-        Ok(match way {
+    pub fn get(&self, way: Way, url: &str) -> Result<bytes::Bytes, Box<dyn std::error::Error>> {
+        Ok(bytes::Bytes::from(match way {
             Way::Bare => self.bare.get(url).call()?.body_mut().read_to_vec()?,
             Way::SameTimeouts => self
                 .same
@@ -133,6 +138,17 @@ impl Getters {
                 .response
                 .body_mut()
                 .read_to_vec()?,
+            Way::AdapterTakingBodyBytes => {
+                let mut request = http::Request::get(url).body(())?;
+                let read = backstop::body::ReadBody::up_to(1 << 20);
+                request.extensions_mut().insert(read);
+                let mut done = self.client.run(request)?;
+                let bytes = done
+                    .response
+                    .extensions_mut()
+                    .remove::<backstop::body::BodyBytes>();
+                return Ok(bytes.ok_or("the body was not read in the attempt")?.0);
+            }
             // ureq's `read_to_vec` stops at 10 MB, as on the other ways.
             Way::AdapterResumingBody => self
                 .resuming
@@ -140,6 +156,6 @@ impl Getters {
                 .response
                 .body_mut()
                 .read_to_vec()?,
-        })
+        }))
     }
 }

@@ -162,3 +162,35 @@ fn a_requests_own_read_body_wins_over_the_retriers() {
     assert_eq!(done.outcome.attempts, 1);
     assert!(done.response.into_body().read_to_vec().is_err());
 }
+
+/// ureq's body cannot hand its bytes back, so the front door puts them in the response's
+/// extensions as `BodyBytes`: the bytes of the attempt that read the whole body (not the cut
+/// one's), shared with the body, which reads the same bytes.
+#[test]
+fn the_ureq_front_door_hands_the_bytes_read_as_body_bytes() {
+    let server = served([Fault::ResetAt(5000)]);
+    let client = backstop::ureq::Client::new(reading(1 << 20)).with_runtime(
+        backstop::runtime::VirtualTime::new(backstop::runtime::StdRuntime::new()),
+    );
+    let request = http::Request::get(server.url("/data")).body(()).unwrap();
+    let mut done = client.run(request).expect("read on the second attempt");
+    assert_eq!(done.outcome.attempts, 2);
+    let bytes = done
+        .response
+        .extensions_mut()
+        .remove::<backstop::body::BodyBytes>();
+    assert_eq!(bytes.expect("the bytes read").0, content());
+    let mut body = done.response.into_body();
+    assert_eq!(body.read_to_vec().unwrap(), content());
+
+    // Without `ReadBody`, nothing was read, and there is nothing of the kind.
+    let server = served([]);
+    let client = backstop::ureq::Client::new(Retrier::default());
+    let request = http::Request::get(server.url("/data")).body(()).unwrap();
+    let done = client.run(request).expect("the head");
+    assert!(done
+        .response
+        .extensions()
+        .get::<backstop::body::BodyBytes>()
+        .is_none());
+}

@@ -46,6 +46,29 @@ impl ReadBody {
     }
 }
 
+/// The body a front door read inside the attempt, in the response's extensions: the bytes
+/// themselves, for a caller who wants them without reading the response's body again.
+///
+/// The ureq front door puts it there (its `ureq::Body` cannot hand its bytes back): taking it
+/// costs no copy, and the body reads the same bytes (they are shared, not duplicated). The
+/// other front doors' bodies are in memory already (reqwest's `bytes()`, tower's
+/// `Full<Bytes>`), so they do not add it.
+///
+/// ```no_run
+/// # #[cfg(feature = "ureq")] {
+/// use backstop::body::{BodyBytes, ReadBody};
+/// use backstop::Retrier;
+///
+/// let client = backstop::ureq::Client::new(Retrier::default().read_body(ReadBody::up_to(1 << 20)));
+/// let mut done = client.run(http::Request::get("http://127.0.0.1:8080/").body(())?)?;
+/// let body = done.response.extensions_mut().remove::<BodyBytes>().expect("read in the attempt");
+/// println!("{} bytes", body.0.len());
+/// # }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BodyBytes(pub bytes::Bytes);
+
 /// Reads `response`'s body to its end, at most `limit` bytes: the response over the bytes
 /// read, or why they could not be (a `Content-Length` over the limit is refused before any
 /// byte is read; a body that ends short of its `Content-Length` without an error is cut).

@@ -9,7 +9,7 @@ use std::io::{self, Read};
 use std::time::Instant;
 
 use crate::abort::Abort;
-use crate::body::BodyError;
+use crate::body::{BodyBytes, BodyError};
 use ureq::http::Response;
 use ureq::Body;
 
@@ -63,6 +63,9 @@ pub(crate) fn read_bounded(
     if let Some(charset) = body.charset() {
         builder = builder.charset(charset);
     }
+    let bytes = bytes::Bytes::from(bytes);
+    let mut parts = parts;
+    parts.extensions.insert(BodyBytes(bytes.clone()));
     Ok(Response::from_parts(
         parts,
         builder.reader(InMemory { bytes, at: 0 }),
@@ -107,7 +110,7 @@ fn read_all(mut reader: impl Read, declared: Option<u64>, bytes: &mut Vec<u8>) -
 
 /// The body read, handed to the caller.
 struct InMemory {
-    bytes: Vec<u8>,
+    bytes: bytes::Bytes,
     at: usize,
 }
 
