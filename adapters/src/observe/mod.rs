@@ -136,8 +136,10 @@ pub(crate) struct Emitter<'r, S> {
     // Thin references (a `Vec`'s, the plan's): the emitter lives in every operation's future.
     observers: &'r Vec<Observer>,
     metrics: Option<&'r Metrics>,
+    /// The operation's series, when a recorder listens (boxed: the emitter lives in every
+    /// operation's future, listened to or not).
     #[cfg(feature = "metrics")]
-    series: otel_metrics::Series,
+    series: Option<Box<otel_metrics::Series>>,
     /// The operation's name, method and URI (redacted whenever it is shown).
     plan: &'r S,
     active: bool,
@@ -164,7 +166,8 @@ impl<'r, S: Subject> Emitter<'r, S> {
             observers,
             metrics,
             #[cfg(feature = "metrics")]
-            series: otel_metrics::Series::new(method, target),
+            series: otel_metrics::listening()
+                .then(|| Box::new(otel_metrics::Series::new(method, target))),
             plan,
             active,
             span,
@@ -172,10 +175,14 @@ impl<'r, S: Subject> Emitter<'r, S> {
     }
 
     /// Whether anything hears this operation's events: an observer or a `tracing` subscriber,
-    /// the retrier's `Metrics`, the `metrics` feature's series.
+    /// the retrier's `Metrics`, the `metrics` feature's series (when a recorder listens).
     #[inline(always)]
     pub(crate) fn heard(&self) -> bool {
-        self.active || self.metrics.is_some() || cfg!(feature = "metrics")
+        #[cfg(feature = "metrics")]
+        let series = self.series.is_some();
+        #[cfg(not(feature = "metrics"))]
+        let series = false;
+        self.active || self.metrics.is_some() || series
     }
 
     /// The operation's plan.
@@ -226,7 +233,9 @@ impl<'r, S: Subject> Emitter<'r, S> {
             metrics.record(&kind);
         }
         #[cfg(feature = "metrics")]
-        self.series.record(&kind);
+        if let Some(series) = &self.series {
+            series.record(&kind);
+        }
         if !self.active {
             return;
         }

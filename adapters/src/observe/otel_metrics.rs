@@ -77,6 +77,25 @@ pub(crate) fn describe() {
     );
 }
 
+/// Whether a recorder listens: a local or global one other than the `metrics` facade's own
+/// no-op, which it falls back to when none is installed. An operation that starts with nobody
+/// listening makes no series at all (no labels built, no key hashed), so turning the feature
+/// on in a library costs nothing until the service installs a recorder.
+///
+/// The facade has no call that says whether a recorder is installed; the one in force is
+/// compared with [`NoopRecorder`](::metrics::NoopRecorder) by its vtable. Where the compiler
+/// made two copies of that vtable the comparison says "listening": the series are then built
+/// and handed to the no-op, as before, never lost.
+pub(crate) fn listening() -> bool {
+    static NOOP: ::metrics::NoopRecorder = ::metrics::NoopRecorder;
+    let noop: *const dyn ::metrics::Recorder = &NOOP;
+    ::metrics::with_recorder(|recorder| {
+        let current: *const dyn ::metrics::Recorder = recorder;
+        // The same address on both sides: `ptr::eq` compares their vtables.
+        !core::ptr::eq(noop.with_addr(current.addr()), current)
+    })
+}
+
 /// One operation's series: its labels, and what it sums until it finishes.
 pub(crate) struct Series {
     /// `http.request.method`, `server.address`, `server.port`.
@@ -378,6 +397,33 @@ mod tests {
         assert_eq!(counters.get(ORIGIN_PAUSES), 1);
         assert_eq!(counters.get(RATE_LIMITER_ENABLED), 1);
         assert_eq!(counters.get(OPERATIONS), 3);
+    }
+
+    /// A local recorder (the counting one of these tests) listens: its series are never
+    /// skipped. (That nothing installed is told from a recorder is measured, not asserted:
+    /// it holds where the compiler made one copy of the no-op's vtable, as in the release
+    /// builds the callgrind probes measure, and an unoptimised test build may have two.)
+    #[test]
+    fn a_recorder_in_force_listens() {
+        let counters = Counters::default();
+        ::metrics::with_local_recorder(&counters, || assert!(listening()));
+        let uri = http::Uri::from_static("http://example.com/");
+        ::metrics::with_local_recorder(&counters, || {
+            let finished = finished(StopReason::FinalStatus);
+            let plan = crate::request::Plan::from_head(
+                http::Method::GET,
+                uri.clone(),
+                &http::HeaderMap::new(),
+                &http::Extensions::new(),
+            );
+            let observers = Vec::new();
+            crate::observe::Emitter::new(&observers, None, &plan).emit(finished);
+        });
+        assert_eq!(
+            counters.get(OPERATIONS),
+            1,
+            "the emitter made the operation's series"
+        );
     }
 
     #[test]

@@ -5,6 +5,8 @@
 #   KEEP=dir keeps the profiles there (callgrind_annotate "$KEEP"/<way>.1200.*-01; where two
 #   ways differ per GET: cg_per_get.py functions|callers|sites "$KEEP" <way> <way> ...);
 #   DUMP_INSTR=yes records them per instruction (--dump-instr=yes) for that.
+#   FEATURES=observe builds the probe with backstop's `tracing` and `metrics` on (nothing
+#   installed to listen unless the way installs it).
 # The probe's server runs in the same process, on its own thread: callgrind counts each thread
 # apart (--separate-threads), and the first thread is the client. 200 and 1,200 GETs, the
 # difference divided by 1,000: start-up excluded.
@@ -13,7 +15,8 @@ probe=$1
 defaults=$2
 shift 2
 cd "$(dirname "${BASH_SOURCE[0]}")/../../../.."
-bin=$(cargo bench -p backstop-soak --bench "$probe" --no-run --message-format=json 2>/dev/null \
+bin=$(cargo bench -p backstop-soak --bench "$probe" --no-run --message-format=json \
+  ${FEATURES:+--features "$FEATURES"} 2>/dev/null \
   | grep -o "\"executable\":\"[^\"]*$probe[^\"]*\"" | cut -d'"' -f4)
 if [[ -n "${KEEP:-}" ]]; then
   out=$KEEP
