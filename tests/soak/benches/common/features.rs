@@ -14,9 +14,33 @@ use backstop::{Hedging, Policy, RatioBudget, Retrier};
 /// - `backstop-gates`: an `OriginGates` (default `GateConfig`) and an `AdaptiveRateLimiter`,
 ///   neither acting;
 /// - `backstop-events`: one observer (`Retrier::on_event`) that reads each event;
-/// - `backstop-budget`: a shared `RatioBudget` (20 % of operations, 20 retries a second, 10 s).
+/// - `backstop-budget`: a shared `RatioBudget` (20 % of operations, 20 retries a second, 10 s);
+/// - `backstop-subscriber`, `backstop-recorder` (built with `--features observe`: backstop's
+///   `tracing` and `metrics` on): `Retrier::default()` with a `tracing` subscriber installed
+///   whose filter keeps everything but backstop at `INFO` (`info,backstop=off`, as a service
+///   sets it; the clients' own `DEBUG` and `TRACE` events stay off), or with a `metrics`
+///   recorder installed ([`Lean`]: one counter and one histogram for every series, so that what
+///   it costs is backstop's, not a registry's). Both are the process's global ones, installed
+///   at the way's first retrier: measure these ways alone (`--only`, as the callgrind scripts
+///   do), not interleaved with the others.
 pub fn retrier(name: &str) -> Option<Retrier> {
     Some(match name {
+        #[cfg(feature = "observe")]
+        "backstop-subscriber" => {
+            use tracing_subscriber::layer::SubscriberExt;
+            let keep = tracing_subscriber::filter::Targets::new()
+                .with_default(tracing::Level::INFO)
+                .with_target("backstop", tracing_subscriber::filter::LevelFilter::OFF);
+            let subscriber = tracing_subscriber::registry().with(keep);
+            // Another way's subscriber may be installed already: then this one is not.
+            let _ = tracing::subscriber::set_global_default(subscriber);
+            Retrier::default()
+        }
+        #[cfg(feature = "observe")]
+        "backstop-recorder" => {
+            let _ = metrics::set_global_recorder(Lean::default());
+            Retrier::default()
+        }
         "backstop" => Retrier::default(),
         "backstop-hedging" => Retrier::new(
             Policy::builder()
@@ -38,4 +62,75 @@ pub fn retrier(name: &str) -> Option<Retrier> {
         )),
         _ => return None,
     })
+}
+
+/// A recorder that hands every series the same two handles (a counter, a histogram), made
+/// once: registering allocates nothing, so the allocations a GET makes under it are backstop's.
+#[cfg(feature = "observe")]
+#[derive(Default)]
+struct Lean {
+    counter: Arc<LeanHandle>,
+    histogram: Arc<LeanHandle>,
+}
+
+/// A sum, counted or recorded into.
+#[cfg(feature = "observe")]
+#[derive(Default)]
+struct LeanHandle(std::sync::atomic::AtomicU64);
+
+#[cfg(feature = "observe")]
+impl metrics::CounterFn for LeanHandle {
+    fn increment(&self, value: u64) {
+        self.0
+            .fetch_add(value, std::sync::atomic::Ordering::Relaxed);
+    }
+    fn absolute(&self, value: u64) {
+        self.0.store(value, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+#[cfg(feature = "observe")]
+impl metrics::HistogramFn for LeanHandle {
+    fn record(&self, value: f64) {
+        self.0
+            .fetch_add(value.to_bits() & 1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+#[cfg(feature = "observe")]
+impl metrics::Recorder for Lean {
+    fn describe_counter(
+        &self,
+        _: metrics::KeyName,
+        _: Option<metrics::Unit>,
+        _: metrics::SharedString,
+    ) {
+    }
+    fn describe_gauge(
+        &self,
+        _: metrics::KeyName,
+        _: Option<metrics::Unit>,
+        _: metrics::SharedString,
+    ) {
+    }
+    fn describe_histogram(
+        &self,
+        _: metrics::KeyName,
+        _: Option<metrics::Unit>,
+        _: metrics::SharedString,
+    ) {
+    }
+    fn register_counter(&self, _: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Counter {
+        metrics::Counter::from_arc(Arc::clone(&self.counter))
+    }
+    fn register_gauge(&self, _: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Gauge {
+        metrics::Gauge::noop()
+    }
+    fn register_histogram(
+        &self,
+        _: &metrics::Key,
+        _: &metrics::Metadata<'_>,
+    ) -> metrics::Histogram {
+        metrics::Histogram::from_arc(Arc::clone(&self.histogram))
+    }
 }
