@@ -129,20 +129,12 @@ impl Getters {
                 .read_to_vec()?,
             Way::AdapterReadingBody => self
                 .client
-                .run({
-                    let mut request = http::Request::get(url).body(())?;
-                    let read = backstop::body::ReadBody::up_to(1 << 20);
-                    request.extensions_mut().insert(read);
-                    request
-                })?
+                .run(reading(url)?)?
                 .response
                 .body_mut()
                 .read_to_vec()?,
             Way::AdapterTakingBodyBytes => {
-                let mut request = http::Request::get(url).body(())?;
-                let read = backstop::body::ReadBody::up_to(1 << 20);
-                request.extensions_mut().insert(read);
-                let mut done = self.client.run(request)?;
+                let mut done = self.client.run(reading(url)?)?;
                 let bytes = done
                     .response
                     .extensions_mut()
@@ -158,4 +150,13 @@ impl Getters {
                 .read_to_vec()?,
         }))
     }
+}
+
+/// A GET of `url` whose body is read inside the attempt (`ReadBody::up_to(1 MiB)`).
+fn reading(url: &str) -> Result<http::Request<()>, http::Error> {
+    let mut request = http::Request::get(url).body(())?;
+    request
+        .extensions_mut()
+        .insert(backstop::body::ReadBody::up_to(1 << 20));
+    Ok(request)
 }

@@ -24,7 +24,7 @@ pub(crate) fn read_bounded(
     by: Option<Instant>,
     abort: Option<&Abort>,
 ) -> Result<Response<Body>, ureq::Error> {
-    let (parts, mut body) = response.into_parts();
+    let (mut parts, mut body) = response.into_parts();
     // The length on the wire, which is the body's when ureq does not decode it.
     let declared = if parts.headers.contains_key(http::header::CONTENT_ENCODING) {
         None
@@ -64,7 +64,6 @@ pub(crate) fn read_bounded(
         builder = builder.charset(charset);
     }
     let bytes = bytes::Bytes::from(bytes);
-    let mut parts = parts;
     parts.extensions.insert(BodyBytes(bytes.clone()));
     Ok(Response::from_parts(
         parts,
