@@ -11,6 +11,8 @@
 //! - `tower-retry-timeout`: the same `Retry` over tower's own `Timeout` of the attempt timeout
 //!   (`tower::timeout::Timeout`, a `tokio::time::sleep` per attempt): bare + tower `Retry`'s own
 //!   + timeout's own, the work the layer does;
+//! - `tower-resilience-timeout`: tower-resilience 0.13's retry layer (4 attempts, exponential
+//!   backoff, an error or a 5xx retried) over the same `Timeout`: a second peer;
 //! - `backstop`: `backstop::tower::RetryLayer` with `Retrier::default()` on `TokioRuntime`
 //!   over that client, called the same way;
 //! - `backstop-hedging`, `backstop-gates`, `backstop-events`, `backstop-budget`: the layer with
@@ -58,17 +60,18 @@ use backstop::tower::RetryLayer;
 use backstop::{Policy, Retrier};
 use backstop_soak::bare::{self, TokioClient};
 use backstop_soak::clients;
-use backstop_soak::peers::{self, NeverA200, TowerRetryTimeout};
+use backstop_soak::peers::{self, NeverA200, TowerResilienceTimeout, TowerRetryTimeout};
 use backstop_soak::poll_server::PollServer;
 use http_body_util::BodyExt;
 use tower::{Layer, ServiceExt};
 
 /// The ways, by name; the first is the reference of the overhead column.
-const WAYS: [&str; 9] = [
+const WAYS: [&str; 10] = [
     "bare",
     "bare-timeout",
     "tower-retry",
     "tower-retry-timeout",
+    "tower-resilience-timeout",
     "backstop",
     "backstop-hedging",
     "backstop-gates",
@@ -81,6 +84,7 @@ enum Way {
     BareTimeout(TokioClient, Duration),
     TowerRetry(tower::retry::Retry<NeverA200, TokioClient>),
     TowerRetryTimeout(TowerRetryTimeout),
+    TowerResilienceTimeout(TowerResilienceTimeout),
     Backstop(backstop::tower::Retry<TokioClient, TokioRuntime>),
     /// The bounded read under the retry layer (`ReadBodyLayer`).
     Reading(backstop::tower::Retry<backstop::tower::ReadBodyService<TokioClient>, TokioRuntime>),
@@ -96,6 +100,10 @@ fn way(name: &str) -> Way {
         "bare-timeout" => Way::BareTimeout(client, Policy::default().attempt_timeout()),
         "tower-retry" => Way::TowerRetry(tower::retry::Retry::new(NeverA200::default(), client)),
         "tower-retry-timeout" => Way::TowerRetryTimeout(peers::tower_retry_timeout(
+            client,
+            Policy::default().attempt_timeout(),
+        )),
+        "tower-resilience-timeout" => Way::TowerResilienceTimeout(peers::tower_resilience_timeout(
             client,
             Policy::default().attempt_timeout(),
         )),
@@ -158,6 +166,7 @@ async fn get(way: &Way, uri: &http::Uri) -> u16 {
             .unwrap(),
         Way::TowerRetry(s) => s.clone().oneshot(request).await.unwrap(),
         Way::TowerRetryTimeout(s) => s.clone().oneshot(request).await.unwrap(),
+        Way::TowerResilienceTimeout(s) => s.clone().oneshot(request).await.unwrap(),
         Way::Backstop(s) => s.clone().oneshot(request).await.unwrap(),
     };
     let status = response.status().as_u16();
@@ -195,6 +204,10 @@ fn main() {
                         (size_of_val(&f), f.await.unwrap().status())
                     }
                     Way::TowerRetryTimeout(mut s) => {
+                        let f = tower::Service::call(&mut s, request);
+                        (size_of_val(&f), f.await.unwrap().status())
+                    }
+                    Way::TowerResilienceTimeout(mut s) => {
                         let f = tower::Service::call(&mut s, request);
                         (size_of_val(&f), f.await.unwrap().status())
                     }

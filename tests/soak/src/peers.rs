@@ -4,7 +4,9 @@
 //!   retry by their own loop (backon, and a bare loop of three tries): the GET sent, its body
 //!   read to its end, a 5xx being the error the peer retries;
 //! - tower's own `Retry` over tower's own `Timeout` around hyper-util, with the retry policy
-//!   a tower user writes ([`NeverA200`]): the tower probe's anchor, and a way of the load test.
+//!   a tower user writes ([`NeverA200`]): the tower probe's anchor, and a way of the load test;
+//! - tower-resilience's retry layer over the same `Timeout`, retrying what [`NeverA200`]
+//!   retries ([`tower_resilience_timeout`]).
 
 use std::future::Ready;
 use std::time::Duration;
@@ -100,4 +102,29 @@ pub fn tower_retry_timeout(client: TokioClient, timeout: Duration) -> TowerRetry
         NeverA200::default(),
         tower::timeout::Timeout::new(client, timeout),
     )
+}
+
+/// tower-resilience's `Retry` (up to 4 attempts, exponential backoff from 300 ms, an error or
+/// a 5xx retried) over tower's `Timeout` of each attempt, around hyper-util's client:
+/// [`tower_resilience_timeout`] makes one.
+pub type TowerResilienceTimeout = tower_resilience::retry::Retry<
+    tower::timeout::Timeout<TokioClient>,
+    TowerRequest,
+    http::Response<hyper::body::Incoming>,
+    tower::BoxError,
+>;
+
+/// [`TowerResilienceTimeout`] around `client`: tower-resilience's retry layer as its README
+/// stacks it, with the attempt timeout below it (call it as `svc.clone().oneshot(request)`).
+#[must_use]
+pub fn tower_resilience_timeout(client: TokioClient, timeout: Duration) -> TowerResilienceTimeout {
+    use tower::Layer;
+    tower_resilience::retry::RetryLayer::builder()
+        .max_attempts(4)
+        .exponential_backoff(Duration::from_millis(300))
+        .retry_on_response(|response: &http::Response<hyper::body::Incoming>| {
+            response.status().is_server_error()
+        })
+        .build()
+        .layer(tower::timeout::Timeout::new(client, timeout))
 }
