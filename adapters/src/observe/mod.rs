@@ -60,6 +60,8 @@
 //! ```
 
 pub(crate) mod events;
+#[cfg(feature = "metrics")]
+mod handles;
 pub(crate) mod metrics;
 #[cfg(feature = "metrics")]
 pub(crate) mod otel_metrics;

@@ -19,6 +19,7 @@ use ::metrics::{Label, SharedString, Unit};
 
 use crate::last_origin;
 use crate::observe::events::EventKind;
+use crate::observe::handles::{self, Which};
 use crate::observe::known_method;
 use crate::observe::redact::{self, Target};
 use backstop_core::AttemptOutcome;
@@ -86,10 +87,14 @@ pub(crate) fn describe() {
 /// compared with [`NoopRecorder`](::metrics::NoopRecorder) by its vtable. Where the compiler
 /// made two copies of that vtable the comparison says "listening": the series are then built
 /// and handed to the no-op, as before, never lost.
+// Not inlined: the facade's fallback to its no-op (in `with_recorder`, inlined here) and the
+// no-op compared with it are made into `dyn Recorder` in this one function, so the compiler
+// puts the two in one codegen unit, where they share one vtable.
+#[inline(never)]
 pub(crate) fn listening() -> bool {
     static NOOP: ::metrics::NoopRecorder = ::metrics::NoopRecorder;
-    let noop: *const dyn ::metrics::Recorder = &NOOP;
     ::metrics::with_recorder(|recorder| {
+        let noop: *const dyn ::metrics::Recorder = &NOOP;
         let current: *const dyn ::metrics::Recorder = recorder;
         // The same address on both sides: `ptr::eq` compares their vtables.
         !core::ptr::eq(noop.with_addr(current.addr()), current)
@@ -104,6 +109,9 @@ pub(crate) struct Series {
     waited: AtomicU64,
     /// Whether a budget refused a hedge copy (the operation may still end otherwise).
     denied: AtomicBool,
+    /// Whether the recorder in force when the operation started is the global one, whose
+    /// handles this thread keeps ([`handles`]).
+    kept: bool,
 }
 
 impl Series {
@@ -120,6 +128,7 @@ impl Series {
             ],
             waited: AtomicU64::new(0),
             denied: AtomicBool::new(false),
+            kept: handles::in_force_is_global(),
         }
     }
 
@@ -144,13 +153,24 @@ impl Series {
                 ..
             } => {
                 let resend = attempt.saturating_sub(1);
-                let [result, error] = result_labels(result);
-                let labels = self.with([
-                    result,
-                    error,
-                    (resend > 0).then(|| Label::new("http.request.resend_count", number(resend))),
-                ]);
-                ::metrics::histogram!(REQUEST_DURATION, labels).record(took.as_secs_f64());
+                let register = || {
+                    let [result, error] = result_labels(result);
+                    let labels = self.with([
+                        result,
+                        error,
+                        (resend > 0)
+                            .then(|| Label::new("http.request.resend_count", number(resend))),
+                    ]);
+                    ::metrics::histogram!(REQUEST_DURATION, labels)
+                };
+                let took = took.as_secs_f64();
+                let which = Which::Duration(result, resend);
+                let kept = self.kept
+                    && handles::kept(&self.labels, |mut kept| kept.record(which, took, register))
+                        .unwrap_or(false);
+                if !kept {
+                    register().record(took);
+                }
             }
             EventKind::WaitStarted { source, .. } => {
                 let labels = self.with([Some(Label::new("backstop.wait.source", source.as_str()))]);
@@ -179,19 +199,42 @@ impl Series {
                         Some(Label::new("error.type", outcome.reason.as_str())),
                     ]
                 };
-                let [result, error] = outcome.last.map_or_else(nothing_sent, result_labels);
-                let labels = self.with([
-                    Some(Label::new("backstop.stop_reason", outcome.reason.as_str())),
-                    Some(Label::new("backstop.retried", retried)),
-                    result,
-                    error,
-                ]);
-                ::metrics::counter!(OPERATIONS, labels).increment(1);
-                ::metrics::histogram!(ATTEMPTS, self.labels.iter())
-                    .record(f64::from(outcome.attempts));
+                let register = || {
+                    let [result, error] = outcome.last.map_or_else(nothing_sent, result_labels);
+                    let labels = self.with([
+                        Some(Label::new("backstop.stop_reason", outcome.reason.as_str())),
+                        Some(Label::new("backstop.retried", retried)),
+                        result,
+                        error,
+                    ]);
+                    ::metrics::counter!(OPERATIONS, labels)
+                };
+                let key = (outcome.reason, outcome.attempts > 1, outcome.last);
+                let attempts = f64::from(outcome.attempts);
+                let attempts_of = || ::metrics::histogram!(ATTEMPTS, self.labels.iter());
                 let waited = Duration::from_nanos(self.waited.load(Ordering::Relaxed));
-                ::metrics::histogram!(WAIT_DURATION, self.labels.iter())
-                    .record(waited.as_secs_f64());
+                let waited = waited.as_secs_f64();
+                let waited_of = || ::metrics::histogram!(WAIT_DURATION, self.labels.iter());
+                // One look for the three series of the group, when this thread keeps them.
+                let kept = self.kept.then(|| {
+                    handles::kept(&self.labels, |mut kept| {
+                        [
+                            kept.count_operation(key, register),
+                            kept.record(Which::Attempts, attempts, attempts_of),
+                            kept.record(Which::Waited, waited, waited_of),
+                        ]
+                    })
+                });
+                let [operation, attempts_kept, waited_kept] = kept.flatten().unwrap_or([false; 3]);
+                if !operation {
+                    register().increment(1);
+                }
+                if !attempts_kept {
+                    attempts_of().record(attempts);
+                }
+                if !waited_kept {
+                    waited_of().record(waited);
+                }
                 if outcome.reason == StopReason::Budget || self.denied.load(Ordering::Relaxed) {
                     self.count(BUDGET_DENIALS);
                 }
@@ -230,10 +273,11 @@ static DIGITS: [[u8; 3]; 1000] = {
     digits
 };
 
-/// `n` in decimal, as a label's value.
+/// `n` in decimal, as a label's value (one above 999 shared: a clone of it, as the server
+/// labels a thread keeps are cloned for each operation, allocates nothing).
 fn number(n: u32) -> SharedString {
     let Some(digits) = DIGITS.get(n as usize) else {
-        return SharedString::from_owned(n.to_string());
+        return SharedString::from_shared(Arc::from(n.to_string()));
     };
     let skip = match n {
         0..=9 => 2,
@@ -242,7 +286,7 @@ fn number(n: u32) -> SharedString {
     };
     match core::str::from_utf8(&digits[skip..]) {
         Ok(text) => SharedString::const_str(text),
-        Err(_) => SharedString::from_owned(n.to_string()),
+        Err(_) => SharedString::from_shared(Arc::from(n.to_string())),
     }
 }
 
