@@ -37,6 +37,7 @@ pub mod https;
 pub mod middleware;
 pub mod overhead;
 pub mod request;
+pub mod series;
 pub mod server;
 pub mod traced;
 

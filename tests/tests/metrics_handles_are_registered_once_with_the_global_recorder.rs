@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use backstop::{Policy, Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock};
+use backstop_tests::series;
 use backstop_tests::server::{Reply, Server};
 use backstop_tests::TestRequest;
 use metrics::{Counter, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit};
@@ -50,18 +51,18 @@ impl Recorder for Registering {
 /// Each series of the server on `port` as `name{label=value,…}`, with its value: a counter's
 /// count, a histogram's number of values.
 fn series(snapshotter: &Snapshotter, port: u16) -> BTreeMap<String, u64> {
-    let at = format!("server.port={port}");
+    // The port's label whole: followed by the next label or the end of the labels.
+    let (then_more, at_the_end) = (
+        format!("server.port={port},"),
+        format!("server.port={port}}}"),
+    );
     snapshotter
         .snapshot()
         .into_vec()
         .into_iter()
         .filter_map(|(key, _, _, value)| {
-            let key = key.key();
-            let labels: Vec<String> = key
-                .labels()
-                .map(|l| format!("{}={}", l.key(), l.value()))
-                .collect();
-            if !labels.contains(&at) {
+            let name = series::name(key.key());
+            if !(name.contains(&then_more) || name.contains(&at_the_end)) {
                 return None;
             }
             let value = match value {
@@ -69,7 +70,7 @@ fn series(snapshotter: &Snapshotter, port: u16) -> BTreeMap<String, u64> {
                 DebugValue::Histogram(values) => values.len() as u64,
                 DebugValue::Gauge(_) => return None,
             };
-            Some((format!("{}{{{}}}", key.name(), labels.join(",")), value))
+            Some((name, value))
         })
         .collect()
 }

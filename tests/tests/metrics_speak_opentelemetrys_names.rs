@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use backstop::{Policy, Retrier};
 use backstop_tests::adapters::{for_each_adapter, Clock};
+use backstop_tests::series;
 use backstop_tests::server::{Reply, Server};
 use backstop_tests::TestRequest;
 use metrics::Unit;
@@ -19,17 +20,7 @@ fn series(recorder: &DebuggingRecorder) -> BTreeMap<String, (Option<Unit>, Debug
         .snapshot()
         .into_vec()
         .into_iter()
-        .map(|(key, unit, _description, value)| {
-            let key = key.key();
-            let labels: Vec<String> = key
-                .labels()
-                .map(|l| format!("{}={}", l.key(), l.value()))
-                .collect();
-            (
-                format!("{}{{{}}}", key.name(), labels.join(",")),
-                (unit, value),
-            )
-        })
+        .map(|(key, unit, _description, value)| (series::name(key.key()), (unit, value)))
         .collect()
 }
 
