@@ -9,6 +9,7 @@ pub use retry_quota::RetryQuota;
 pub use token_bucket::TokenBucket;
 
 use crate::decision::AttemptOutcome;
+use crate::status::ResponseClass;
 use crate::time::Instant;
 
 /// A retry budget the machine consults. Implementations use interior mutability (atomics) so
@@ -116,11 +117,11 @@ pub trait Budget {
 
 /// What an attempt that ended with `status` reports to [`Budget::on_attempt_end`]: a failure
 /// if it is `retryable`, a success if it is a 2xx or 3xx (a 1xx is never final), nothing if it
-/// is a final 4xx or 5xx. Both machines report through this one rule.
-pub(crate) fn response_success(status: u16, retryable: bool) -> Option<bool> {
+/// is a final 4xx or 5xx, or of the class [`ResponseClass::FinalError`]. Both machines report through this one rule.
+pub(crate) fn response_success(status: u16, class: ResponseClass, retryable: bool) -> Option<bool> {
     if retryable {
         Some(false)
-    } else if status < 400 {
+    } else if status < 400 && !matches!(class, ResponseClass::FinalError) {
         Some(true)
     } else {
         None

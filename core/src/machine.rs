@@ -18,7 +18,9 @@ use crate::event::{Event, MisuseError, Request, Response};
 use crate::jitter::{uniform_nanos, uniform_nanos_nonzero, Jitter};
 use crate::overload::{Gate, GateSignal, NoGate, NoRateLimiter, RateLimiter, SendDue, Standing};
 use crate::policy::Policy;
-use crate::server_delay::{floored_wait, is_retryable, may_set_floor, pushback, server_floor};
+use crate::server_delay::{
+    floored_wait, is_retryable, may_set_floor, pushback, pushback_stops, server_floor,
+};
 use crate::time::{nanos_saturating, Instant};
 use core::borrow::Borrow;
 
@@ -534,7 +536,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter, P: Borrow<Policy>> RetryMachine
         let retryable = is_retryable(self.policy.borrow(), response);
         let cause = AttemptOutcome::Response(status);
         self.last = Some(cause);
-        if let Some(success) = budget::response_success(status, retryable) {
+        if let Some(success) = budget::response_success(status, response.class, retryable) {
             self.budget
                 .on_attempt_end(Instant::from_nanos(now), success);
         }
@@ -575,6 +577,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter, P: Borrow<Policy>> RetryMachine
         let floor = self.server_floor(&response, retryable);
         match floor {
             _ if !retryable => self.stop(StopReason::FinalStatus),
+            _ if pushback_stops(&response, retryable) => self.stop(StopReason::ServerPushback),
             Some(floor) => self.retry_with_floor(cause, self.fixed.refusal, floor),
             None => self.retry_with_backoff(cause, self.fixed.refusal),
         }
