@@ -33,7 +33,7 @@
 //!     .pushback(Pushback::parse(b"250"));
 //! machine.handle(now, Event::Response(answer))?;
 //! match machine.poll(now) {
-//!     Decision::Wait { until, reason } => {
+//!     Decision::Wait { until, reason, .. } => {
 //!         assert_eq!(until, Instant::from_millis(250)); // exactly the server's wait
 //!         assert_eq!(reason.source, DelaySource::ServerPushback);
 //!     }
@@ -45,10 +45,12 @@
 mod code;
 mod pushback;
 mod retry_policy;
+mod timeout;
 
 pub use code::{Code, CodeSet};
 pub use pushback::Pushback;
 pub use retry_policy::{HedgingPolicyBuilder, PolicyError, RetryPolicy, RetryPolicyBuilder};
+pub use timeout::parse_timeout;
 
 /// The request field that carries how many attempts went before this one (gRFC A6): absent on
 /// the first attempt, `1` on the first retry or hedge, and so on.
@@ -56,6 +58,13 @@ pub const PREVIOUS_RPC_ATTEMPTS: &str = "grpc-previous-rpc-attempts";
 
 /// The response field of the server's pushback ([`Pushback`]).
 pub const RETRY_PUSHBACK_MS: &str = "grpc-retry-pushback-ms";
+
+/// The response field of a call's status: in the trailers, or in the headers of a
+/// Trailers-Only answer (the only kind A6 retries).
+pub const STATUS: &str = "grpc-status";
+
+/// The request field of the call's deadline ([`parse_timeout`]).
+pub const TIMEOUT: &str = "grpc-timeout";
 
 #[cfg(test)]
 mod tests;

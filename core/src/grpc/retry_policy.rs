@@ -45,10 +45,19 @@ use crate::status::{ResponseClass, StatusSet};
 /// assert_eq!(a6.class(Code::Ok), ResponseClass::ByStatus);
 /// # Ok::<(), backstop_core::grpc::PolicyError>(())
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RetryPolicy {
     policy: Policy,
     retried: CodeSet,
+    /// What it was built from, for [`Self::with_timeout`].
+    source: Source,
+}
+
+/// The builder a [`RetryPolicy`] came from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Source {
+    Retry(RetryPolicyBuilder),
+    Hedging(HedgingPolicyBuilder),
 }
 
 impl RetryPolicy {
@@ -72,6 +81,24 @@ impl RetryPolicy {
             delay: Duration::ZERO,
             codes: CodeSet::EMPTY,
             timeout: None,
+        }
+    }
+
+    /// The same policy with the call's deadline `timeout` (a request's `grpc-timeout`).
+    ///
+    /// ```
+    /// use backstop_core::grpc::{Code, RetryPolicy};
+    /// use core::time::Duration;
+    ///
+    /// let a6 = RetryPolicy::hedging_builder().max_attempts(2).build()?;
+    /// let short = a6.with_timeout(Duration::from_millis(250))?;
+    /// assert_eq!(short.policy().max_elapsed(), Duration::from_millis(250));
+    /// # Ok::<(), backstop_core::grpc::PolicyError>(())
+    /// ```
+    pub fn with_timeout(&self, timeout: Duration) -> Result<RetryPolicy, PolicyError> {
+        match self.source {
+            Source::Retry(b) => b.timeout(timeout).build(),
+            Source::Hedging(b) => b.timeout(timeout).build(),
         }
     }
 
@@ -105,7 +132,7 @@ impl RetryPolicy {
 }
 
 /// Builds an A6 `retryPolicy` ([`RetryPolicy::builder`]).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct RetryPolicyBuilder {
     max_attempts: Option<u32>,
@@ -186,12 +213,13 @@ impl RetryPolicyBuilder {
         Ok(RetryPolicy {
             policy,
             retried: self.codes,
+            source: Source::Retry(self),
         })
     }
 }
 
 /// Builds an A6 `hedgingPolicy` ([`RetryPolicy::hedging_builder`]).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct HedgingPolicyBuilder {
     max_attempts: Option<u32>,
@@ -237,6 +265,7 @@ impl HedgingPolicyBuilder {
         Ok(RetryPolicy {
             policy,
             retried: self.codes,
+            source: Source::Hedging(self),
         })
     }
 }
