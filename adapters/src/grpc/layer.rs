@@ -1,0 +1,207 @@
+//! The layer and the service it makes.
+//!
+//! Rule: the gRPC layer translates, the tower layer retries. Each call's body is buffered
+//! ([`buffer`]), its `grpc-timeout` becomes the call's policy, and the tower layer's loop runs
+//! it, with A6's classification as its response hook; each attempt after the first carries
+//! `grpc-previous-rpc-attempts`.
+
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+
+use backstop_core::grpc::{
+    parse_timeout, Code, RetryPolicy, PREVIOUS_RPC_ATTEMPTS, STATUS, TIMEOUT,
+};
+use backstop_core::ResponseClass;
+use tower_layer::Layer;
+use tower_service::Service;
+
+use super::body::{buffer, AttemptBody, DEFAULT_PER_RPC_BUFFER_LIMIT};
+use crate::outcome::RetryError;
+use crate::request::AttemptNumber;
+use crate::response_view::ResponseView;
+use crate::retrier::Retrier;
+use crate::runtime::Runtime;
+use crate::tower::ServiceError;
+use crate::{OperationName, Policy};
+
+/// Wraps a tonic `Channel` (or any service of `http::Request<tonic::body::Body>`) in
+/// [`Retry`]: every call is retried, or hedged, by its A6 [`RetryPolicy`], on the runtime's
+/// clock and timers.
+#[derive(Clone, Debug)]
+pub struct RetryLayer<RT> {
+    retrier: Retrier,
+    a6: RetryPolicy,
+    runtime: RT,
+    buffer_limit: usize,
+}
+
+impl<RT: Runtime> RetryLayer<RT> {
+    /// Retries by `a6`, on `runtime` (`backstop::tokio::TokioRuntime`, or `VirtualTime` over
+    /// it in tests).
+    #[must_use]
+    pub fn new(a6: RetryPolicy, runtime: RT) -> Self {
+        RetryLayer {
+            retrier: with_a6(Retrier::new(a6.policy()), a6),
+            a6,
+            runtime,
+            buffer_limit: DEFAULT_PER_RPC_BUFFER_LIMIT,
+        }
+    }
+
+    /// Runs the calls on `retrier`'s budget (a [`TokenBucket`](crate::TokenBucket) is A6's
+    /// retry throttle), observers, metrics, origin gates and seed. Its policy and its response
+    /// hook are replaced by the A6 policy's.
+    #[must_use]
+    pub fn retrier(mut self, retrier: Retrier) -> Self {
+        self.retrier = with_a6(retrier.with_policy(self.a6.policy()), self.a6);
+        self
+    }
+
+    /// The per-call buffer limit in bytes (A6's per-RPC buffer limit; grpc-java's 1 MiB
+    /// unless set): a call whose request messages exceed it is sent once and never retried
+    /// ([`StopReason::BodyNotReplayable`](crate::StopReason::BodyNotReplayable)).
+    #[must_use]
+    pub fn per_rpc_buffer_limit(mut self, bytes: usize) -> Self {
+        self.buffer_limit = bytes;
+        self
+    }
+}
+
+/// `retrier` with A6's classification of the answers as its response hook: a Trailers-Only
+/// answer by its `grpc-status`, an answer that is not gRPC (a proxy's error page) by the code
+/// its HTTP status maps to, and response headers without a status (the call is committed:
+/// messages follow) as final.
+fn with_a6(retrier: Retrier, a6: RetryPolicy) -> Retrier {
+    retrier.classify_response(
+        move |view: &ResponseView<'_>| match view.headers.get(STATUS) {
+            Some(status) => a6.class(Code::from_bytes(status.as_bytes())),
+            None if view.status == http::StatusCode::OK => ResponseClass::Final,
+            None => a6.class(Code::from_http_status(view.status.as_u16())),
+        },
+    )
+}
+
+impl<S, RT: Runtime + Clone> Layer<S> for RetryLayer<RT> {
+    type Service = Retry<S, RT>;
+
+    fn layer(&self, inner: S) -> Retry<S, RT> {
+        let tower = crate::tower::RetryLayer::new(self.retrier.clone(), self.runtime.clone());
+        Retry {
+            inner: tower.layer(Attempts(inner)),
+            a6: self.a6,
+            buffer_limit: self.buffer_limit,
+        }
+    }
+}
+
+/// A service that retries calls to the inner service `S` by gRFC A6 (made by [`RetryLayer`]).
+#[derive(Clone, Debug)]
+pub struct Retry<S, RT> {
+    inner: crate::tower::Retry<Attempts<S>, RT>,
+    a6: RetryPolicy,
+    buffer_limit: usize,
+}
+
+/// The future of [`Retry::call`].
+pub type RetryFuture<R> =
+    Pin<Box<dyn Future<Output = Result<http::Response<R>, tonic::Status>> + Send>>;
+
+impl<S, R, RT> Service<http::Request<tonic::body::Body>> for Retry<S, RT>
+where
+    S: Service<http::Request<tonic::body::Body>, Response = http::Response<R>>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    R: http_body::Body + Send + 'static,
+    RT: Runtime + Clone + Send + Sync + 'static,
+{
+    type Response = http::Response<R>;
+    type Error = tonic::Status;
+    type Future = RetryFuture<R>;
+
+    /// Always ready: each attempt readies its own clone of the inner service.
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: http::Request<tonic::body::Body>) -> Self::Future {
+        let mut inner = self.inner.clone();
+        let (a6, limit) = (self.a6, self.buffer_limit);
+        Box::pin(async move {
+            let (mut head, body) = request.into_parts();
+            let (body, not_buffered) = buffer(body, limit).await;
+            call_policy(&mut head, &a6);
+            if head.extensions.get::<OperationName>().is_none() {
+                // The method's path names the call's events and spans
+                // (`/helloworld.Greeter/SayHello`).
+                let name = OperationName::new(head.uri.path().to_owned());
+                head.extensions.insert(name);
+            }
+            let request = http::Request::from_parts(head, body);
+            inner
+                .call_with(request, not_buffered.is_none())
+                .await
+                .map_err(status_of)
+        })
+    }
+}
+
+/// Puts the call's policy in its extensions (unless it carries one): the A6 policy with the
+/// request's `grpc-timeout` as its deadline, when it has a usable one.
+fn call_policy(head: &mut http::request::Parts, a6: &RetryPolicy) {
+    if head.extensions.get::<Policy>().is_some() {
+        return;
+    }
+    let timeout = head
+        .headers
+        .get(TIMEOUT)
+        .and_then(|v| parse_timeout(v.as_bytes()));
+    if let Some(policy) = timeout.and_then(|t| a6.with_timeout(t).ok()) {
+        head.extensions.insert(policy.policy());
+    }
+}
+
+/// The gRPC status of a call that ended without a response: the inner service's own error as
+/// tonic reads it, `DEADLINE_EXCEEDED` past the deadline, `CANCELLED` after an abort,
+/// `UNAVAILABLE` when no attempt could be sent.
+fn status_of(error: RetryError<ServiceError>) -> tonic::Status {
+    let text = error.to_string();
+    match error {
+        RetryError::Failed { error, .. } => tonic::Status::from_error(error.into_inner()),
+        RetryError::TimedOut(_) => tonic::Status::deadline_exceeded(text),
+        RetryError::Aborted(_) => tonic::Status::cancelled(text),
+        _ => tonic::Status::unavailable(text),
+    }
+}
+
+/// The inner service, as each attempt calls it: the buffered body (or the body sent once), and
+/// `grpc-previous-rpc-attempts` on every attempt after the first.
+#[derive(Clone, Debug)]
+pub(crate) struct Attempts<S>(S);
+
+impl<S, R> Service<http::Request<AttemptBody>> for Attempts<S>
+where
+    S: Service<http::Request<tonic::body::Body>, Response = http::Response<R>>,
+{
+    type Response = http::Response<R>;
+    type Error = S::Error;
+    type Future = S::Future;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: http::Request<AttemptBody>) -> Self::Future {
+        let (mut head, body) = request.into_parts();
+        let previous = AttemptNumber::of(&head.extensions).resend_count();
+        if previous > 0 {
+            head.headers
+                .insert(PREVIOUS_RPC_ATTEMPTS, http::HeaderValue::from(previous));
+        }
+        self.0
+            .call(http::Request::from_parts(head, body.into_tonic()))
+    }
+}
