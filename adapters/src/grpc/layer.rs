@@ -8,6 +8,8 @@
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
+use core::time::Duration;
+use std::sync::Arc;
 
 use backstop_core::grpc::{
     parse_timeout, Code, RetryPolicy, PREVIOUS_RPC_ATTEMPTS, STATUS, TIMEOUT,
@@ -17,6 +19,7 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use super::body::{buffer, AttemptBody, DEFAULT_PER_RPC_BUFFER_LIMIT};
+use super::service_config::ServiceConfig;
 use crate::outcome::RetryError;
 use crate::request::AttemptNumber;
 use crate::response_view::ResponseView;
@@ -31,7 +34,7 @@ use crate::{OperationName, Policy};
 #[derive(Clone, Debug)]
 pub struct RetryLayer<RT> {
     retrier: Retrier,
-    a6: RetryPolicy,
+    a6: Policies,
     runtime: RT,
     buffer_limit: usize,
 }
@@ -41,8 +44,28 @@ impl<RT: Runtime> RetryLayer<RT> {
     /// it in tests).
     #[must_use]
     pub fn new(a6: RetryPolicy, runtime: RT) -> Self {
+        let a6 = Policies::One(Arc::new(a6));
         RetryLayer {
-            retrier: with_a6(Retrier::new(a6.policy()), a6),
+            retrier: with_a6(Retrier::new(a6.base()), a6.clone()),
+            a6,
+            runtime,
+            buffer_limit: DEFAULT_PER_RPC_BUFFER_LIMIT,
+        }
+    }
+
+    /// Retries each call by the policy its method has in `config`
+    /// ([`ServiceConfig::policy_for`]; a method without one is sent once), with the config's
+    /// `retryThrottling`, if any, as the retry budget.
+    #[must_use]
+    pub fn from_service_config(config: ServiceConfig, runtime: RT) -> Self {
+        let throttle = config.retry_throttling();
+        let a6 = Policies::Config(Arc::new(config));
+        let mut retrier = Retrier::new(a6.base());
+        if let Some(bucket) = throttle {
+            retrier = retrier.budget(bucket);
+        }
+        RetryLayer {
+            retrier: with_a6(retrier, a6.clone()),
             a6,
             runtime,
             buffer_limit: DEFAULT_PER_RPC_BUFFER_LIMIT,
@@ -54,7 +77,7 @@ impl<RT: Runtime> RetryLayer<RT> {
     /// hook are replaced by the A6 policy's.
     #[must_use]
     pub fn retrier(mut self, retrier: Retrier) -> Self {
-        self.retrier = with_a6(retrier.with_policy(self.a6.policy()), self.a6);
+        self.retrier = with_a6(retrier.with_policy(self.a6.base()), self.a6.clone());
         self
     }
 
@@ -72,14 +95,70 @@ impl<RT: Runtime> RetryLayer<RT> {
 /// answer by its `grpc-status`, an answer that is not gRPC (a proxy's error page) by the code
 /// its HTTP status maps to, and response headers without a status (the call is committed:
 /// messages follow) as final.
-fn with_a6(retrier: Retrier, a6: RetryPolicy) -> Retrier {
-    retrier.classify_response(
-        move |view: &ResponseView<'_>| match view.headers.get(STATUS) {
+fn with_a6(retrier: Retrier, a6: Policies) -> Retrier {
+    retrier.classify_response(move |view: &ResponseView<'_>| {
+        let class = |a6: &RetryPolicy| match view.headers.get(STATUS) {
             Some(status) => a6.class(Code::from_bytes(status.as_bytes())),
             None if view.status == http::StatusCode::OK => ResponseClass::Final,
             None => a6.class(Code::from_http_status(view.status.as_u16())),
-        },
-    )
+        };
+        match &a6 {
+            Policies::One(a6) => class(a6),
+            Policies::Config(config) => config
+                .policy_for(view.uri.path())
+                .map_or(ResponseClass::Final, class),
+        }
+    })
+}
+
+/// The A6 policy of every call, or of each method by a service config.
+#[derive(Clone, Debug)]
+enum Policies {
+    One(Arc<RetryPolicy>),
+    Config(Arc<ServiceConfig>),
+}
+
+impl Policies {
+    /// The retrier's policy: the one policy, or (a call of a service config always carries its
+    /// method's) sending once.
+    fn base(&self) -> Policy {
+        match self {
+            Policies::One(a6) => a6.policy(),
+            Policies::Config(_) => once(None),
+        }
+    }
+
+    /// The policy of the call at `path` with the request's own `timeout`, if it has one; `None`
+    /// when the retrier's applies.
+    fn for_call(&self, path: &str, timeout: Option<Duration>) -> Option<Policy> {
+        match self {
+            Policies::One(a6) => timeout
+                .and_then(|t| a6.with_timeout(t).ok())
+                .map(|p| p.policy()),
+            Policies::Config(config) => {
+                let method = config.method(path);
+                let timeout = timeout.or_else(|| method.and_then(|m| m.timeout));
+                Some(match method.and_then(|m| m.policy) {
+                    Some(a6) => timeout
+                        .and_then(|t| a6.with_timeout(t).ok())
+                        .unwrap_or(a6)
+                        .policy(),
+                    None => once(timeout),
+                })
+            }
+        }
+    }
+}
+
+/// A policy that sends a call once, within `timeout` (else the default deadline).
+fn once(timeout: Option<Duration>) -> Policy {
+    let deadline = timeout.unwrap_or(Policy::default().max_elapsed());
+    Policy::builder()
+        .max_attempts(1)
+        .max_elapsed(deadline)
+        .attempt_timeout(deadline)
+        .build()
+        .unwrap_or_default()
 }
 
 impl<S, RT: Runtime + Clone> Layer<S> for RetryLayer<RT> {
@@ -89,7 +168,7 @@ impl<S, RT: Runtime + Clone> Layer<S> for RetryLayer<RT> {
         let tower = crate::tower::RetryLayer::new(self.retrier.clone(), self.runtime.clone());
         Retry {
             inner: tower.layer(Attempts(inner)),
-            a6: self.a6,
+            a6: self.a6.clone(),
             buffer_limit: self.buffer_limit,
         }
     }
@@ -99,7 +178,7 @@ impl<S, RT: Runtime + Clone> Layer<S> for RetryLayer<RT> {
 #[derive(Clone, Debug)]
 pub struct Retry<S, RT> {
     inner: crate::tower::Retry<Attempts<S>, RT>,
-    a6: RetryPolicy,
+    a6: Policies,
     buffer_limit: usize,
 }
 
@@ -129,7 +208,7 @@ where
 
     fn call(&mut self, request: http::Request<tonic::body::Body>) -> Self::Future {
         let mut inner = self.inner.clone();
-        let (a6, limit) = (self.a6, self.buffer_limit);
+        let (a6, limit) = (self.a6.clone(), self.buffer_limit);
         Box::pin(async move {
             let (mut head, body) = request.into_parts();
             let (body, not_buffered) = buffer(body, limit).await;
@@ -149,9 +228,9 @@ where
     }
 }
 
-/// Puts the call's policy in its extensions (unless it carries one): the A6 policy with the
-/// request's `grpc-timeout` as its deadline, when it has a usable one.
-fn call_policy(head: &mut http::request::Parts, a6: &RetryPolicy) {
+/// Puts the call's policy in its extensions (unless it carries one): its method's A6
+/// policy, with the request's `grpc-timeout` as its deadline when it has a usable one.
+fn call_policy(head: &mut http::request::Parts, a6: &Policies) {
     if head.extensions.get::<Policy>().is_some() {
         return;
     }
@@ -159,8 +238,8 @@ fn call_policy(head: &mut http::request::Parts, a6: &RetryPolicy) {
         .headers
         .get(TIMEOUT)
         .and_then(|v| parse_timeout(v.as_bytes()));
-    if let Some(policy) = timeout.and_then(|t| a6.with_timeout(t).ok()) {
-        head.extensions.insert(policy.policy());
+    if let Some(policy) = a6.for_call(head.uri.path(), timeout) {
+        head.extensions.insert(policy);
     }
 }
 

@@ -79,9 +79,13 @@
 //! - **Budgets, gates, observers.** Those of the [`Retrier`](crate::Retrier) given to
 //!   [`RetryLayer::retrier`]: a [`TokenBucket`](crate::TokenBucket) is A6's retry throttle
 //!   (`maxTokens`, `tokenRatio`). Events are named by the call's method path.
+//! - **A service config.** [`RetryLayer::from_service_config`] takes each method's policy
+//!   and timeout from a service config's `methodConfig`, and its `retryThrottling` as the
+//!   budget ([`ServiceConfig::from_json`] refuses an invalid config with where and why).
 
 mod body;
 mod layer;
+mod service_config;
 
 pub use backstop_core::grpc::{
     parse_timeout, Code, CodeSet, HedgingPolicyBuilder, PolicyError, Pushback, RetryPolicy,
@@ -89,3 +93,4 @@ pub use backstop_core::grpc::{
 };
 pub use body::DEFAULT_PER_RPC_BUFFER_LIMIT;
 pub use layer::{Retry, RetryFuture, RetryLayer};
+pub use service_config::{ServiceConfig, ServiceConfigError};
