@@ -3,8 +3,10 @@
 //! Rule (gRFC A6 "Pushback", as grpc-go and grpc-java read it): a server that answers a
 //! retryable status may say when to try again. A non-negative integer number of milliseconds
 //! is the exact wait before the next attempt, in place of the backoff (no spread, no floor
-//! under it); a negative number, a value that is not a number, or more than one value means
-//! "do not retry": the call ends with that answer. No field, no pushback: the backoff applies.
+//! under it); a negative number, a value that is not a number (A6: a signed 32-bit integer),
+//! or more than one value means "do not retry": the call ends with that answer. No field, no
+//! pushback: the backoff applies. After a retry the pushback timed fails, the backoff starts
+//! again from its initial delay.
 
 use core::time::Duration;
 
@@ -32,8 +34,8 @@ pub enum Pushback {
 
 impl Pushback {
     /// The pushback of one raw `grpc-retry-pushback-ms` value: decimal digits, optionally after
-    /// a sign (a `-` stops), as grpc-go's `strconv.Atoi` reads it; anything else, or a number
-    /// beyond a signed 64-bit integer, stops.
+    /// a sign (a `-` stops); anything else, or a number beyond A6's signed 32-bit integer (as
+    /// grpc-java reads it), stops.
     #[must_use]
     pub const fn parse(value: &[u8]) -> Pushback {
         let (negative, digits) = match value {
@@ -52,7 +54,7 @@ impl Pushback {
             }
             millis = match millis.checked_mul(10) {
                 Some(m) => match m.checked_add((*b - b'0') as u64) {
-                    Some(m) if m <= i64::MAX as u64 => m,
+                    Some(m) if m <= i32::MAX as u64 => m,
                     _ => return Pushback::Stop,
                 },
                 None => return Pushback::Stop,
@@ -115,7 +117,7 @@ mod tests {
             b"5 ",
             b"1.5",
             b"0x10",
-            b"9223372036854775808",
+            b"2147483648",
         ] {
             assert_eq!(Pushback::parse(v), Pushback::Stop, "{v:?}");
         }
@@ -126,8 +128,8 @@ mod tests {
             Pushback::Delay(Duration::from_millis(7))
         );
         assert_eq!(
-            Pushback::parse(b"9223372036854775807"),
-            Pushback::Delay(Duration::from_millis(i64::MAX as u64))
+            Pushback::parse(b"2147483647"),
+            Pushback::Delay(Duration::from_millis(i32::MAX as u64))
         );
     }
 }

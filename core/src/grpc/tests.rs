@@ -167,12 +167,15 @@ fn grpc_go_pushback_cases_through_the_retry_machine() {
 }
 
 #[test]
-fn a_pushback_on_an_answer_not_retried_changes_nothing() {
+/// A code not retried stays final; its pushback "do not retry" still counts as a failure to
+/// the throttle (gRFC A6, as grpc-go counts it).
+fn a_pushback_that_stops_an_answer_not_retried_is_a_failure_to_the_throttle() {
     let a6 = grpc_go_policy();
     let budget = TokenBucket::new(10, 500).unwrap_or_else(|_| unreachable!());
     let mut server = || (Code::Internal, MINUS_ONE);
     let (code, reason, _) = call(&a6, &budget, &mut server);
     assert_eq!((code, reason), (Code::Internal, StopReason::FinalStatus));
+    assert_eq!(budget.tokens_milli(), 9_000);
 }
 
 #[test]
@@ -205,6 +208,51 @@ fn a_final_grpc_error_is_neither_a_success_nor_a_failure_to_the_throttle() {
     let mut ok = || (Code::Ok, NONE);
     let _ = call(&a6, &budget, &mut ok);
     assert_eq!(budget.tokens_milli(), 9_500);
+}
+
+/// A6's "Summary of Retry and Hedging Logic": after a retry a pushback timed fails, the retry
+/// delay resets to the initial backoff (no jitter here, so every wait is exact).
+#[test]
+fn the_backoff_starts_over_after_a_pushback() {
+    use crate::{Backoff, Jitter, Multiplier, Policy};
+    let a6 = grpc_go_policy();
+    let ms = Duration::from_millis;
+    let ten = Multiplier::new(10.0).unwrap_or_else(|| unreachable!());
+    let policy = Policy::builder()
+        .max_attempts(5)
+        .max_elapsed(Duration::from_secs(600))
+        .attempt_timeout(Duration::from_secs(600))
+        .non_idempotent(crate::NonIdempotent::ServerDeduplicatesWithoutKey)
+        .backoff(Backoff::geometric(ms(100), ten, Duration::from_secs(100)))
+        .jitter(Jitter::None)
+        .build()
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    let mut now = Instant::ZERO;
+    let mut m = RetryMachine::new(policy, Request::new(Method::Post), rng(), now);
+    let answers: [&[&[u8]]; 5] = [NONE, NONE, &[b"50"], NONE, NONE];
+    let mut answers = answers.into_iter();
+    let mut waits = [Duration::ZERO; 4];
+    let mut n = 0;
+    for _ in 0..20 {
+        match m.poll(now) {
+            Decision::Send { .. } => {
+                assert!(m.handle(now, Event::AttemptStarted).is_ok());
+                let pushback = answers.next().unwrap_or(NONE);
+                let event = Event::Response(answer(&a6, Code::Unavailable, pushback));
+                assert!(m.handle(now, event).is_ok());
+            }
+            Decision::Wait { until, delay, .. } => {
+                if let Some(w) = waits.get_mut(n) {
+                    *w = delay;
+                }
+                n += 1;
+                now = until;
+            }
+            _ => break,
+        }
+    }
+    // 100 ms, 1 s, the pushback's 50 ms, then 100 ms again (not 10 s), and 1 s.
+    assert_eq!(waits, [ms(100), ms(1_000), ms(50), ms(100)]);
 }
 
 fn hedging(delay: Duration) -> RetryPolicy {

@@ -632,7 +632,7 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
     fn response_in(&mut self, i: usize, response: &Response<'_>) {
         let status = response.status;
         let retryable = is_retryable(self.policy.borrow(), response);
-        if let Some(success) = budget::response_success(status, response.class, retryable) {
+        if let Some(success) = budget::response_success(response, retryable) {
             self.budget
                 .on_attempt_end(Instant::from_nanos(self.now), success);
         }
