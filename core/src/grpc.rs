@@ -50,7 +50,7 @@ mod timeout;
 pub use code::{Code, CodeSet};
 pub use pushback::Pushback;
 pub use retry_policy::{HedgingPolicyBuilder, PolicyError, RetryPolicy, RetryPolicyBuilder};
-pub use timeout::parse_timeout;
+pub use timeout::{encode_timeout, parse_timeout, TimeoutValue};
 
 /// The request field that carries how many attempts went before this one (gRFC A6): absent on
 /// the first attempt, `1` on the first retry or hedge, and so on.

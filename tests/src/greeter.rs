@@ -59,6 +59,8 @@ pub struct Call {
     pub previous_attempts: Option<String>,
     /// The request's names (one for a unary call, every message's for a client stream).
     pub names: Vec<String>,
+    /// The request's `grpc-timeout`, read as a duration, if it had one.
+    pub timeout: Option<Duration>,
 }
 
 #[derive(Default)]
@@ -82,10 +84,14 @@ impl Script {
             .get("grpc-previous-rpc-attempts")
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
+        let timeout = headers
+            .get("grpc-timeout")
+            .and_then(|v| backstop::grpc::parse_timeout(v.as_bytes()));
         let call = Call {
             path: path.to_owned(),
             previous_attempts,
             names,
+            timeout,
         };
         self.calls
             .lock()

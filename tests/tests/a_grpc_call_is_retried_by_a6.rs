@@ -1,5 +1,6 @@
 //! A unary call answered UNAVAILABLE twice, then OK, by a real tonic server: retried by A6's
-//! policy through a tonic channel, each retry carrying `grpc-previous-rpc-attempts`.
+//! policy through a tonic channel, each retry carrying `grpc-previous-rpc-attempts` and, in
+//! its `grpc-timeout`, what is left of the call's deadline.
 
 use std::time::Duration;
 
@@ -30,7 +31,8 @@ fn unavailable_twice_then_ok_is_three_attempts() {
             .layer(RetryLayer::new(a6, TokioRuntime::new()))
             .service(greeter.channel());
 
-        let request = tonic::Request::new(HelloRequest { name: "ada".into() });
+        let mut request = tonic::Request::new(HelloRequest { name: "ada".into() });
+        request.set_timeout(Duration::from_secs(5));
         let reply = say_hello(channel, request)
             .await
             .expect("OK at the third attempt");
@@ -42,5 +44,10 @@ fn unavailable_twice_then_ok_is_three_attempts() {
         let previous: Vec<_> = calls.iter().map(|c| c.previous_attempts.clone()).collect();
         assert_eq!(previous, [None, Some("1".into()), Some("2".into())]);
         assert!(calls.iter().all(|c| c.names == ["ada"]), "{calls:?}");
+        let timeouts: Vec<_> = calls.iter().filter_map(|c| c.timeout).collect();
+        assert_eq!(timeouts.len(), 3, "{calls:?}");
+        // Each retry is told what is left: less than the attempt before it was.
+        assert!(timeouts.windows(2).all(|w| w[1] < w[0]), "{timeouts:?}");
+        assert!(timeouts[0] <= Duration::from_secs(5), "{timeouts:?}");
     });
 }

@@ -12,8 +12,9 @@ use core::time::Duration;
 use std::sync::Arc;
 
 use backstop_core::grpc::{
-    parse_timeout, Code, RetryPolicy, PREVIOUS_RPC_ATTEMPTS, STATUS, TIMEOUT,
+    encode_timeout, parse_timeout, Code, RetryPolicy, PREVIOUS_RPC_ATTEMPTS, STATUS, TIMEOUT,
 };
+use backstop_core::Instant;
 use backstop_core::ResponseClass;
 use tower_layer::Layer;
 use tower_service::Service;
@@ -167,7 +168,8 @@ impl<S, RT: Runtime + Clone> Layer<S> for RetryLayer<RT> {
     fn layer(&self, inner: S) -> Retry<S, RT> {
         let tower = crate::tower::RetryLayer::new(self.retrier.clone(), self.runtime.clone());
         Retry {
-            inner: tower.layer(Attempts(inner)),
+            inner: tower.layer(Attempts(inner, self.runtime.clone())),
+            runtime: self.runtime.clone(),
             a6: self.a6.clone(),
             buffer_limit: self.buffer_limit,
         }
@@ -177,7 +179,8 @@ impl<S, RT: Runtime + Clone> Layer<S> for RetryLayer<RT> {
 /// A service that retries calls to the inner service `S` by gRFC A6 (made by [`RetryLayer`]).
 #[derive(Clone, Debug)]
 pub struct Retry<S, RT> {
-    inner: crate::tower::Retry<Attempts<S>, RT>,
+    inner: crate::tower::Retry<Attempts<S, RT>, RT>,
+    runtime: RT,
     a6: Policies,
     buffer_limit: usize,
 }
@@ -209,10 +212,11 @@ where
     fn call(&mut self, request: http::Request<tonic::body::Body>) -> Self::Future {
         let mut inner = self.inner.clone();
         let (a6, limit) = (self.a6.clone(), self.buffer_limit);
+        let started = self.runtime.now();
         Box::pin(async move {
             let (mut head, body) = request.into_parts();
             let (body, not_buffered) = buffer(body, limit).await;
-            call_policy(&mut head, &a6);
+            call_policy(&mut head, &a6, started);
             if head.extensions.get::<OperationName>().is_none() {
                 // The method's path names the call's events and spans
                 // (`/helloworld.Greeter/SayHello`).
@@ -230,14 +234,20 @@ where
 
 /// Puts the call's policy in its extensions (unless it carries one): its method's A6
 /// policy, with the request's `grpc-timeout` as its deadline when it has a usable one.
-fn call_policy(head: &mut http::request::Parts, a6: &Policies) {
-    if head.extensions.get::<Policy>().is_some() {
-        return;
-    }
+/// A request's own `grpc-timeout` is also kept as the call's deadline ([`CallDeadline`]), for
+/// the retries' `grpc-timeout`.
+fn call_policy(head: &mut http::request::Parts, a6: &Policies, started: Instant) {
     let timeout = head
         .headers
         .get(TIMEOUT)
         .and_then(|v| parse_timeout(v.as_bytes()));
+    if let Some(t) = timeout {
+        head.extensions
+            .insert(CallDeadline(started.saturating_add(t)));
+    }
+    if head.extensions.get::<Policy>().is_some() {
+        return;
+    }
     if let Some(policy) = a6.for_call(head.uri.path(), timeout) {
         head.extensions.insert(policy);
     }
@@ -256,14 +266,21 @@ fn status_of(error: RetryError<ServiceError>) -> tonic::Status {
     }
 }
 
-/// The inner service, as each attempt calls it: the buffered body (or the body sent once), and
-/// `grpc-previous-rpc-attempts` on every attempt after the first.
-#[derive(Clone, Debug)]
-pub(crate) struct Attempts<S>(S);
+/// When a call with a `grpc-timeout` of its own must end, on the layer's clock.
+#[derive(Clone, Copy, Debug)]
+struct CallDeadline(Instant);
 
-impl<S, R> Service<http::Request<AttemptBody>> for Attempts<S>
+/// The inner service, as each attempt calls it: the buffered body (or the body sent once), and
+/// on every attempt after the first `grpc-previous-rpc-attempts` and, for a call with a
+/// `grpc-timeout`, the time left before its deadline in its place (A6: the deadline is the
+/// call's, across its attempts; the server is told what is left of it).
+#[derive(Clone, Debug)]
+pub(crate) struct Attempts<S, RT>(S, RT);
+
+impl<S, R, RT> Service<http::Request<AttemptBody>> for Attempts<S, RT>
 where
     S: Service<http::Request<tonic::body::Body>, Response = http::Response<R>>,
+    RT: Runtime,
 {
     type Response = http::Response<R>;
     type Error = S::Error;
@@ -279,6 +296,12 @@ where
         if previous > 0 {
             head.headers
                 .insert(PREVIOUS_RPC_ATTEMPTS, http::HeaderValue::from(previous));
+            if let Some(CallDeadline(at)) = head.extensions.get::<CallDeadline>().copied() {
+                let left = encode_timeout(at.saturating_duration_since(self.1.now()));
+                if let Ok(value) = http::HeaderValue::from_bytes(left.as_bytes()) {
+                    head.headers.insert(TIMEOUT, value);
+                }
+            }
         }
         self.0
             .call(http::Request::from_parts(head, body.into_tonic()))
