@@ -15,7 +15,8 @@ use backstop_core::grpc::{
     encode_timeout, parse_timeout, Code, RetryPolicy, PREVIOUS_RPC_ATTEMPTS, STATUS, TIMEOUT,
 };
 use backstop_core::Instant;
-use backstop_core::ResponseClass;
+use backstop_core::{ResponseClass, StopReason};
+use http::HeaderName;
 use tower_layer::Layer;
 use tower_service::Service;
 
@@ -98,7 +99,7 @@ impl<RT: Runtime> RetryLayer<RT> {
 /// messages follow) as final.
 fn with_a6(retrier: Retrier, a6: Policies) -> Retrier {
     retrier.classify_response(move |view: &ResponseView<'_>| {
-        let class = |a6: &RetryPolicy| match view.headers.get(STATUS) {
+        let class = |a6: &RetryPolicy| match view.headers.get(&GRPC_STATUS) {
             Some(status) => a6.class(Code::from_bytes(status.as_bytes())),
             None if view.status == http::StatusCode::OK => ResponseClass::Final,
             None => a6.class(Code::from_http_status(view.status.as_u16())),
@@ -111,6 +112,11 @@ fn with_a6(retrier: Retrier, a6: Policies) -> Retrier {
         }
     })
 }
+
+/// The fields the layer reads and writes, named once (a `&str` name is parsed at each use).
+static GRPC_STATUS: HeaderName = HeaderName::from_static(STATUS);
+static GRPC_TIMEOUT: HeaderName = HeaderName::from_static(TIMEOUT);
+static GRPC_PREVIOUS_RPC_ATTEMPTS: HeaderName = HeaderName::from_static(PREVIOUS_RPC_ATTEMPTS);
 
 /// The A6 policy of every call, or of each method by a service config.
 #[derive(Clone, Debug)]
@@ -212,14 +218,15 @@ where
     fn call(&mut self, request: http::Request<tonic::body::Body>) -> Self::Future {
         let mut inner = self.inner.clone();
         let (a6, limit) = (self.a6.clone(), self.buffer_limit);
-        let started = self.runtime.now();
+        let runtime = self.runtime.clone();
+        let named = self.inner.retrier().reports_events();
         Box::pin(async move {
             let (mut head, body) = request.into_parts();
             let (body, not_buffered) = buffer(body, limit).await;
-            call_policy(&mut head, &a6, started);
-            if head.extensions.get::<OperationName>().is_none() {
+            call_policy(&mut head, &a6, &runtime);
+            if named && head.extensions.get::<OperationName>().is_none() {
                 // The method's path names the call's events and spans
-                // (`/helloworld.Greeter/SayHello`).
+                // (`/helloworld.Greeter/SayHello`), when something hears them.
                 let name = OperationName::new(head.uri.path().to_owned());
                 head.extensions.insert(name);
             }
@@ -236,14 +243,14 @@ where
 /// policy, with the request's `grpc-timeout` as its deadline when it has a usable one.
 /// A request's own `grpc-timeout` is also kept as the call's deadline ([`CallDeadline`]), for
 /// the retries' `grpc-timeout`.
-fn call_policy(head: &mut http::request::Parts, a6: &Policies, started: Instant) {
+fn call_policy<RT: Runtime>(head: &mut http::request::Parts, a6: &Policies, runtime: &RT) {
     let timeout = head
         .headers
-        .get(TIMEOUT)
+        .get(&GRPC_TIMEOUT)
         .and_then(|v| parse_timeout(v.as_bytes()));
     if let Some(t) = timeout {
-        head.extensions
-            .insert(CallDeadline(started.saturating_add(t)));
+        let deadline = runtime.now().saturating_add(t);
+        head.extensions.insert(CallDeadline(deadline));
     }
     if head.extensions.get::<Policy>().is_some() {
         return;
@@ -253,12 +260,16 @@ fn call_policy(head: &mut http::request::Parts, a6: &Policies, started: Instant)
     }
 }
 
-/// The gRPC status of a call that ended without a response: the inner service's own error as
-/// tonic reads it, `DEADLINE_EXCEEDED` past the deadline, `CANCELLED` after an abort,
-/// `UNAVAILABLE` when no attempt could be sent.
+/// The gRPC status of a call that ended without a response: `DEADLINE_EXCEEDED` past the
+/// deadline (whichever timer saw it first: the loop's, or the channel's own `grpc-timeout`,
+/// which tonic alone would report as `CANCELLED`), `CANCELLED` after an abort, `UNAVAILABLE`
+/// when no attempt could be sent, else the inner service's own error as tonic reads it.
 fn status_of(error: RetryError<ServiceError>) -> tonic::Status {
     let text = error.to_string();
     match error {
+        RetryError::Failed { outcome, .. } if outcome.reason == StopReason::Deadline => {
+            tonic::Status::deadline_exceeded(text)
+        }
         RetryError::Failed { error, .. } => tonic::Status::from_error(error.into_inner()),
         RetryError::TimedOut(_) => tonic::Status::deadline_exceeded(text),
         RetryError::Aborted(_) => tonic::Status::cancelled(text),
@@ -294,12 +305,13 @@ where
         let (mut head, body) = request.into_parts();
         let previous = AttemptNumber::of(&head.extensions).resend_count();
         if previous > 0 {
+            let previous = http::HeaderValue::from(previous);
             head.headers
-                .insert(PREVIOUS_RPC_ATTEMPTS, http::HeaderValue::from(previous));
+                .insert(GRPC_PREVIOUS_RPC_ATTEMPTS.clone(), previous);
             if let Some(CallDeadline(at)) = head.extensions.get::<CallDeadline>().copied() {
                 let left = encode_timeout(at.saturating_duration_since(self.1.now()));
                 if let Ok(value) = http::HeaderValue::from_bytes(left.as_bytes()) {
-                    head.headers.insert(TIMEOUT, value);
+                    head.headers.insert(GRPC_TIMEOUT.clone(), value);
                 }
             }
         }

@@ -136,6 +136,12 @@ where
 }
 
 impl<S, RT> Retry<S, RT> {
+    /// The retrier its calls run on.
+    #[cfg(feature = "grpc")]
+    pub(crate) fn retrier(&self) -> &Retrier {
+        &self.retrier
+    }
+
     /// [`Service::call`], for a front door that knows whether the request's body can be sent
     /// again (`replayable`; the gRPC layer's buffer may not hold it all): one that cannot is
     /// sent once ([`StopReason::BodyNotReplayable`](crate::StopReason::BodyNotReplayable)).
