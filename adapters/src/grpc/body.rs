@@ -8,9 +8,8 @@
 //! call's often is) is not waited for, which could deadlock a client that waits for the
 //! server's answer before sending more: it is sent once, as is, and never retried.
 
-use core::future::poll_fn;
 use core::pin::Pin;
-use core::task::{Context, Poll};
+use core::task::{Context, Poll, Waker};
 use std::sync::{Arc, Mutex};
 
 use bytes::{Bytes, BytesMut};
@@ -58,15 +57,17 @@ pub(crate) enum NotBuffered {
 }
 
 /// Reads `body` into a buffer while it has data ready, up to `limit` bytes: the whole body
-/// (replayable), or what was read and the rest (sent once), with why.
-pub(crate) async fn buffer(
+/// (replayable), or what was read and the rest (sent once), with why. Never waits: a body
+/// with nothing ready is polled with a waker that does nothing (the attempt that sends it
+/// polls it again with its own).
+pub(crate) fn buffer(
     mut body: tonic::body::Body,
     limit: usize,
 ) -> (AttemptBody, Option<NotBuffered>) {
     let mut read = Read::default();
+    let mut cx = Context::from_waker(Waker::noop());
     loop {
-        // One poll: a body with nothing ready is not waited for.
-        let polled = poll_fn(|cx| Poll::Ready(Pin::new(&mut body).poll_frame(cx))).await;
+        let polled = Pin::new(&mut body).poll_frame(&mut cx);
         let frame = match polled {
             Poll::Ready(None) => return (AttemptBody::Buffered(read.freeze()), None),
             Poll::Pending => return read.unbuffered(None, body, NotBuffered::Streaming),
@@ -185,7 +186,7 @@ mod tests {
     #[test]
     fn a_ready_body_within_the_limit_is_buffered_whole() {
         let body = tonic::body::Body::new(http_body_util::Full::new(Bytes::from_static(b"hello")));
-        let (buffered, why) = block_on(buffer(body, 5));
+        let (buffered, why) = buffer(body, 5);
         assert_eq!(why, None);
         let again = block_on(buffered.clone().into_tonic().collect());
         assert_eq!(
@@ -202,7 +203,7 @@ mod tests {
     #[test]
     fn a_body_over_the_limit_is_sent_whole_once() {
         let body = tonic::body::Body::new(http_body_util::Full::new(Bytes::from_static(b"hello")));
-        let (once, why) = block_on(buffer(body, 4));
+        let (once, why) = buffer(body, 4);
         assert_eq!(why, Some(NotBuffered::OverLimit));
         let sent = block_on(once.clone().into_tonic().collect());
         assert_eq!(

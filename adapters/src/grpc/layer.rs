@@ -191,9 +191,23 @@ pub struct Retry<S, RT> {
     buffer_limit: usize,
 }
 
-/// The future of [`Retry::call`].
-pub type RetryFuture<R> =
-    Pin<Box<dyn Future<Output = Result<http::Response<R>, tonic::Status>> + Send>>;
+/// The future of [`Retry::call`]: the tower layer's loop, its error read as a
+/// [`tonic::Status`].
+pub struct RetryFuture<R>(crate::tower::RetryFuture<R>);
+
+impl<R> Future for RetryFuture<R> {
+    type Output = Result<http::Response<R>, tonic::Status>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.0.as_mut().poll(cx).map_err(status_of)
+    }
+}
+
+impl<R> core::fmt::Debug for RetryFuture<R> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("RetryFuture")
+    }
+}
 
 impl<S, R, RT> Service<http::Request<tonic::body::Body>> for Retry<S, RT>
 where
@@ -215,27 +229,22 @@ where
         Poll::Ready(Ok(()))
     }
 
+    /// Buffers the request's body (what it has ready: see [`DEFAULT_PER_RPC_BUFFER_LIMIT`]),
+    /// sets the call's policy, and starts the tower layer's loop; the call's future is the
+    /// loop's, its error read as a `tonic::Status`.
     fn call(&mut self, request: http::Request<tonic::body::Body>) -> Self::Future {
-        let mut inner = self.inner.clone();
-        let (a6, limit) = (self.a6.clone(), self.buffer_limit);
-        let runtime = self.runtime.clone();
-        let named = self.inner.retrier().reports_events();
-        Box::pin(async move {
-            let (mut head, body) = request.into_parts();
-            let (body, not_buffered) = buffer(body, limit).await;
-            call_policy(&mut head, &a6, &runtime);
-            if named && head.extensions.get::<OperationName>().is_none() {
-                // The method's path names the call's events and spans
-                // (`/helloworld.Greeter/SayHello`), when something hears them.
-                let name = OperationName::new(head.uri.path().to_owned());
-                head.extensions.insert(name);
-            }
-            let request = http::Request::from_parts(head, body);
-            inner
-                .call_with(request, not_buffered.is_none())
-                .await
-                .map_err(status_of)
-        })
+        let (mut head, body) = request.into_parts();
+        let (body, not_buffered) = buffer(body, self.buffer_limit);
+        call_policy(&mut head, &self.a6, &self.runtime);
+        if self.inner.retrier().reports_events() && head.extensions.get::<OperationName>().is_none()
+        {
+            // The method's path names the call's events and spans
+            // (`/helloworld.Greeter/SayHello`), when something hears them.
+            let name = OperationName::new(head.uri.path().to_owned());
+            head.extensions.insert(name);
+        }
+        let request = http::Request::from_parts(head, body);
+        RetryFuture(self.inner.call_with(request, not_buffered.is_none()))
     }
 }
 
