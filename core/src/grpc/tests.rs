@@ -313,3 +313,24 @@ fn a_hedged_call_waits_exactly_the_pushback_before_its_next_copy() {
     assert!(m.handle(at, HedgeEvent::TimePassed).is_ok());
     assert_eq!(next_send(&mut m, at), Some(2));
 }
+
+/// A6's "Summary of Retry and Hedging Logic": after a pushback of `n` ms the next copy goes
+/// at `n`, and the ones after it resume at `hedgingDelay` from there.
+#[test]
+fn hedged_copies_resume_at_the_hedging_delay_after_a_pushback() {
+    let a6 = hedging(Duration::from_secs(1));
+    let now = Instant::ZERO;
+    let mut m = HedgeMachine::new(a6.policy(), Request::new(Method::Post), rng(), now);
+    assert_eq!(next_send(&mut m, now), Some(1));
+    let response = answer(&a6, Code::Unavailable, &[b"300"]);
+    assert!(m
+        .handle(now, HedgeEvent::Response { copy: 1, response })
+        .is_ok());
+    let at = Instant::from_millis(300);
+    assert!(m.handle(at, HedgeEvent::TimePassed).is_ok());
+    assert_eq!(next_send(&mut m, at), Some(2));
+    match m.poll(at) {
+        HedgeDecision::Wait { until, .. } => assert_eq!(until, Instant::from_millis(1_300)),
+        other => unreachable!("{other:?}"),
+    }
+}
