@@ -240,7 +240,7 @@ where
         {
             // The method's path names the call's events and spans
             // (`/helloworld.Greeter/SayHello`), when something hears them.
-            let name = OperationName::new(head.uri.path().to_owned());
+            let name = OperationName::grpc(head.uri.path().to_owned());
             head.extensions.insert(name);
         }
         let request = http::Request::from_parts(head, body);

@@ -78,7 +78,10 @@
 //!   [`Abort`](crate::Abort). The response carries the call's [`Outcome`](crate::Outcome).
 //! - **Budgets, gates, observers.** Those of the [`Retrier`](crate::Retrier) given to
 //!   [`RetryLayer::retrier`]: a [`TokenBucket`](crate::TokenBucket) is A6's retry throttle
-//!   (`maxTokens`, `tokenRatio`). Events are named by the call's method path.
+//!   (`maxTokens`, `tokenRatio`). When something hears the events, they are named by the
+//!   call's method path, and its spans (feature `tracing`) carry OpenTelemetry's RPC
+//!   attributes `rpc.system` (`grpc`), `rpc.service` and `rpc.method` beside the HTTP ones
+//!   (not yet `rpc.grpc.status_code`).
 //! - **A service config.** [`RetryLayer::from_service_config`] takes each method's policy
 //!   and timeout from a service config's `methodConfig`, and its `retryThrottling` as the
 //!   budget ([`ServiceConfig::from_json`] refuses an invalid config with where and why).
