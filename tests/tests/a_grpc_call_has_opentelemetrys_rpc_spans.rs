@@ -1,6 +1,7 @@
 //! A retried gRPC call reaches an OpenTelemetry exporter with the RPC conventions' attributes
 //! on its operation span and on each attempt's client span: `rpc.system` `grpc`,
-//! `rpc.service` and `rpc.method` from the method's path, beside the HTTP ones.
+//! `rpc.service` and `rpc.method` from the method's path, beside the HTTP ones; the attempt
+//! answered Trailers-Only UNAVAILABLE has `rpc.grpc.status_code` 14.
 
 #[path = "support/exported_spans.rs"]
 mod exported_spans;
@@ -53,7 +54,7 @@ fn every_span_of_the_call_names_its_service_and_method() {
         .filter(|s| s.name == "operation" || s.name == "POST")
         .collect();
     assert_eq!(ours.len(), 3, "{spans:?}"); // the operation and its two attempts
-    for span in ours {
+    for span in &ours {
         assert_eq!(
             text(span, "rpc.system").as_deref(),
             Some("grpc"),
@@ -65,4 +66,12 @@ fn every_span_of_the_call_names_its_service_and_method() {
         );
         assert_eq!(text(span, "rpc.method").as_deref(), Some("SayHello"));
     }
+    let codes: Vec<_> = ours
+        .iter()
+        .filter(|s| s.name == "POST")
+        .map(|s| text(s, "rpc.grpc.status_code"))
+        .collect();
+    // The OK's code comes in its trailers, after the attempt: its span has none.
+    assert!(codes.contains(&Some("14".into())), "{codes:?}");
+    assert!(codes.contains(&None), "{codes:?}");
 }

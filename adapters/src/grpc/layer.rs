@@ -304,7 +304,7 @@ where
 {
     type Response = http::Response<R>;
     type Error = S::Error;
-    type Future = S::Future;
+    type Future = AttemptFuture<S::Future>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.0.poll_ready(cx)
@@ -324,7 +324,38 @@ where
                 }
             }
         }
-        self.0
-            .call(http::Request::from_parts(head, body.into_tonic()))
+        let request = http::Request::from_parts(head, body.into_tonic());
+        AttemptFuture {
+            inner: self.0.call(request),
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// An attempt's future: the inner service's. With the `tracing` feature, a Trailers-Only
+    /// answer's code is recorded as `rpc.grpc.status_code` on the attempt's span (the span the
+    /// loop polls the attempt in).
+    pub(crate) struct AttemptFuture<F> {
+        #[pin]
+        inner: F,
+    }
+}
+
+impl<F, R, E> Future for AttemptFuture<F>
+where
+    F: Future<Output = Result<http::Response<R>, E>>,
+{
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let polled = self.project().inner.poll(cx);
+        #[cfg(feature = "tracing")]
+        if let Poll::Ready(Ok(response)) = &polled {
+            if let Some(status) = response.headers().get(&GRPC_STATUS) {
+                let code = Code::from_bytes(status.as_bytes()) as u8;
+                tracing::Span::current().record("rpc.grpc.status_code", i64::from(code));
+            }
+        }
+        polled
     }
 }

@@ -81,7 +81,7 @@
 //!   (`maxTokens`, `tokenRatio`). When something hears the events, they are named by the
 //!   call's method path, and its spans (feature `tracing`) carry OpenTelemetry's RPC
 //!   attributes `rpc.system` (`grpc`), `rpc.service` and `rpc.method` beside the HTTP ones
-//!   (not yet `rpc.grpc.status_code`).
+//!   (and, on an attempt answered Trailers-Only, `rpc.grpc.status_code`).
 //! - **A service config.** [`RetryLayer::from_service_config`] takes each method's policy
 //!   and timeout from a service config's `methodConfig`, and its `retryThrottling` as the
 //!   budget ([`ServiceConfig::from_json`] refuses an invalid config with where and why).

@@ -12,7 +12,8 @@
 //! span's status `ERROR` (the last attempt's, or the stop reason of an operation that sent
 //! nothing: `origin_paused`, `rate_limited`, …). The events (waits, gate changes, the end) are
 //! emitted inside the operation's span. A gRPC call's spans (the `grpc` layer's) also carry
-//! OpenTelemetry's RPC attributes: `rpc.system` (`grpc`), `rpc.service` and `rpc.method`. Both spans are INFO, target `backstop`: a subscriber
+//! OpenTelemetry's RPC attributes: `rpc.system` (`grpc`), `rpc.service` and `rpc.method`, and
+//! on an attempt answered Trailers-Only `rpc.grpc.status_code`. Both spans are INFO, target `backstop`: a subscriber
 //! that keeps INFO from backstop gets the spans; none is made when the operation reports to
 //! nobody, nor when no subscriber wants them (`tracing`'s interest, per callsite). Without the
 //! feature these types are empty and cost nothing.
@@ -142,6 +143,8 @@ impl OperationSpan {
                 "rpc.system" = rpc.map(|_| "grpc"),
                 "rpc.service" = rpc.map(|r| r.0),
                 "rpc.method" = rpc.map(|r| r.1),
+                // A Trailers-Only answer's code, which the gRPC layer records.
+                "rpc.grpc.status_code" = tracing::field::Empty,
                 "http.response.status_code" = tracing::field::Empty,
                 "error.type" = tracing::field::Empty,
                 "otel.status_code" = tracing::field::Empty,
