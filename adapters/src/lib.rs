@@ -146,6 +146,8 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+#[cfg(feature = "grpc")]
+pub mod grpc;
 #[cfg(feature = "reqwest")]
 pub mod reqwest;
 #[cfg(feature = "smol")]

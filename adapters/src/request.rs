@@ -88,13 +88,36 @@ fn key_from(fill: impl FnOnce(&mut [u8]) -> Result<(), getrandom::Error>) -> Opt
 /// # Ok::<(), http::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct OperationName(std::borrow::Cow<'static, str>);
+pub struct OperationName(std::borrow::Cow<'static, str>, Rpc);
+
+/// Whether an operation is a gRPC call named by its method's path (the gRPC layer's own name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Rpc {
+    No,
+    #[cfg_attr(not(feature = "grpc"), allow(dead_code))]
+    Grpc,
+}
 
 impl OperationName {
     /// The name `name` (a `&'static str` is kept without a copy).
     #[must_use]
     pub fn new(name: impl Into<std::borrow::Cow<'static, str>>) -> Self {
-        OperationName(name.into())
+        OperationName(name.into(), Rpc::No)
+    }
+
+    /// The name of a gRPC call: its method's path (`/helloworld.Greeter/SayHello`), whose
+    /// service and method its spans carry as `rpc.service` and `rpc.method`.
+    #[cfg(feature = "grpc")]
+    pub(crate) fn grpc(path: String) -> Self {
+        OperationName(path.into(), Rpc::Grpc)
+    }
+
+    /// The gRPC service and method of a call named by [`Self::grpc`].
+    pub(crate) fn rpc(&self) -> Option<(&str, &str)> {
+        match self.1 {
+            Rpc::Grpc => self.0.strip_prefix('/')?.split_once('/'),
+            Rpc::No => None,
+        }
     }
 
     /// The name.
@@ -305,6 +328,10 @@ impl Plan {
 impl Subject for Plan {
     fn operation_name(&self) -> Option<&str> {
         self.name.as_ref().map(OperationName::as_str)
+    }
+
+    fn rpc(&self) -> Option<(&str, &str)> {
+        self.name.as_ref().and_then(OperationName::rpc)
     }
 
     fn method(&self) -> &Method {

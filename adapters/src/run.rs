@@ -762,6 +762,11 @@ pub(crate) fn response_facts<'r, B>(
         None => ResponseClass::ByStatus,
     };
     let mut facts = Response::new(status).class(class);
+    // A gRPC pushback bears only on a retryable answer, which only a response hook (the gRPC
+    // layer's) makes of a 200: other responses never look it up.
+    if class == ResponseClass::Retryable && holds(headers, &GRPC_RETRY_PUSHBACK_MS) {
+        facts = facts.pushback_from_http(headers);
+    }
     // `Date` matters only as the reference of a `Retry-After` or an `X-RateLimit-Reset`:
     // without those fields, it is not looked up.
     if holds(headers, &http::header::RETRY_AFTER) {
@@ -778,6 +783,10 @@ pub(crate) fn response_facts<'r, B>(
     }
     facts
 }
+
+/// The gRPC server's pushback field (gRFC A6).
+static GRPC_RETRY_PUSHBACK_MS: http::HeaderName =
+    http::HeaderName::from_static(backstop_core::grpc::RETRY_PUSHBACK_MS);
 
 /// Whether `headers` hold the field `name`: read through for the few fields a response
 /// usually has (comparing a standard name is one comparison, cheaper than hashing it), looked

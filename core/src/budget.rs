@@ -9,6 +9,9 @@ pub use retry_quota::RetryQuota;
 pub use token_bucket::TokenBucket;
 
 use crate::decision::AttemptOutcome;
+use crate::event::Response;
+use crate::grpc::Pushback;
+use crate::status::ResponseClass;
 use crate::time::Instant;
 
 /// A retry budget the machine consults. Implementations use interior mutability (atomics) so
@@ -116,11 +119,15 @@ pub trait Budget {
 
 /// What an attempt that ended with `status` reports to [`Budget::on_attempt_end`]: a failure
 /// if it is `retryable`, a success if it is a 2xx or 3xx (a 1xx is never final), nothing if it
-/// is a final 4xx or 5xx. Both machines report through this one rule.
-pub(crate) fn response_success(status: u16, retryable: bool) -> Option<bool> {
-    if retryable {
+/// is a final 4xx or 5xx, or of the class [`ResponseClass::FinalError`]. Both machines report through this one rule.
+///
+/// A final error whose gRPC pushback says not to retry is a failure too (gRFC A6: an RPC that
+/// receives "a pushback response indicating not to retry" counts as failed for throttling).
+pub(crate) fn response_success(response: &Response<'_>, retryable: bool) -> Option<bool> {
+    let success = response.status < 400 && !matches!(response.class, ResponseClass::FinalError);
+    if retryable || (!success && matches!(response.pushback, Some(Pushback::Stop))) {
         Some(false)
-    } else if status < 400 {
+    } else if success {
         Some(true)
     } else {
         None

@@ -124,6 +124,11 @@ pub enum DelaySource {
     OriginPaused,
     /// The send-rate limiter has no token yet.
     RateLimited,
+    /// The server's gRPC pushback (`grpc-retry-pushback-ms`): exactly its wait, no spread.
+    ServerPushback,
+    /// The server's gRPC pushback exceeded the ceiling (`max_retry_after`) and was clamped to
+    /// it.
+    ServerPushbackClamped,
 }
 
 impl DelaySource {
@@ -138,6 +143,8 @@ impl DelaySource {
             DelaySource::RateLimitResetClamped => "rate_limit_reset_clamped",
             DelaySource::OriginPaused => "origin_paused",
             DelaySource::RateLimited => "rate_limited",
+            DelaySource::ServerPushback => "server_pushback",
+            DelaySource::ServerPushbackClamped => "server_pushback_clamped",
         }
     }
 
@@ -146,6 +153,9 @@ impl DelaySource {
         match self {
             DelaySource::RateLimitReset | DelaySource::RateLimitResetClamped => {
                 DelaySource::RateLimitResetClamped
+            }
+            DelaySource::ServerPushback | DelaySource::ServerPushbackClamped => {
+                DelaySource::ServerPushbackClamped
             }
             _ => DelaySource::RetryAfterClamped,
         }
@@ -195,6 +205,9 @@ pub enum StopReason {
     /// The server's `Retry-After` (or, without one, its rate-limit reset) asked for more than
     /// `max_retry_after`.
     RetryAfterAboveMax,
+    /// The server's gRPC pushback said not to retry (`grpc-retry-pushback-ms` negative, not a
+    /// number, or sent more than once; gRFC A6).
+    ServerPushback,
     /// The shared retry budget denied the retry.
     Budget,
     /// The caller aborted.
@@ -222,6 +235,7 @@ impl StopReason {
             StopReason::Attempts => "attempts",
             StopReason::Deadline => "deadline",
             StopReason::RetryAfterAboveMax => "retry_after_above_max",
+            StopReason::ServerPushback => "server_pushback",
             StopReason::Budget => "budget",
             StopReason::Aborted => "aborted",
             StopReason::BodyNotReplayable => "body_not_replayable",

@@ -5,6 +5,7 @@
 //! its body.
 
 use crate::classify::AttemptError;
+use crate::grpc::Pushback;
 use crate::method::Method;
 use crate::status::ResponseClass;
 use crate::time::UnixTime;
@@ -144,6 +145,10 @@ pub struct Response<'a> {
     /// Whether it is retryable: by the policy's status set (the default), or as the caller
     /// decided from the rest of the response ([`ResponseClass`]).
     pub class: ResponseClass,
+    /// The server's gRPC pushback (`grpc-retry-pushback-ms`), if it sent one. On a retryable
+    /// response it replaces every other delay: the next attempt waits exactly its value, or
+    /// none follows ([`Pushback::Stop`]).
+    pub pushback: Option<Pushback>,
 }
 
 impl<'a> Response<'a> {
@@ -163,7 +168,15 @@ impl<'a> Response<'a> {
             rate_limit_remaining: None,
             x_rate_limit_remaining: None,
             class: ResponseClass::ByStatus,
+            pushback: None,
         }
+    }
+
+    /// With the server's gRPC pushback ([`Pushback::parse`]).
+    #[must_use]
+    pub const fn pushback(mut self, pushback: Pushback) -> Self {
+        self.pushback = Some(pushback);
+        self
     }
 
     /// With the caller's word on whether it is retryable (default:

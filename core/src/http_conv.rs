@@ -6,6 +6,7 @@
 //! remaining field included (then its reset is read as with no remaining field).
 
 use crate::event::Response;
+use crate::grpc::Pushback;
 use crate::method::Method;
 
 impl From<&http::Method> for Method {
@@ -88,6 +89,29 @@ impl<'a> Response<'a> {
         if self.retry_after.is_some() && self.date.is_none() {
             self.date = single(headers, &http::header::DATE);
         }
+        self
+    }
+
+    /// With the gRPC pushback of `headers` (`grpc-retry-pushback-ms`: [`Pushback::from_values`],
+    /// so that several values stop the retries), if they hold one.
+    ///
+    /// ```
+    /// use backstop_core::grpc::Pushback;
+    /// use backstop_core::Response;
+    /// use core::time::Duration;
+    ///
+    /// let mut headers = http::HeaderMap::new();
+    /// headers.insert("grpc-retry-pushback-ms", http::HeaderValue::from_static("250"));
+    /// let r = Response::new(200).pushback_from_http(&headers);
+    /// assert_eq!(r.pushback, Some(Pushback::Delay(Duration::from_millis(250))));
+    /// headers.append("grpc-retry-pushback-ms", http::HeaderValue::from_static("10"));
+    /// let r = Response::new(200).pushback_from_http(&headers);
+    /// assert_eq!(r.pushback, Some(Pushback::Stop));
+    /// ```
+    #[must_use]
+    pub fn pushback_from_http(mut self, headers: &'a http::HeaderMap) -> Self {
+        let values = headers.get_all(crate::grpc::RETRY_PUSHBACK_MS).iter();
+        self.pushback = Pushback::from_values(values.map(http::HeaderValue::as_bytes));
         self
     }
 

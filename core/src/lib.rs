@@ -103,6 +103,7 @@ mod budget;
 mod classify;
 mod decision;
 mod event;
+pub mod grpc;
 mod hedge;
 #[cfg(feature = "http")]
 mod http_conv;
@@ -120,7 +121,7 @@ mod status;
 mod time;
 mod worst_case;
 
-pub use backoff::Backoff;
+pub use backoff::{Backoff, Multiplier};
 pub use budget::{Budget, BudgetConfigError, RatioBudget, RetryQuota, TokenBucket, Unlimited};
 pub use classify::{AttemptError, ErrorClass, ErrorKind};
 pub use decision::{

@@ -18,7 +18,9 @@ use crate::event::{Event, MisuseError, Request, Response};
 use crate::jitter::{uniform_nanos, uniform_nanos_nonzero, Jitter};
 use crate::overload::{Gate, GateSignal, NoGate, NoRateLimiter, RateLimiter, SendDue, Standing};
 use crate::policy::Policy;
-use crate::server_delay::{floored_wait, is_retryable, may_set_floor, pushback, server_floor};
+use crate::server_delay::{
+    floored_wait, is_retryable, may_set_floor, pushback, pushback_stops, server_floor,
+};
 use crate::time::{nanos_saturating, Instant};
 use core::borrow::Borrow;
 
@@ -135,6 +137,10 @@ pub struct RetryMachine<R, B = Unlimited, G = NoGate, L = NoRateLimiter, P = Pol
     /// The last wait, for the decorrelated jitter; kept up to date only by a machine whose
     /// backoff reads it (not the exponential backoff with full jitter).
     previous_wait: Duration,
+    /// The attempts made when the last retry a gRPC pushback timed was decided (0: none):
+    /// the backoff counts its retries from there (gRFC A6: after a pushback's retry fails,
+    /// the delay starts again from the initial backoff).
+    backoff_from: u32,
     last: Option<AttemptOutcome>,
     /// The last response's `Retry-After` delay, for the outcome.
     last_retry_after: Option<Duration>,
@@ -395,6 +401,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter, P: Borrow<Policy>> RetryMachine
             stop: StopReason::FinalStatus,
             started: now.nanos(),
             previous_wait,
+            backoff_from: 0,
             last: None,
             last_retry_after: None,
             fixed,
@@ -534,7 +541,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter, P: Borrow<Policy>> RetryMachine
         let retryable = is_retryable(self.policy.borrow(), response);
         let cause = AttemptOutcome::Response(status);
         self.last = Some(cause);
-        if let Some(success) = budget::response_success(status, retryable) {
+        if let Some(success) = budget::response_success(response, retryable) {
             self.budget
                 .on_attempt_end(Instant::from_nanos(now), success);
         }
@@ -551,7 +558,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter, P: Borrow<Policy>> RetryMachine
                 self.stop(StopReason::FinalStatus);
             } else if self.attempts < self.fixed.fast_retries_below {
                 // The delay `min(cap, base * 2^(n-1))` is not zero: base and cap are not.
-                let span = self.fixed.exponential.delay(self.attempts);
+                let span = self.fixed.exponential.delay(self.backoff_retry());
                 let delay = uniform_nanos_nonzero(&mut self.rng, span);
                 self.schedule(cause, delay, DelaySource::Backoff);
             } else {
@@ -575,6 +582,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter, P: Borrow<Policy>> RetryMachine
         let floor = self.server_floor(&response, retryable);
         match floor {
             _ if !retryable => self.stop(StopReason::FinalStatus),
+            _ if pushback_stops(&response, retryable) => self.stop(StopReason::ServerPushback),
             Some(floor) => self.retry_with_floor(cause, self.fixed.refusal, floor),
             None => self.retry_with_backoff(cause, self.fixed.refusal),
         }
@@ -1059,6 +1067,12 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter, P: Borrow<Policy>> RetryMachine
             Some((delay, source)) => {
                 // Read only if the retry is scheduled (a machine that stops draws no more).
                 self.previous_wait = delay;
+                if matches!(
+                    source,
+                    DelaySource::ServerPushback | DelaySource::ServerPushbackClamped
+                ) {
+                    self.backoff_from = self.attempts;
+                }
                 self.schedule(cause, nanos_saturating(delay), source);
             }
             None => self.stop(StopReason::RetryAfterAboveMax),
@@ -1115,12 +1129,20 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter, P: Borrow<Policy>> RetryMachine
         self.backoff_wait_general()
     }
 
+    /// The retry the backoff is computed for: 1 for the first retry, or for the first after
+    /// a retry a gRPC pushback timed.
+    #[inline(always)]
+    fn backoff_retry(&self) -> u32 {
+        self.attempts - self.backoff_from
+    }
+
     /// [`Self::backoff_wait`] for the exponential backoff with full jitter.
     #[inline(always)]
     fn full_exponential_wait(&mut self) -> u64 {
         // `Backoff::delay` then `Jitter::Full` in `u64`: the delay `min(cap, base * 2^(n-1))`
         // saturated to `u64` nanoseconds is the span of the draw.
-        uniform_nanos(&mut self.rng, self.fixed.exponential.delay(self.attempts))
+        let span = self.fixed.exponential.delay(self.backoff_retry());
+        uniform_nanos(&mut self.rng, span)
     }
 
     /// [`Self::backoff_wait`] for every other backoff and jitter.
@@ -1128,7 +1150,7 @@ impl<R: Rng, B: Budget, G: Gate, L: RateLimiter, P: Borrow<Policy>> RetryMachine
     #[inline(never)]
     fn backoff_wait_general(&mut self) -> u64 {
         let backoff = self.policy.borrow().backoff();
-        let d = backoff.delay(self.attempts);
+        let d = backoff.delay(self.backoff_retry());
         let wait = self.policy.borrow().jitter().apply(
             d,
             backoff.base(),

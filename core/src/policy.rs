@@ -309,7 +309,7 @@ impl Policy {
             && match class {
                 ResponseClass::ByStatus => status == 403 || self.retries_status(status),
                 ResponseClass::Retryable => true,
-                ResponseClass::Final => false,
+                ResponseClass::Final | ResponseClass::FinalError => false,
             }
     }
 

@@ -7,6 +7,10 @@
 //! (`max_retry_after`: above it the policy clamps or gives up) and, when the floor alone fits,
 //! before the deadline.
 //!
+//! A gRPC pushback (`grpc-retry-pushback-ms`, gRFC A6) on a retryable response replaces all of
+//! this: its value is the exact wait (no spread; the same ceiling and deadline), or it stops
+//! the retries.
+//!
 //! A 403 is final, except as a rate-limit answer: GitHub (and APIs that copied it) answer an
 //! exhausted quota with `403` as well as `429`, with `X-RateLimit-Remaining: 0` and
 //! `X-RateLimit-Reset`, and a secondary limit with `403` and a `Retry-After`. So a 403 whose
@@ -20,6 +24,7 @@ use rand_core::Rng;
 
 use crate::decision::DelaySource;
 use crate::event::Response;
+use crate::grpc::Pushback;
 use crate::jitter::uniform_nanos;
 use crate::policy::{Policy, RetryAfterAboveMax};
 use crate::rate_limit::reset_delay;
@@ -116,7 +121,9 @@ pub(crate) fn pushback(
 /// response has neither, and the machines keep the parsers out of its way.
 #[inline]
 pub(crate) fn may_set_floor(policy: &Policy, response: &Response<'_>, retryable: bool) -> bool {
-    response.retry_after.is_some() || reads_reset(policy, response, retryable)
+    response.retry_after.is_some()
+        || response.pushback.is_some()
+        || reads_reset(policy, response, retryable)
 }
 
 /// Whether the policy reads `response`'s rate-limit reset: on a retryable status, with the
@@ -135,14 +142,24 @@ fn has_reset_field(r: &Response<'_>) -> bool {
         || r.x_rate_limit_reset.is_some()
 }
 
+/// Whether a retryable `response`'s gRPC pushback says not to retry.
+#[inline]
+pub(crate) fn pushback_stops(response: &Response<'_>, retryable: bool) -> bool {
+    retryable && matches!(response.pushback, Some(Pushback::Stop))
+}
+
 /// The response's `Retry-After` delay (for the outcome), and its server-directed floor and
-/// where it comes from: the `Retry-After`, else, on a retryable status, its rate-limit fields.
+/// where it comes from: on a retryable status its gRPC pushback, else the `Retry-After`, else,
+/// on a retryable status, its rate-limit fields.
 pub(crate) fn server_floor(
     policy: &Policy,
     response: &Response<'_>,
     retryable: bool,
 ) -> (Option<Duration>, Option<(Duration, DelaySource)>) {
     let retry_after = retry_after_delay(response);
+    if let (true, Some(Pushback::Delay(d))) = (retryable, response.pushback) {
+        return (retry_after, Some((d, DelaySource::ServerPushback)));
+    }
     if let Some(d) = retry_after {
         return (retry_after, Some((d, DelaySource::RetryAfter)));
     }
@@ -176,6 +193,13 @@ pub(crate) fn floored_wait<R: Rng>(
     // the deadline when the server's value alone would fit before it. In nanoseconds: the room
     // before the deadline fits a u64, and it bounds the spread, so saturating a larger floor or
     // ceiling changes no result (and no random draw).
+    if matches!(
+        source,
+        DelaySource::ServerPushback | DelaySource::ServerPushbackClamped
+    ) {
+        // The server's exact wait: no spread of ours.
+        return Some((floor, source));
+    }
     let floor_nanos = nanos_saturating(floor);
     let room = room.saturating_sub(floor_nanos).saturating_sub(1);
     let spread = nanos_saturating(policy.retry_after_spread())

@@ -124,6 +124,10 @@ pub enum ResponseClass {
     Retryable,
     /// Returned to the caller, whatever its status.
     Final,
+    /// Returned to the caller, whatever its status, as an error: a budget counts it neither
+    /// as a success nor as a failure, as a final 4xx. A gRPC answer with a code other than
+    /// `OK` that the policy does not retry is one ([`grpc::RetryPolicy::class`](crate::grpc::RetryPolicy::class)).
+    FinalError,
 }
 
 impl ResponseClass {
@@ -134,7 +138,7 @@ impl ResponseClass {
         match self {
             ResponseClass::ByStatus => statuses.contains(status),
             ResponseClass::Retryable => true,
-            ResponseClass::Final => false,
+            ResponseClass::Final | ResponseClass::FinalError => false,
         }
     }
 }

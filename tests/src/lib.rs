@@ -33,6 +33,7 @@
 pub mod adapters;
 pub mod certs;
 pub mod events;
+pub mod greeter;
 pub mod https;
 pub mod middleware;
 pub mod overhead;

@@ -283,11 +283,11 @@ impl Resumer {
             &plan.method,
         );
         let spans = self.spans.get_or_insert_with(|| {
-            let operation = OperationSpan::new(name, method, plan.target());
+            let operation = OperationSpan::new(name, method, plan.target(), None);
             Box::new((operation, AttemptSpan::default()))
         });
         let url = crate::observe::RedactedUri::of(plan.target());
-        spans.1 = spans.0.attempt(attempt, method, url);
+        spans.1 = spans.0.attempt(attempt, method, url, None);
     }
 
     /// Reports the end of the resume sent at `self.sent`, at `now`, with `result`.

@@ -130,6 +130,10 @@ pub(crate) trait Subject {
     fn method(&self) -> &http::Method;
     /// The request's target.
     fn target(&self) -> Target<'_>;
+    /// The gRPC service and method of a gRPC call.
+    fn rpc(&self) -> Option<(&str, &str)> {
+        None
+    }
 }
 
 /// Sends one operation's events to the observers, the metrics, the `metrics` facade and
@@ -160,7 +164,7 @@ impl<'r, S: Subject> Emitter<'r, S> {
         let (name, method, target) = (plan.operation_name(), plan.method(), plan.target());
         let active = reported(observers);
         let span = if active {
-            OperationSpan::new(name, method, target)
+            OperationSpan::new(name, method, target, plan.rpc())
         } else {
             OperationSpan::default()
         };
@@ -202,6 +206,7 @@ impl<'r, S: Subject> Emitter<'r, S> {
             number,
             plan.method(),
             redact::RedactedUri::of(plan.target()),
+            plan.rpc(),
         )
     }
 

@@ -11,7 +11,9 @@
 //! (`backstop.stop_reason`, `backstop.attempts`) and, when it failed, `error.type` with the
 //! span's status `ERROR` (the last attempt's, or the stop reason of an operation that sent
 //! nothing: `origin_paused`, `rate_limited`, …). The events (waits, gate changes, the end) are
-//! emitted inside the operation's span. Both spans are INFO, target `backstop`: a subscriber
+//! emitted inside the operation's span. A gRPC call's spans (the `grpc` layer's) also carry
+//! OpenTelemetry's RPC attributes: `rpc.system` (`grpc`), `rpc.service` and `rpc.method`, and
+//! on an attempt answered Trailers-Only `rpc.grpc.status_code`. Both spans are INFO, target `backstop`: a subscriber
 //! that keeps INFO from backstop gets the spans; none is made when the operation reports to
 //! nobody, nor when no subscriber wants them (`tracing`'s interest, per callsite). Without the
 //! feature these types are empty and cost nothing.
@@ -71,7 +73,12 @@ impl OperationSpan {
     /// The span of the operation `name` (empty: none) sending `method` to `target`. Call only
     /// when the operation is reported.
     #[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
-    pub(crate) fn new(name: Option<&str>, method: &http::Method, target: Target<'_>) -> Self {
+    pub(crate) fn new(
+        name: Option<&str>,
+        method: &http::Method,
+        target: Target<'_>,
+        rpc: Option<(&str, &str)>,
+    ) -> Self {
         #[cfg(feature = "tracing")]
         {
             let (name_of_span, known, original) = method_fields(method);
@@ -85,6 +92,9 @@ impl OperationSpan {
                 "server.port" = tracing::field::Empty,
                 "url.full" = tracing::field::display(RedactedUri::of(target)),
                 "backstop.operation" = name,
+                "rpc.system" = rpc.map(|_| "grpc"),
+                "rpc.service" = rpc.map(|r| r.0),
+                "rpc.method" = rpc.map(|r| r.1),
                 "backstop.attempts" = tracing::field::Empty,
                 "backstop.stop_reason" = tracing::field::Empty,
                 "http.response.status_code" = tracing::field::Empty,
@@ -109,6 +119,7 @@ impl OperationSpan {
         number: u32,
         method: &http::Method,
         url: RedactedUri<'_>,
+        rpc: Option<(&str, &str)>,
     ) -> AttemptSpan {
         #[cfg(feature = "tracing")]
         {
@@ -129,6 +140,11 @@ impl OperationSpan {
                 "url.full" = tracing::field::display(url),
                 // The convention's attribute is on resends only: the first attempt has none.
                 "http.request.resend_count" = (number > 1).then(|| i64::from(number - 1)),
+                "rpc.system" = rpc.map(|_| "grpc"),
+                "rpc.service" = rpc.map(|r| r.0),
+                "rpc.method" = rpc.map(|r| r.1),
+                // A Trailers-Only answer's code, which the gRPC layer records.
+                "rpc.grpc.status_code" = tracing::field::Empty,
                 "http.response.status_code" = tracing::field::Empty,
                 "error.type" = tracing::field::Empty,
                 "otel.status_code" = tracing::field::Empty,

@@ -130,7 +130,34 @@ where
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, mut request: http::Request<B>) -> Self::Future {
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        self.call_with(request, true)
+    }
+}
+
+impl<S, RT> Retry<S, RT> {
+    /// The retrier its calls run on.
+    #[cfg(feature = "grpc")]
+    pub(crate) fn retrier(&self) -> &Retrier {
+        &self.retrier
+    }
+
+    /// [`Service::call`], for a front door that knows whether the request's body can be sent
+    /// again (`replayable`; the gRPC layer's buffer may not hold it all): one that cannot is
+    /// sent once ([`StopReason::BodyNotReplayable`](crate::StopReason::BodyNotReplayable)).
+    pub(crate) fn call_with<B, R>(
+        &mut self,
+        mut request: http::Request<B>,
+        replayable: bool,
+    ) -> RetryFuture<R>
+    where
+        S: Service<http::Request<B>, Response = http::Response<R>> + Clone + Send + 'static,
+        S::Future: Send,
+        S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+        B: Clone + Send + 'static,
+        R: http_body::Body + Send + 'static,
+        RT: Runtime + Clone + Send + Sync + 'static,
+    {
         if self.generate_keys {
             let method = request.method().clone();
             ensure_idempotency_key(&method, request.headers_mut());
@@ -141,6 +168,7 @@ where
         // once, where a value made inside it and lent to the loop would also keep the room of
         // what it was made from.
         let mut plan = retrier.plan(&request);
+        plan.body_not_replayable = !replayable;
         let policy = plan.policy.as_deref().unwrap_or(retrier.policy());
         if let Some(facts) = hedges(policy, &plan) {
             let inner = self.inner.clone();

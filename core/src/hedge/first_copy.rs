@@ -185,7 +185,7 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
         // The machine's clock never goes back.
         let now = self.sent.max(now.nanos());
         let at = Instant::from_nanos(now);
-        if let Some(success) = budget::response_success(response.status, false) {
+        if let Some(success) = budget::response_success(response, false) {
             self.budget.on_attempt_end(at, success);
         }
         if overload_engaged(&self.gate, &self.limiter) {

@@ -26,7 +26,9 @@ use crate::decision::{AttemptOutcome, DelaySource, Outcome, StopReason};
 use crate::event::{MisuseError, Request, Response};
 use crate::overload::{Gate, GateSignal, NoGate, NoRateLimiter, RateLimiter, SendDue, Standing};
 use crate::policy::Policy;
-use crate::server_delay::{floored_wait, is_retryable, may_set_floor, pushback, server_floor};
+use crate::server_delay::{
+    floored_wait, is_retryable, may_set_floor, pushback, pushback_stops, server_floor,
+};
 use crate::time::{nanos_saturating, Instant};
 
 /// The shortest adaptive delay (Finagle's floor).
@@ -630,7 +632,7 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
     fn response_in(&mut self, i: usize, response: &Response<'_>) {
         let status = response.status;
         let retryable = is_retryable(self.policy.borrow(), response);
-        if let Some(success) = budget::response_success(status, retryable) {
+        if let Some(success) = budget::response_success(response, retryable) {
             self.budget
                 .on_attempt_end(Instant::from_nanos(self.now), success);
         }
@@ -644,7 +646,11 @@ impl<R: Rng, B: Budget, L: Latencies, G: Gate, RL: RateLimiter, P: Borrow<Policy
             (None, None)
         };
         self.last_response = Some((status, retry_after));
-        if retryable {
+        if pushback_stops(response, retryable) {
+            // A6: no further copy; the ones in flight run on.
+            self.set(i, CopyState::Ended);
+            self.suppress(StopReason::ServerPushback);
+        } else if retryable {
             self.set(i, CopyState::Ended);
             self.non_final(i, AttemptOutcome::Response(status), floor);
         } else {

@@ -220,6 +220,7 @@ pub(crate) fn event_of<'a>(action: &'a Action, policy: &Policy) -> (Event<'a>, S
                 rate_limit_remaining: rate_limit.rate_limit_remaining.as_deref(),
                 x_rate_limit_remaining: rate_limit.x_rate_limit_remaining.as_deref(),
                 class: *class,
+                pushback: None,
             };
             let reference = date.as_deref().and_then(parse_http_date).or(*wall_clock);
             let retry_after =
