@@ -15,7 +15,7 @@ use backstop_core::grpc::{
     encode_timeout, parse_timeout, Code, RetryPolicy, PREVIOUS_RPC_ATTEMPTS, STATUS, TIMEOUT,
 };
 use backstop_core::Instant;
-use backstop_core::{ResponseClass, StopReason};
+use backstop_core::{AttemptError, ErrorClass, ResponseClass, StopReason};
 use http::HeaderName;
 use tower_layer::Layer;
 use tower_service::Service;
@@ -97,7 +97,19 @@ impl<RT: Runtime> RetryLayer<RT> {
 /// answer by its `grpc-status`, an answer that is not gRPC (a proxy's error page) by the code
 /// its HTTP status maps to, and response headers without a status (the call is committed:
 /// messages follow) as final.
+///
+/// And A6's reading of a failed attempt: a request that may have reached the server (a reset,
+/// an early end, a protocol error) is a status, `UNAVAILABLE`, retried (or, hedging, not fatal)
+/// only where the policy names that code; one never sent (a refused connection, a failed DNS
+/// lookup) is retried as A6's transparent retry is. A service config's methods differ: there
+/// such a failure is retried only when every policy of the config names `UNAVAILABLE` (never
+/// twice a side effect a method's policy did not allow).
 fn with_a6(retrier: Retrier, a6: Policies) -> Retrier {
+    let errors = a6.clone();
+    let retrier = retrier.classify(move |kind, _error| {
+        let maybe_sent = matches!(AttemptError::new(kind).class, ErrorClass::MaybeSent);
+        (maybe_sent && !errors.retry_unavailable()).then_some(ErrorClass::Permanent)
+    });
     retrier.classify_response(move |view: &ResponseView<'_>| {
         let class = |a6: &RetryPolicy| match view.headers.get(&GRPC_STATUS) {
             Some(status) => a6.class(Code::from_bytes(status.as_bytes())),
@@ -126,6 +138,14 @@ enum Policies {
 }
 
 impl Policies {
+    /// Whether a failure that may have reached the server (`UNAVAILABLE`) is retried.
+    fn retry_unavailable(&self) -> bool {
+        match self {
+            Policies::One(a6) => a6.retried_codes().contains(Code::Unavailable),
+            Policies::Config(config) => config.every_policy_retries(Code::Unavailable),
+        }
+    }
+
     /// The retrier's policy: the one policy, or (a call of a service config always carries its
     /// method's) sending once.
     fn base(&self) -> Policy {
@@ -144,7 +164,12 @@ impl Policies {
                 .map(|p| p.policy()),
             Policies::Config(config) => {
                 let method = config.method(path);
-                let timeout = timeout.or_else(|| method.and_then(|m| m.timeout));
+                // The call's deadline is the shorter of the caller's and the method config's
+                // (gRPC's service config: `timeout`).
+                let timeout = match (timeout, method.and_then(|m| m.timeout)) {
+                    (Some(caller), Some(config)) => Some(caller.min(config)),
+                    (caller, config) => caller.or(config),
+                };
                 Some(match method.and_then(|m| m.policy) {
                     Some(a6) => timeout
                         .and_then(|t| a6.with_timeout(t).ok())
@@ -357,5 +382,88 @@ where
             }
         }
         polled
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use backstop_core::ErrorKind;
+
+    fn a6(codes: &[Code]) -> RetryPolicy {
+        let built = RetryPolicy::builder()
+            .max_attempts(3)
+            .initial_backoff(Duration::from_millis(10))
+            .max_backoff(Duration::from_millis(100))
+            .backoff_multiplier(2.0)
+            .retryable_status_codes(codes)
+            .build();
+        built.unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// How the layer's retrier classifies an attempt that failed with `kind` (`None`: as
+    /// every front door does).
+    fn class(policies: Policies, kind: ErrorKind) -> Option<ErrorClass> {
+        let retrier = with_a6(Retrier::default(), policies);
+        let classify = retrier.classify.as_ref().map(Arc::clone);
+        let error = std::io::Error::other("reset");
+        classify.and_then(|f| f(kind, &error))
+    }
+
+    #[test]
+    fn a_failure_that_may_have_reached_the_server_is_unavailable_retried_only_if_named() {
+        let aborted = || Policies::One(Arc::new(a6(&[Code::Aborted])));
+        let unavailable = || Policies::One(Arc::new(a6(&[Code::Unavailable])));
+        // A reset after the request went out: a status, UNAVAILABLE.
+        assert_eq!(
+            class(aborted(), ErrorKind::ConnectionReset),
+            Some(ErrorClass::Permanent)
+        );
+        assert_eq!(class(unavailable(), ErrorKind::ConnectionReset), None);
+        // Never sent (a refused connection): A6's transparent retry, whatever the codes.
+        assert_eq!(class(aborted(), ErrorKind::ConnectionRefused), None);
+    }
+
+    #[test]
+    fn a_service_config_retries_such_a_failure_only_when_every_policy_names_unavailable() {
+        let config = |codes: &str| {
+            let json = format!(
+                r#"{{"methodConfig": [
+                    {{"name": [{{"service": "a.A"}}], "retryPolicy": {{"maxAttempts": 2,
+                      "initialBackoff": "0.1s", "maxBackoff": "1s", "backoffMultiplier": 2,
+                      "retryableStatusCodes": ["UNAVAILABLE"]}}}},
+                    {{"name": [{{"service": "b.B"}}], "retryPolicy": {{"maxAttempts": 2,
+                      "initialBackoff": "0.1s", "maxBackoff": "1s", "backoffMultiplier": 2,
+                      "retryableStatusCodes": [{codes}]}}}}]}}"#
+            );
+            let parsed = ServiceConfig::from_json(&json);
+            Policies::Config(Arc::new(parsed.unwrap_or_else(|e| panic!("{e}"))))
+        };
+        assert_eq!(
+            class(
+                config(r#""UNAVAILABLE", "ABORTED""#),
+                ErrorKind::ConnectionReset
+            ),
+            None
+        );
+        assert_eq!(
+            class(config(r#""ABORTED""#), ErrorKind::ConnectionReset),
+            Some(ErrorClass::Permanent)
+        );
+    }
+
+    #[test]
+    fn a_call_s_deadline_is_the_shorter_of_the_caller_s_and_the_method_config_s() {
+        let json = r#"{"methodConfig": [{"name": [{"service": "a.A"}], "timeout": "1s"}]}"#;
+        let config = ServiceConfig::from_json(json).unwrap_or_else(|e| panic!("{e}"));
+        let policies = Policies::Config(Arc::new(config));
+        let deadline = |caller: Option<Duration>| {
+            let policy = policies.for_call("/a.A/M", caller);
+            policy.map(|p| p.max_elapsed())
+        };
+        let second = Duration::from_secs(1);
+        assert_eq!(deadline(Some(Duration::from_secs(30))), Some(second));
+        assert_eq!(deadline(Some(Duration::from_millis(200))), Some(second / 5));
+        assert_eq!(deadline(None), Some(second));
     }
 }

@@ -58,6 +58,10 @@
 //!   response is returned (its messages stream to the caller) and never retried, so nothing
 //!   after commitment is replayed, whatever its trailers say. An answer that is not gRPC (a
 //!   proxy's `503`) has the code its HTTP status maps to (`UNAVAILABLE`).
+//! - **Failures.** An attempt that may have reached the server (a reset, an early end) is
+//!   `UNAVAILABLE`: retried (hedging: not fatal) only where the policy names that code (under a
+//!   service config, only when every policy does); one never sent (a refused connection) is
+//!   retried as A6's transparent retry is.
 //! - **Pushback.** `grpc-retry-pushback-ms` on a retried answer: a non-negative integer is the
 //!   exact wait before the next attempt (`DelaySource::ServerPushback`); a negative or
 //!   unparsable value, or more than one, ends the call with that answer

@@ -116,6 +116,14 @@ impl ServiceConfig {
         TokenBucket::new(max_tokens, ratio_milli).ok().map(Arc::new)
     }
 
+    /// Whether every policy of the config retries (or, hedging, takes as not fatal) `code`.
+    pub(crate) fn every_policy_retries(&self, code: backstop_core::grpc::Code) -> bool {
+        let policies = self.methods.iter().filter_map(|(_, m)| m.policy.as_ref());
+        policies
+            .into_iter()
+            .all(|p| p.retried_codes().contains(code))
+    }
+
     /// The method config of the method at `path`: an exact name, else its service's, else
     /// the default (`{}`).
     pub(crate) fn method(&self, path: &str) -> Option<&Method> {

@@ -279,14 +279,16 @@ fn attempts(n: Option<u32>) -> Result<u32, PolicyError> {
     }
 }
 
-/// What every A6 policy shares: the deadline bounds each attempt, every method is retried, and
-/// the HTTP statuses of answers that are not gRPC are classified by their code, not by a
-/// status set.
+/// What every A6 policy shares: the deadline bounds each attempt, every method is retried, the
+/// HTTP statuses of answers that are not gRPC are classified by their code, not by a status
+/// set, and a server's pushback is bounded by the deadline alone (A6 has no other ceiling).
 fn base(timeout: Option<Duration>) -> crate::policy::PolicyBuilder {
     let deadline = timeout.unwrap_or(Policy::default().max_elapsed());
     Policy::builder()
         .max_elapsed(deadline)
         .attempt_timeout(deadline)
+        // No ceiling below the deadline: a pushback past it ends the call at the deadline.
+        .max_retry_after(Duration::MAX)
         .non_idempotent(NonIdempotent::ServerDeduplicatesWithoutKey)
         .retryable_status_set(StatusSet::EMPTY)
         .rate_limit_fields(false)

@@ -334,3 +334,34 @@ fn hedged_copies_resume_at_the_hedging_delay_after_a_pushback() {
         other => unreachable!("{other:?}"),
     }
 }
+
+#[test]
+/// A6 bounds a pushback by the call's deadline alone: 90 s within a 300-s call is waited
+/// exactly (no 60-s `Retry-After` ceiling), 400 s is past the deadline and stops the call.
+fn a_pushback_above_a_minute_is_waited_within_the_deadline() {
+    let a6 = grpc_go_policy().with_timeout(Duration::from_secs(300));
+    let a6 = a6.unwrap_or_else(|e| panic!("{e}"));
+    let budget = TokenBucket::new(10, 500).unwrap_or_else(|_| unreachable!());
+    const NINETY_SECONDS: &[&[u8]] = &[b"90000"];
+    let mut attempts = 0;
+    let mut server = || {
+        attempts += 1;
+        if attempts == 1 {
+            (Code::Unavailable, NINETY_SECONDS)
+        } else {
+            (Code::Ok, NONE)
+        }
+    };
+    let (code, reason, waits) = call(&a6, &budget, &mut server);
+    assert_eq!((code, reason), (Code::Ok, StopReason::FinalStatus));
+    assert_eq!(
+        waits[0],
+        Some((Duration::from_secs(90), DelaySource::ServerPushback))
+    );
+    const PAST_THE_DEADLINE: &[&[u8]] = &[b"400000"];
+    let mut server = || (Code::Unavailable, PAST_THE_DEADLINE);
+    let (code, reason, waits) = call(&a6, &budget, &mut server);
+    assert_eq!(code, Code::Unavailable);
+    assert_ne!(reason, StopReason::FinalStatus);
+    assert_eq!(waits[0], None, "{reason:?}");
+}
