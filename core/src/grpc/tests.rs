@@ -340,7 +340,7 @@ fn hedged_copies_resume_at_the_hedging_delay_after_a_pushback() {
 /// exactly (no 60-s `Retry-After` ceiling), 400 s is past the deadline and stops the call.
 fn a_pushback_above_a_minute_is_waited_within_the_deadline() {
     let a6 = grpc_go_policy().with_timeout(Duration::from_secs(300));
-    let a6 = a6.unwrap_or_else(|e| panic!("{e}"));
+    let a6 = a6.unwrap_or_else(|e| unreachable!("{e}"));
     let budget = TokenBucket::new(10, 500).unwrap_or_else(|_| unreachable!());
     const NINETY_SECONDS: &[&[u8]] = &[b"90000"];
     let mut attempts = 0;
