@@ -461,6 +461,13 @@ const LATENCY_WINDOW: core::time::Duration = core::time::Duration::from_secs(30)
 #[derive(Clone)]
 pub(crate) struct SharedBudget(Option<Arc<dyn Budget + Send + Sync>>);
 
+impl SharedBudget {
+    /// Whether no budget was given (every retry allowed).
+    pub(crate) fn is_unlimited(&self) -> bool {
+        self.0.is_none()
+    }
+}
+
 impl Budget for SharedBudget {
     fn on_operation_start(&self, now: Instant) {
         if let Some(b) = &self.0 {

@@ -762,9 +762,11 @@ pub(crate) fn response_facts<'r, B>(
         None => ResponseClass::ByStatus,
     };
     let mut facts = Response::new(status).class(class);
-    // A gRPC pushback bears only on a retryable answer, which only a response hook (the gRPC
-    // layer's) makes of a 200: other responses never look it up.
-    if class == ResponseClass::Retryable && holds(headers, &GRPC_RETRY_PUSHBACK_MS) {
+    // A gRPC pushback bears on a retryable answer (its wait, or a stop) and on a final gRPC
+    // error (a stop counts as a failure to the throttle, as A6 counts it), which only a
+    // response hook (the gRPC layer's) makes of a 200: other responses never look it up.
+    let grpc = matches!(class, ResponseClass::Retryable | ResponseClass::FinalError);
+    if grpc && holds(headers, &GRPC_RETRY_PUSHBACK_MS) {
         facts = facts.pushback_from_http(headers);
     }
     // `Date` matters only as the reference of a `Retry-After` or an `X-RateLimit-Reset`:

@@ -87,3 +87,31 @@ fn a_negative_unparsable_or_repeated_pushback_stops_at_once() {
         });
     }
 }
+
+/// A code the policy does not retry, with a pushback that says "do not retry": returned at
+/// once, and a failure to the retry throttle (gRFC A6; grpc-java's `RetriableStream` counts it
+/// so), where the same code without it is neither a success nor a failure.
+#[test]
+fn a_stopping_pushback_on_a_code_not_retried_costs_the_throttle_a_token() {
+    for (pushback, tokens) in [(&["-1"][..], 9_000), (&[][..], 10_000)] {
+        runtime().block_on(async {
+            let greeter = Greeter::start([Answer::Fail(tonic::Code::Internal, pushback)]).await;
+            let throttle = std::sync::Arc::new(
+                backstop::TokenBucket::new(10, 500).expect("grpc-go's throttle"),
+            );
+            let retrier = Retrier::default().budget(throttle.clone());
+            let layer = RetryLayer::new(a6(), TokioRuntime::new()).retrier(retrier);
+            let channel = ServiceBuilder::new()
+                .layer(layer)
+                .service(greeter.channel());
+
+            let status = say_hello(channel, hello())
+                .await
+                .expect_err("the server's answer");
+
+            assert_eq!(status.code(), tonic::Code::Internal, "{pushback:?}");
+            assert_eq!(greeter.calls().len(), 1, "{pushback:?}");
+            assert_eq!(throttle.tokens_milli(), tokens, "{pushback:?}");
+        });
+    }
+}

@@ -75,11 +75,16 @@ impl<RT: Runtime> RetryLayer<RT> {
     }
 
     /// Runs the calls on `retrier`'s budget (a [`TokenBucket`](crate::TokenBucket) is A6's
-    /// retry throttle), observers, metrics, origin gates and seed. Its policy and its response
-    /// hook are replaced by the A6 policy's.
+    /// retry throttle; a retrier without a budget keeps a service config's `retryThrottling`),
+    /// observers, metrics, origin gates and seed. Its policy, its response hook and its
+    /// classification of errors are replaced by the A6 policy's.
     #[must_use]
     pub fn retrier(mut self, retrier: Retrier) -> Self {
-        self.retrier = with_a6(retrier.with_policy(self.a6.base()), self.a6.clone());
+        let mut retrier = retrier.with_policy(self.a6.base());
+        if retrier.budget.is_unlimited() {
+            retrier.budget = self.retrier.budget.clone();
+        }
+        self.retrier = with_a6(retrier, self.a6.clone());
         self
     }
 
@@ -465,5 +470,34 @@ mod tests {
         assert_eq!(deadline(Some(Duration::from_secs(30))), Some(second));
         assert_eq!(deadline(Some(Duration::from_millis(200))), Some(second / 5));
         assert_eq!(deadline(None), Some(second));
+    }
+}
+
+#[cfg(test)]
+mod throttling {
+    use super::*;
+
+    /// A service config's `retryThrottling` stays the budget when the caller's retrier brings
+    /// none (a layer without a config has none).
+    #[test]
+    fn a_retrier_without_a_budget_keeps_the_config_s_throttle() {
+        let json = r#"{"retryThrottling": {"maxTokens": 10, "tokenRatio": 0.5}}"#;
+        let config = || ServiceConfig::from_json(json).unwrap_or_else(|e| panic!("{e}"));
+        let rt = crate::runtime::StdRuntime::new();
+        let kept = RetryLayer::from_service_config(config(), rt).retrier(Retrier::default());
+        assert!(!kept.retrier.budget.is_unlimited());
+        let none = RetryLayer::new(tests_a6(), rt).retrier(Retrier::default());
+        assert!(none.retrier.budget.is_unlimited());
+    }
+
+    fn tests_a6() -> RetryPolicy {
+        let built = RetryPolicy::builder()
+            .max_attempts(2)
+            .initial_backoff(Duration::from_millis(10))
+            .max_backoff(Duration::from_millis(10))
+            .backoff_multiplier(1.0)
+            .retryable_status_codes(&[Code::Unavailable])
+            .build();
+        built.unwrap_or_else(|e| panic!("{e}"))
     }
 }
