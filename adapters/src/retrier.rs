@@ -463,6 +463,7 @@ pub(crate) struct SharedBudget(Option<Arc<dyn Budget + Send + Sync>>);
 
 impl SharedBudget {
     /// Whether no budget was given (every retry allowed).
+    #[cfg(feature = "grpc")]
     pub(crate) fn is_unlimited(&self) -> bool {
         self.0.is_none()
     }
