@@ -389,6 +389,27 @@ impl tonic::server::ServerStreamingService<HelloRequest> for ServerStream {
     }
 }
 
+/// An A6 `retryPolicy` of `max_attempts` with a fixed `backoff` (initial = max, multiplier 1),
+/// retrying `codes`: what the scenarios retry by.
+///
+/// # Panics
+/// If A6 refuses it (fewer than 2 attempts, a zero backoff, no code).
+#[must_use]
+pub fn fixed_a6(
+    max_attempts: u32,
+    backoff: Duration,
+    codes: &[backstop::grpc::Code],
+) -> backstop::grpc::RetryPolicy {
+    backstop::grpc::RetryPolicy::builder()
+        .max_attempts(max_attempts)
+        .initial_backoff(backoff)
+        .max_backoff(backoff)
+        .backoff_multiplier(1.0)
+        .retryable_status_codes(codes)
+        .build()
+        .expect("a valid A6 policy")
+}
+
 /// A current-thread tokio runtime with its I/O and timers, for one scenario.
 ///
 /// # Panics

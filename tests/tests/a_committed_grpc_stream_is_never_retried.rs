@@ -4,23 +4,16 @@
 
 use std::time::Duration;
 
-use backstop::grpc::{Code, RetryLayer, RetryPolicy};
+use backstop::grpc::{Code, RetryLayer};
 use backstop::tokio::TokioRuntime;
-use backstop_tests::greeter::{runtime, stream_hellos, Greeter};
+use backstop_tests::greeter::{fixed_a6, runtime, stream_hellos, Greeter};
 use tower::ServiceBuilder;
 
 #[test]
 fn the_failure_after_commitment_is_the_callers() {
     runtime().block_on(async {
         let greeter = Greeter::start([]).await;
-        let a6 = RetryPolicy::builder()
-            .max_attempts(5)
-            .initial_backoff(Duration::from_millis(10))
-            .max_backoff(Duration::from_millis(10))
-            .backoff_multiplier(1.0)
-            .retryable_status_codes(&[Code::Unavailable])
-            .build()
-            .expect("a valid A6 policy");
+        let a6 = fixed_a6(5, Duration::from_millis(10), &[Code::Unavailable]);
         let channel = ServiceBuilder::new()
             .layer(RetryLayer::new(a6, TokioRuntime::new()))
             .service(greeter.channel());

@@ -9,9 +9,9 @@ use exported_spans::exported;
 
 use std::time::Duration;
 
-use backstop::grpc::{Code, RetryLayer, RetryPolicy};
+use backstop::grpc::{Code, RetryLayer};
 use backstop::tokio::TokioRuntime;
-use backstop_tests::greeter::{runtime, say_hello, Answer, Greeter, HelloRequest};
+use backstop_tests::greeter::{fixed_a6, runtime, say_hello, Answer, Greeter, HelloRequest};
 use opentelemetry::KeyValue;
 use opentelemetry_sdk::trace::SpanData;
 use tower::ServiceBuilder;
@@ -29,14 +29,7 @@ fn every_span_of_the_call_names_its_service_and_method() {
         runtime().block_on(async {
             let greeter =
                 Greeter::start([Answer::Fail(tonic::Code::Unavailable, &[]), Answer::Hello]).await;
-            let a6 = RetryPolicy::builder()
-                .max_attempts(3)
-                .initial_backoff(Duration::from_millis(5))
-                .max_backoff(Duration::from_millis(5))
-                .backoff_multiplier(1.0)
-                .retryable_status_codes(&[Code::Unavailable])
-                .build()
-                .expect("a valid A6 policy");
+            let a6 = fixed_a6(3, Duration::from_millis(5), &[Code::Unavailable]);
             let channel = ServiceBuilder::new()
                 .layer(RetryLayer::new(a6, TokioRuntime::new()))
                 .service(greeter.channel());

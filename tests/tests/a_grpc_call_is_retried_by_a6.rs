@@ -4,10 +4,10 @@
 
 use std::time::Duration;
 
-use backstop::grpc::{Code, RetryLayer, RetryPolicy};
+use backstop::grpc::{Code, RetryLayer};
 use backstop::tokio::TokioRuntime;
 use backstop::Outcome;
-use backstop_tests::greeter::{runtime, say_hello, Answer, Greeter, HelloRequest};
+use backstop_tests::greeter::{fixed_a6, runtime, say_hello, Answer, Greeter, HelloRequest};
 use tower::ServiceBuilder;
 
 #[test]
@@ -19,14 +19,7 @@ fn unavailable_twice_then_ok_is_three_attempts() {
             Answer::Hello,
         ])
         .await;
-        let a6 = RetryPolicy::builder()
-            .max_attempts(4)
-            .initial_backoff(Duration::from_millis(10))
-            .max_backoff(Duration::from_millis(10))
-            .backoff_multiplier(1.0)
-            .retryable_status_codes(&[Code::Unavailable])
-            .build()
-            .expect("a valid A6 policy");
+        let a6 = fixed_a6(4, Duration::from_millis(10), &[Code::Unavailable]);
         let channel = ServiceBuilder::new()
             .layer(RetryLayer::new(a6, TokioRuntime::new()))
             .service(greeter.channel());

@@ -4,11 +4,11 @@
 
 use std::time::Duration;
 
-use backstop::grpc::{Code, RetryLayer, RetryPolicy};
+use backstop::grpc::{Code, RetryLayer};
 use backstop::tokio::TokioRuntime;
 use backstop::{Retrier, StopReason};
 use backstop_tests::events::recorded;
-use backstop_tests::greeter::{runtime, say_hello, stop_reason, HelloRequest};
+use backstop_tests::greeter::{fixed_a6, runtime, say_hello, stop_reason, HelloRequest};
 use tower::ServiceBuilder;
 
 #[test]
@@ -22,14 +22,7 @@ fn a_refused_connection_is_retried_then_unavailable() {
         let channel = tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{port}"))
             .expect("a valid URL")
             .connect_lazy();
-        let a6 = RetryPolicy::builder()
-            .max_attempts(3)
-            .initial_backoff(Duration::from_millis(5))
-            .max_backoff(Duration::from_millis(5))
-            .backoff_multiplier(1.0)
-            .retryable_status_codes(&[Code::Unavailable])
-            .build()
-            .expect("a valid A6 policy");
+        let a6 = fixed_a6(3, Duration::from_millis(5), &[Code::Unavailable]);
         let (retrier, events) = recorded(Retrier::default());
         let layer = RetryLayer::new(a6, TokioRuntime::new()).retrier(retrier);
         let channel = ServiceBuilder::new().layer(layer).service(channel);

@@ -3,12 +3,12 @@
 
 use std::time::Duration;
 
-use backstop::grpc::{Code, RetryLayer, RetryPolicy};
+use backstop::grpc::{Code, RetryLayer};
 use backstop::tokio::TokioRuntime;
 use backstop::{Retrier, StopReason};
 use backstop_tests::events::recorded;
 use backstop_tests::greeter::{
-    runtime, say_hello, stop_reason, waits, Answer, Greeter, HelloRequest,
+    fixed_a6, runtime, say_hello, stop_reason, waits, Answer, Greeter, HelloRequest,
 };
 use tower::ServiceBuilder;
 
@@ -16,14 +16,7 @@ use tower::ServiceBuilder;
 fn internal_is_returned_after_one_attempt() {
     runtime().block_on(async {
         let greeter = Greeter::start([Answer::Fail(tonic::Code::Internal, &[])]).await;
-        let a6 = RetryPolicy::builder()
-            .max_attempts(5)
-            .initial_backoff(Duration::from_millis(10))
-            .max_backoff(Duration::from_millis(10))
-            .backoff_multiplier(1.0)
-            .retryable_status_codes(&[Code::Unavailable])
-            .build()
-            .expect("a valid A6 policy");
+        let a6 = fixed_a6(5, Duration::from_millis(10), &[Code::Unavailable]);
         let (retrier, events) = recorded(Retrier::default());
         let layer = RetryLayer::new(a6, TokioRuntime::new()).retrier(retrier);
         let channel = ServiceBuilder::new()

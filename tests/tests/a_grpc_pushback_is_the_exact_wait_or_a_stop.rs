@@ -10,19 +10,12 @@ use backstop::tokio::TokioRuntime;
 use backstop::{Retrier, StopReason};
 use backstop_tests::events::recorded;
 use backstop_tests::greeter::{
-    runtime, say_hello, stop_reason, waits, Answer, Greeter, HelloRequest,
+    fixed_a6, runtime, say_hello, stop_reason, waits, Answer, Greeter, HelloRequest,
 };
 use tower::ServiceBuilder;
 
 fn a6() -> RetryPolicy {
-    RetryPolicy::builder()
-        .max_attempts(3)
-        .initial_backoff(Duration::from_millis(10))
-        .max_backoff(Duration::from_millis(10))
-        .backoff_multiplier(1.0)
-        .retryable_status_codes(&[Code::ResourceExhausted])
-        .build()
-        .expect("a valid A6 policy")
+    fixed_a6(3, Duration::from_millis(10), &[Code::ResourceExhausted])
 }
 
 fn hello() -> tonic::Request<HelloRequest> {
