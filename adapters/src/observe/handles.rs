@@ -130,33 +130,6 @@ fn same_values(a: &[Label; 3], b: &[Label; 3]) -> bool {
     })
 }
 
-/// Runs `f` on the group of `labels`, made (and the oldest dropped when the thread keeps
-/// [`GROUPS`]) if this thread keeps none; `None` when the thread's locals are being torn down.
-fn with_group<T>(labels: &[Label; 3], f: impl FnOnce(&mut Group) -> T) -> Option<T> {
-    KEPT.try_with(|kept| {
-        let mut kept = kept.try_borrow_mut().ok()?;
-        let i = match kept.iter().position(|g| same_values(&g.labels, labels)) {
-            Some(i) => i,
-            None => {
-                if kept.len() == GROUPS {
-                    kept.remove(0);
-                }
-                kept.push(Group {
-                    labels: labels.clone(),
-                    attempts: None,
-                    waited: None,
-                    durations: Vec::new(),
-                    operations: Vec::new(),
-                });
-                kept.len() - 1
-            }
-        };
-        kept.get_mut(i).map(f)
-    })
-    .ok()
-    .flatten()
-}
-
 /// A group's kept handles, as [`kept`] lends them.
 pub(crate) struct Kept<'g>(&'g mut Group);
 
@@ -218,9 +191,30 @@ impl Kept<'_> {
     }
 }
 
-/// Runs `f` on this thread's kept handles of the group `labels` (made if it keeps none);
-/// `None` when the thread's locals are being torn down (or `f` runs already: a recorder that
-/// records through backstop).
+/// Runs `f` on this thread's kept handles of the group `labels`, made (and the oldest dropped
+/// when the thread keeps [`GROUPS`]) if it keeps none; `None` when the thread's locals are being
+/// torn down (or `f` runs already: a recorder that records through backstop).
 pub(crate) fn kept<T>(labels: &[Label; 3], f: impl FnOnce(Kept<'_>) -> T) -> Option<T> {
-    with_group(labels, |group| f(Kept(group)))
+    KEPT.try_with(|kept| {
+        let mut kept = kept.try_borrow_mut().ok()?;
+        let i = match kept.iter().position(|g| same_values(&g.labels, labels)) {
+            Some(i) => i,
+            None => {
+                if kept.len() == GROUPS {
+                    kept.remove(0);
+                }
+                kept.push(Group {
+                    labels: labels.clone(),
+                    attempts: None,
+                    waited: None,
+                    durations: Vec::new(),
+                    operations: Vec::new(),
+                });
+                kept.len() - 1
+            }
+        };
+        kept.get_mut(i).map(|group| f(Kept(group)))
+    })
+    .ok()
+    .flatten()
 }
