@@ -177,6 +177,19 @@ impl Drop for Greeter {
     }
 }
 
+/// A tonic client over `channel`, once the channel is ready.
+async fn ready<T>(channel: T) -> Result<tonic::client::Grpc<T>, Status>
+where
+    T: GrpcService<Body>,
+    T::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let mut grpc = tonic::client::Grpc::new(channel);
+    grpc.ready()
+        .await
+        .map_err(|e| Status::unknown(e.into().to_string()))?;
+    Ok(grpc)
+}
+
 /// `SayHello(name)` through `channel`.
 ///
 /// # Errors
@@ -191,10 +204,7 @@ where
     T::ResponseBody: http_body::Body<Data = bytes::Bytes> + Send + 'static,
     <T::ResponseBody as http_body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let mut grpc = tonic::client::Grpc::new(channel);
-    grpc.ready()
-        .await
-        .map_err(|e| Status::unknown(e.into().to_string()))?;
+    let mut grpc = ready(channel).await?;
     let path = PathAndQuery::from_static("/helloworld.Greeter/SayHello");
     grpc.unary(request, path, ProstCodec::default()).await
 }
@@ -213,10 +223,7 @@ where
     T::ResponseBody: http_body::Body<Data = bytes::Bytes> + Send + 'static,
     <T::ResponseBody as http_body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let mut grpc = tonic::client::Grpc::new(channel);
-    grpc.ready()
-        .await
-        .map_err(|e| Status::unknown(e.into().to_string()))?;
+    let mut grpc = ready(channel).await?;
     let path = PathAndQuery::from_static("/helloworld.Greeter/SayHelloToAll");
     let stream = futures_lite::stream::iter(names.into_iter().map(|name| HelloRequest { name }));
     grpc.client_streaming(Request::new(stream), path, ProstCodec::default())
@@ -235,10 +242,7 @@ where
     T::ResponseBody: http_body::Body<Data = bytes::Bytes> + Send + 'static,
     <T::ResponseBody as http_body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let mut grpc = tonic::client::Grpc::new(channel);
-    grpc.ready()
-        .await
-        .map_err(|e| Status::unknown(e.into().to_string()))?;
+    let mut grpc = ready(channel).await?;
     let path = PathAndQuery::from_static("/helloworld.Greeter/StreamHellos");
     let request = Request::new(HelloRequest {
         name: name.to_owned(),
